@@ -1,0 +1,76 @@
+//! Who is calling: tokens, passwords, one-time codes, rate limits, and the `AuthUser`
+//! extractor that every authenticated route takes.
+
+pub mod codes;
+pub mod jwt;
+pub mod password;
+pub mod rate_limit;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::http::header::AUTHORIZATION;
+use actix_web::{web, FromRequest, HttpRequest};
+
+use crate::db::users::UserRow;
+use crate::error::{ApiError, ErrorCode};
+use crate::i18n::{self, Lang};
+use crate::state::AppState;
+
+/// The bearer token of a request: the `Authorization` header, else the `token` cookie.
+pub fn request_token(req: &HttpRequest) -> Option<String> {
+    let from_header = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .map(|t| t.trim().to_owned());
+    from_header
+        .filter(|t| !t.is_empty())
+        .or_else(|| req.cookie("token").map(|c| c.value().to_owned()))
+        .filter(|t| !t.is_empty())
+}
+
+/// A caller with a valid, unexpired, unrevoked token, and their user row.
+#[derive(Debug)]
+pub struct AuthUser {
+    pub user: UserRow,
+}
+
+impl AuthUser {
+    pub fn id(&self) -> &str {
+        &self.user.id
+    }
+}
+
+impl AppState {
+    /// Resolves a token to its user; `None` for a bad, expired or revoked token, or a
+    /// deleted user.
+    pub async fn authenticate(&self, token: &str) -> Result<Option<UserRow>, ApiError> {
+        let Some(claims) = self.tokens.verify(token, self.clock.now_ms()) else {
+            return Ok(None);
+        };
+        let user = self.db.user_by_id(&claims.sub).await?;
+        Ok(user.filter(|u| u.token_version == claims.ver))
+    }
+}
+
+impl FromRequest for AuthUser {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let token = request_token(req);
+        Box::pin(async move {
+            let state = state.ok_or_else(|| anyhow::anyhow!("AppState missing"))?;
+            let token = token.ok_or(ErrorCode::Unauthorized)?;
+            let user = state.authenticate(&token).await?.ok_or(ErrorCode::Unauthorized)?;
+            // From here on the request speaks the user's language.
+            if let Some(lang) = Lang::parse_exact(&user.language) {
+                i18n::set_current(lang);
+            }
+            Ok(AuthUser { user })
+        })
+    }
+}

@@ -1,0 +1,114 @@
+//! Storage: one `Db` over SQLite (embedded default) or Postgres (`DATABASE_URL`).
+//!
+//! Both backends run the same SQL (`$1` placeholders work in both, times are i64 unix
+//! milliseconds), so each query is written once and `on_pool!` expands it for both pool
+//! types. Where the SQL must differ, a function matches on `Db` itself.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use secrecy::{ExposeSecret, SecretString};
+use sqlx::migrate::Migrator;
+use sqlx::postgres::PgPoolOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, SqlitePool};
+
+pub mod billing;
+pub mod registrations;
+pub mod resets;
+pub mod users;
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+
+#[derive(Clone, Debug)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to whichever pool `$db` holds.
+macro_rules! on_pool {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            $crate::db::Db::Sqlite($pool) => $body,
+            $crate::db::Db::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_pool;
+
+impl Db {
+    /// Connects to `url` (a Postgres URL) or, when it is empty, to the SQLite file in
+    /// `data_dir`; then applies the migrations.
+    pub async fn connect(url: &SecretString, data_dir: &Path, max_connections: u32) -> anyhow::Result<Db> {
+        let url = url.expose_secret().trim();
+        let db = if url.is_empty() {
+            std::fs::create_dir_all(data_dir)
+                .with_context(|| format!("creating data dir {}", data_dir.display()))?;
+            let options = SqliteConnectOptions::new()
+                .filename(data_dir.join("chat.db"))
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(5))
+                .foreign_keys(true);
+            Db::Sqlite(Self::sqlite_pool(options, max_connections).await?)
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)
+                .context("parsing sqlite DATABASE_URL")?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .busy_timeout(Duration::from_secs(5))
+                .foreign_keys(true);
+            Db::Sqlite(Self::sqlite_pool(options, max_connections).await?)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect(url)
+                .await
+                .context("connecting to Postgres")?;
+            Db::Postgres(pool)
+        } else {
+            anyhow::bail!("DATABASE_URL must start with postgres:// or sqlite:");
+        };
+        db.migrate().await?;
+        Ok(db)
+    }
+
+    async fn sqlite_pool(options: SqliteConnectOptions, max: u32) -> anyhow::Result<SqlitePool> {
+        SqlitePoolOptions::new()
+            .max_connections(max)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_with(options)
+            .await
+            .context("opening the SQLite database")
+    }
+
+    async fn migrate(&self) -> anyhow::Result<()> {
+        match self {
+            Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
+            Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
+        }
+        .context("applying database migrations")
+    }
+
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgres",
+        }
+    }
+
+    /// A round trip to the database, for the health check.
+    pub async fn ping(&self) -> sqlx::Result<()> {
+        on_pool!(self, pool => sqlx::query("SELECT 1").execute(pool).await.map(drop))
+    }
+
+    pub async fn close(&self) {
+        on_pool!(self, pool => pool.close().await)
+    }
+}

@@ -1,0 +1,144 @@
+//! Users and their settings (language and AI personalisation live on the user row).
+
+use super::{on_pool, Db};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UserRow {
+    pub id: String,
+    pub name: String,
+    pub email: String,
+    pub password_hash: String,
+    pub profile_image: Option<String>,
+    pub token_version: i64,
+    pub language: String,
+    pub ai_enabled: bool,
+    pub ai_user_name: String,
+    pub ai_user_info: String,
+    pub created_at: i64,
+}
+
+const USER_COLUMNS: &str = "id, name, email, password_hash, profile_image, token_version, \
+     language, ai_enabled, ai_user_name, ai_user_info, created_at";
+
+pub struct NewUser<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub email: &'a str,
+    pub password_hash: &'a str,
+    pub language: &'a str,
+    pub now: i64,
+}
+
+pub struct AiPersonalization<'a> {
+    pub enabled: bool,
+    pub user_name: &'a str,
+    pub user_info: &'a str,
+}
+
+impl Db {
+    pub async fn user_by_id(&self, id: &str) -> sqlx::Result<Option<UserRow>> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = $1");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(id).fetch_optional(pool).await)
+    }
+
+    pub async fn user_by_email(&self, email: &str) -> sqlx::Result<Option<UserRow>> {
+        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE email = $1");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(email).fetch_optional(pool).await)
+    }
+
+    pub async fn email_registered(&self, email: &str) -> sqlx::Result<bool> {
+        let sql = "SELECT COUNT(*) FROM users WHERE email = $1";
+        let count: i64 = on_pool!(self, pool => sqlx::query_scalar(sql).bind(email).fetch_one(pool).await)?;
+        Ok(count > 0)
+    }
+
+    /// Creates the user and consumes the pending registration in one transaction, so a
+    /// registration token can create at most one user. A taken e-mail is a unique violation.
+    pub async fn create_user_from_registration(
+        &self,
+        user: &NewUser<'_>,
+        registration_token_hash: &str,
+    ) -> sqlx::Result<()> {
+        let insert = "INSERT INTO users (id, name, email, password_hash, language, created_at, updated_at) \
+                      VALUES ($1, $2, $3, $4, $5, $6, $6)";
+        let consume = "DELETE FROM pending_registrations WHERE email = $1 OR token_hash = $2";
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query(insert)
+                .bind(user.id)
+                .bind(user.name)
+                .bind(user.email)
+                .bind(user.password_hash)
+                .bind(user.language)
+                .bind(user.now)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(consume)
+                .bind(user.email)
+                .bind(registration_token_hash)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await
+        })
+    }
+
+    pub async fn update_user_name(&self, id: &str, name: &str, now: i64) -> sqlx::Result<()> {
+        let sql = "UPDATE users SET name = $2, updated_at = $3 WHERE id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(id).bind(name).bind(now).execute(pool).await.map(drop))
+    }
+
+    /// Sets a new password hash and bumps the token version, which revokes every token
+    /// issued before. Returns the new version. Also drops any pending password reset.
+    pub async fn set_password(&self, id: &str, password_hash: &str, now: i64) -> sqlx::Result<i64> {
+        let update = "UPDATE users SET password_hash = $2, token_version = token_version + 1, \
+                      updated_at = $3 WHERE id = $1 RETURNING token_version";
+        let clear = "DELETE FROM password_resets WHERE user_id = $1";
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let version: i64 = sqlx::query_scalar(update)
+                .bind(id)
+                .bind(password_hash)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+            sqlx::query(clear).bind(id).execute(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(version)
+        })
+    }
+
+    pub async fn set_profile_image(&self, id: &str, image: Option<&str>, now: i64) -> sqlx::Result<()> {
+        let sql = "UPDATE users SET profile_image = $2, updated_at = $3 WHERE id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(id).bind(image).bind(now).execute(pool).await.map(drop))
+    }
+
+    pub async fn set_language(&self, id: &str, language: &str, now: i64) -> sqlx::Result<()> {
+        let sql = "UPDATE users SET language = $2, updated_at = $3 WHERE id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(id).bind(language).bind(now).execute(pool).await.map(drop))
+    }
+
+    pub async fn set_ai_personalization(
+        &self,
+        id: &str,
+        ai: &AiPersonalization<'_>,
+        now: i64,
+    ) -> sqlx::Result<()> {
+        let sql = "UPDATE users SET ai_enabled = $2, ai_user_name = $3, ai_user_info = $4, \
+                   updated_at = $5 WHERE id = $1";
+        on_pool!(self, pool => sqlx::query(sql)
+            .bind(id)
+            .bind(ai.enabled)
+            .bind(ai.user_name)
+            .bind(ai.user_info)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    /// Deletes the user; every table that holds user data cascades from `users`.
+    pub async fn delete_user(&self, id: &str) -> sqlx::Result<()> {
+        let sql = "DELETE FROM users WHERE id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(id).execute(pool).await.map(drop))
+    }
+}

@@ -1,0 +1,200 @@
+//! Input becomes these types at the handler edge; an invalid value cannot be built.
+//! Each constructor fails with the error code of SPEC §5 for that field.
+
+use crate::error::{ApiError, ErrorCode, Result};
+
+pub const MIN_PASSWORD_CHARS: usize = 6;
+/// Bounds the work of hashing an attacker-chosen password.
+pub const MAX_PASSWORD_CHARS: usize = 128;
+pub const MAX_NAME_CHARS: usize = 100;
+const MAX_EMAIL_CHARS: usize = 254;
+
+/// A trimmed, lower-cased, plausible e-mail address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email(String);
+
+impl Email {
+    pub fn parse(raw: Option<&str>) -> Result<Email> {
+        let value = raw.map(str::trim).unwrap_or("");
+        if value.is_empty() {
+            return Err(ErrorCode::EmailRequired.into());
+        }
+        let value = value.to_lowercase();
+        let valid = value.chars().count() <= MAX_EMAIL_CHARS
+            && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+            && match value.split_once('@') {
+                Some((local, domain)) => {
+                    !local.is_empty()
+                        && !domain.contains('@')
+                        && domain.contains('.')
+                        && !domain.starts_with('.')
+                        && !domain.ends_with('.')
+                        && !domain.contains("..")
+                }
+                None => false,
+            };
+        if valid {
+            Ok(Email(value))
+        } else {
+            Err(ErrorCode::EmailInvalid.into())
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A password of acceptable length (not trimmed: spaces are legitimate characters).
+#[derive(Clone)]
+pub struct Password(String);
+
+impl Password {
+    /// `missing` is the code for an absent value (e.g. `new_password_required`).
+    pub fn parse(raw: Option<&str>, missing: ErrorCode) -> Result<Password> {
+        let value = raw.unwrap_or("");
+        let chars = value.chars().count();
+        if chars == 0 {
+            Err(missing.into())
+        } else if chars < MIN_PASSWORD_CHARS {
+            Err(ErrorCode::PasswordTooShort.into())
+        } else if chars > MAX_PASSWORD_CHARS {
+            Err(ErrorCode::PasswordTooLong.into())
+        } else {
+            Ok(Password(value.to_owned()))
+        }
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Password(REDACTED)")
+    }
+}
+
+/// A display name: trimmed, non-empty, at most 100 characters.
+#[derive(Debug, Clone)]
+pub struct Name(String);
+
+impl Name {
+    pub fn parse(raw: Option<&str>) -> Result<Name> {
+        let value = raw.map(str::trim).unwrap_or("");
+        if value.is_empty() {
+            Err(ErrorCode::NameRequired.into())
+        } else if value.chars().any(char::is_control) {
+            Err(ErrorCode::ValidationError.into())
+        } else if value.chars().count() > MAX_NAME_CHARS {
+            Err(ApiError::with_max(
+                ErrorCode::FieldTooLong,
+                Some("name"),
+                MAX_NAME_CHARS as u64,
+            ))
+        } else {
+            Ok(Name(value.to_owned()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A six-digit verification code.
+#[derive(Debug, Clone)]
+pub struct Code(String);
+
+impl Code {
+    pub fn parse(raw: Option<&str>) -> Result<Code> {
+        let value = raw.map(str::trim).unwrap_or("");
+        if value.is_empty() {
+            Err(ErrorCode::CodeRequired.into())
+        } else if value.len() == 6 && value.chars().all(|c| c.is_ascii_digit()) {
+            Ok(Code(value.to_owned()))
+        } else {
+            Err(ErrorCode::CodeFormat.into())
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code_of<T: std::fmt::Debug>(r: Result<T>) -> &'static str {
+        r.unwrap_err().code().as_str()
+    }
+
+    #[test]
+    fn emails_are_normalised_and_checked() {
+        assert_eq!(
+            Email::parse(Some("  Ann@Example.COM ")).unwrap().as_str(),
+            "ann@example.com"
+        );
+        assert_eq!(code_of(Email::parse(None)), "email_required");
+        assert_eq!(code_of(Email::parse(Some("   "))), "email_required");
+        for bad in [
+            "ann",
+            "ann@",
+            "@example.com",
+            "ann@example",
+            "a b@example.com",
+            "a@b@c.com",
+            "a@.com",
+            "a@x..com",
+        ] {
+            assert_eq!(code_of(Email::parse(Some(bad))), "email_invalid", "{bad}");
+        }
+    }
+
+    #[test]
+    fn passwords_need_six_characters() {
+        assert_eq!(
+            code_of(Password::parse(Some(""), ErrorCode::PasswordRequired)),
+            "password_required"
+        );
+        assert_eq!(
+            code_of(Password::parse(None, ErrorCode::NewPasswordRequired)),
+            "new_password_required"
+        );
+        assert_eq!(
+            code_of(Password::parse(Some("12345"), ErrorCode::PasswordRequired)),
+            "password_too_short"
+        );
+        assert!(Password::parse(Some("éáűőüö"), ErrorCode::PasswordRequired).is_ok());
+        assert_eq!(
+            code_of(Password::parse(
+                Some(&"x".repeat(129)),
+                ErrorCode::PasswordRequired
+            )),
+            "password_too_long"
+        );
+        assert_eq!(
+            format!(
+                "{:?}",
+                Password::parse(Some("secret1"), ErrorCode::PasswordRequired).unwrap()
+            ),
+            "Password(REDACTED)"
+        );
+    }
+
+    #[test]
+    fn names_and_codes() {
+        assert_eq!(Name::parse(Some("  Ann ")).unwrap().as_str(), "Ann");
+        assert_eq!(code_of(Name::parse(Some(" "))), "name_required");
+        assert_eq!(code_of(Name::parse(Some(&"n".repeat(101)))), "field_too_long");
+        assert_eq!(code_of(Name::parse(Some("Ann\u{7}"))), "validation_error");
+        assert_eq!(Code::parse(Some("012345")).unwrap().as_str(), "012345");
+        assert_eq!(code_of(Code::parse(None)), "code_required");
+        for bad in ["12345", "1234567", "12a456"] {
+            assert_eq!(code_of(Code::parse(Some(bad))), "code_format", "{bad}");
+        }
+    }
+}

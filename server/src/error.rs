@@ -1,0 +1,304 @@
+//! The one error type of the API. Every error leaves as
+//! `{"success": false, "code": "…", "message": "…"}` with its status; `message` is in the
+//! request's language, and internal errors are logged with their cause, never shown.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+
+use crate::i18n::{self, Lang};
+
+pub type Result<T, E = ApiError> = std::result::Result<T, E>;
+
+macro_rules! error_codes {
+    ($( $variant:ident = $code:literal, $status:ident, $en:literal, $hu:literal; )*) => {
+        /// Stable error codes; the web client may translate them itself.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ErrorCode { $($variant),* }
+
+        impl ErrorCode {
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $code),* }
+            }
+
+            pub fn status(self) -> StatusCode {
+                match self { $(ErrorCode::$variant => StatusCode::$status),* }
+            }
+
+            /// The text, with `{field}` and `{max}` placeholders where they apply.
+            pub fn template(self, lang: Lang) -> &'static str {
+                match (self, lang) {
+                    $((ErrorCode::$variant, Lang::EnUs) => $en,
+                      (ErrorCode::$variant, Lang::HuHu) => $hu,)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    ValidationError = "validation_error", BAD_REQUEST,
+        "Please fill in all required fields correctly",
+        "Kérjük, töltsön ki minden kötelező mezőt helyesen";
+    NameRequired = "name_required", BAD_REQUEST,
+        "Name is required", "A név megadása kötelező";
+    EmailRequired = "email_required", BAD_REQUEST,
+        "Email is required", "Az e-mail cím megadása kötelező";
+    EmailInvalid = "email_invalid", BAD_REQUEST,
+        "Invalid email format", "Érvénytelen e-mail formátum";
+    PasswordRequired = "password_required", BAD_REQUEST,
+        "Password is required", "A jelszó megadása kötelező";
+    PasswordTooShort = "password_too_short", BAD_REQUEST,
+        "Password must be at least 6 characters",
+        "A jelszónak legalább 6 karakter hosszúnak kell lennie";
+    PasswordTooLong = "password_too_long", BAD_REQUEST,
+        "Password must be at most 128 characters", "A jelszó legfeljebb 128 karakter lehet";
+    PasswordsMismatch = "passwords_mismatch", BAD_REQUEST,
+        "Passwords do not match", "A jelszavak nem egyeznek";
+    CurrentPasswordRequired = "current_password_required", BAD_REQUEST,
+        "Current password is required", "A jelenlegi jelszó megadása kötelező";
+    NewPasswordRequired = "new_password_required", BAD_REQUEST,
+        "New password is required", "Az új jelszó megadása kötelező";
+    WrongPassword = "wrong_password", BAD_REQUEST,
+        "Current password is incorrect", "A jelenlegi jelszó helytelen";
+    PrivacyNotAccepted = "privacy_not_accepted", BAD_REQUEST,
+        "You must accept the privacy policy", "El kell fogadnia az adatvédelmi szabályzatot";
+    CodeRequired = "code_required", BAD_REQUEST,
+        "Verification code is required", "Az ellenőrző kód megadása kötelező";
+    CodeFormat = "code_format", BAD_REQUEST,
+        "The verification code must be 6 digits",
+        "Az ellenőrző kódnak 6 számjegyből kell állnia";
+    InvalidCode = "invalid_code", BAD_REQUEST,
+        "Invalid code", "Érvénytelen kód";
+    CodeExpired = "code_expired", BAD_REQUEST,
+        "The code has expired. Please request a new one.",
+        "A kód lejárt. Kérjen újat.";
+    VerificationFailed = "verification_failed", BAD_REQUEST,
+        "Verification failed", "Az ellenőrzés sikertelen";
+    TooManyAttempts = "too_many_attempts", TOO_MANY_REQUESTS,
+        "Too many failed attempts. Please try again later.",
+        "Túl sok sikertelen próbálkozás. Kérjük, próbálja újra később.";
+    EmailTaken = "email_taken", CONFLICT,
+        "This email address is already registered",
+        "Ez az e-mail cím már regisztrálva van";
+    InvalidCredentials = "invalid_credentials", UNAUTHORIZED,
+        "Invalid email or password", "Érvénytelen e-mail cím vagy jelszó";
+    Unauthorized = "unauthorized", UNAUTHORIZED,
+        "Unauthorized action", "Jogosulatlan művelet";
+    NotFound = "not_found", NOT_FOUND,
+        "Not found", "Nem található";
+    RateLimited = "rate_limited", TOO_MANY_REQUESTS,
+        "Too many requests. Please try again later.",
+        "Túl sok kérés. Kérjük, próbálja újra később.";
+    ServerBusy = "server_busy", TOO_MANY_REQUESTS,
+        "The server is busy. Please try again later.",
+        "A szerver túlterhelt. Kérjük, próbálja újra később.";
+    ServerError = "server_error", INTERNAL_SERVER_ERROR,
+        "Server error occurred", "Szerverhiba történt";
+    ServiceUnavailable = "service_unavailable", SERVICE_UNAVAILABLE,
+        "Service unavailable. Please try again later.",
+        "A szolgáltatás nem érhető el. Kérjük, próbálja újra később.";
+    InvalidLanguage = "invalid_language", BAD_REQUEST,
+        "Unsupported language: use en-US or hu-HU",
+        "Nem támogatott nyelv: en-US vagy hu-HU választható";
+    InvalidBillingType = "invalid_billing_type", BAD_REQUEST,
+        "Billing type must be private or company",
+        "A számlázás típusa magánszemély vagy cég lehet";
+    PayloadTooLarge = "payload_too_large", PAYLOAD_TOO_LARGE,
+        "The request is too large", "A kérés túl nagy";
+    FieldRequired = "field_required", BAD_REQUEST,
+        "{field} is required", "{field} megadása kötelező";
+    FieldTooLong = "field_too_long", BAD_REQUEST,
+        "{field} must be at most {max} characters",
+        "{field} legfeljebb {max} karakter lehet";
+    ImageRequired = "image_required", BAD_REQUEST,
+        "No image was uploaded", "Nem töltött fel képet";
+    ImageTypeUnsupported = "image_type_unsupported", UNSUPPORTED_MEDIA_TYPE,
+        "Only JPEG, PNG and WebP images are accepted",
+        "Csak JPEG, PNG és WebP kép tölthető fel";
+    ImageTooLarge = "image_too_large", PAYLOAD_TOO_LARGE,
+        "The image must be at most {max} MB", "A kép legfeljebb {max} MB lehet";
+    ImageInvalid = "image_invalid", BAD_REQUEST,
+        "Image optimization failed", "A kép optimalizálása sikertelen";
+    FileUploadError = "file_upload_error", BAD_REQUEST,
+        "File upload error", "Fájlfeltöltési hiba";
+}
+
+/// Names of the fields that `{field}` can stand for, in both languages.
+fn field_label(field: &str, lang: Lang) -> &str {
+    let (en, hu) = match field {
+        "name" => ("Name", "A név"),
+        "companyName" => ("Company name", "A cégnév"),
+        "address" => ("Address", "A cím"),
+        "city" => ("City", "A város"),
+        "postalCode" => ("Postal code", "Az irányítószám"),
+        "country" => ("Country", "Az ország"),
+        "vatNumber" => ("VAT number", "Az adószám"),
+        "userName" => ("The name the AI uses", "A megszólítás"),
+        "userInfo" => ("About you", "A bemutatkozás"),
+        other => (other, other),
+    };
+    match lang {
+        Lang::EnUs => en,
+        Lang::HuHu => hu,
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("client error {code:?} (field {field:?})")]
+    Client {
+        code: ErrorCode,
+        field: Option<&'static str>,
+        max: Option<u64>,
+        retry_after_secs: Option<u64>,
+    },
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn field(code: ErrorCode, field: &'static str) -> Self {
+        ApiError::Client {
+            code,
+            field: Some(field),
+            max: None,
+            retry_after_secs: None,
+        }
+    }
+
+    pub fn with_max(code: ErrorCode, field: Option<&'static str>, max: u64) -> Self {
+        ApiError::Client {
+            code,
+            field,
+            max: Some(max),
+            retry_after_secs: None,
+        }
+    }
+
+    /// A 429 that tells the client when to come back.
+    pub fn retry_after(code: ErrorCode, secs: u64) -> Self {
+        ApiError::Client {
+            code,
+            field: None,
+            max: None,
+            retry_after_secs: Some(secs.max(1)),
+        }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ApiError::Client { code, .. } => *code,
+            ApiError::Internal(_) => ErrorCode::ServerError,
+        }
+    }
+
+    /// The user-facing text in `lang`.
+    pub fn message(&self, lang: Lang) -> String {
+        let mut text = self.code().template(lang).to_owned();
+        if let ApiError::Client { field, max, .. } = self {
+            if let Some(field) = field {
+                text = text.replace("{field}", field_label(field, lang));
+            }
+            if let Some(max) = max {
+                text = text.replace("{max}", &max.to_string());
+            }
+        }
+        text
+    }
+}
+
+impl From<ErrorCode> for ApiError {
+    fn from(code: ErrorCode) -> Self {
+        ApiError::Client {
+            code,
+            field: None,
+            max: None,
+            retry_after_secs: None,
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        ApiError::Internal(e.into())
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.code().status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(cause) = self {
+            tracing::error!(error = ?cause, "request failed");
+        }
+        let mut body = json!({
+            "success": false,
+            "code": self.code().as_str(),
+            "message": self.message(i18n::current()),
+        });
+        let mut response = HttpResponse::build(self.status_code());
+        if let ApiError::Client {
+            field,
+            retry_after_secs,
+            ..
+        } = self
+        {
+            if let Some(field) = field {
+                body["field"] = json!(field);
+            }
+            if let Some(secs) = retry_after_secs {
+                response.insert_header((header::RETRY_AFTER, secs.to_string()));
+            }
+        }
+        response.json(body)
+    }
+}
+
+/// Turns a unique-constraint violation into a client error instead of a 500, so inserts
+/// need no racy check-then-insert.
+pub trait OnUniqueViolation<T> {
+    fn on_unique_violation(self, code: ErrorCode) -> Result<T>;
+}
+
+impl<T> OnUniqueViolation<T> for std::result::Result<T, sqlx::Error> {
+    fn on_unique_violation(self, code: ErrorCode) -> Result<T> {
+        self.map_err(|e| match &e {
+            sqlx::Error::Database(db) if db.is_unique_violation() => code.into(),
+            _ => e.into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_code_has_distinct_snake_case_name_and_both_texts() {
+        let mut seen = HashSet::new();
+        for code in ErrorCode::ALL {
+            let name = code.as_str();
+            assert!(seen.insert(name), "duplicate code {name}");
+            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{name}");
+            let en = code.template(Lang::EnUs);
+            let hu = code.template(Lang::HuHu);
+            assert!(!en.is_empty() && !hu.is_empty(), "{name} lacks a text");
+            assert_ne!(en, hu, "{name} is not translated");
+        }
+    }
+
+    #[test]
+    fn placeholders_are_filled_in_both_languages() {
+        let e = ApiError::field(ErrorCode::FieldRequired, "vatNumber");
+        assert_eq!(e.message(Lang::EnUs), "VAT number is required");
+        assert_eq!(e.message(Lang::HuHu), "Az adószám megadása kötelező");
+        let e = ApiError::with_max(ErrorCode::ImageTooLarge, None, 5);
+        assert_eq!(e.message(Lang::EnUs), "The image must be at most 5 MB");
+    }
+}

@@ -1,0 +1,624 @@
+//! `/api/auth`: registration with an e-mailed code, login, password reset, profile,
+//! profile image and password change (SPEC §4, §5, §7).
+
+use actix_multipart::Multipart;
+use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::TryStreamExt as _;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::auth::codes::{new_code, new_token, same_digest};
+use crate::auth::rate_limit::Action;
+use crate::auth::AuthUser;
+use crate::clock::{DAY_MS, MINUTE_MS};
+use crate::db::registrations::PendingRegistration;
+use crate::db::users::{NewUser, UserRow};
+use crate::domain::{Code, Email, Name, Password};
+use crate::error::{ApiError, ErrorCode, OnUniqueViolation, Result};
+use crate::http::settings::settings_json;
+use crate::http::{self, JsonAfterAuth};
+use crate::i18n::{self, Lang};
+use crate::images;
+use crate::mail;
+use crate::state::AppState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/auth")
+            .route("/register/send-code", web::post().to(register_send_code))
+            .route("/register/verify", web::post().to(register_verify))
+            .route("/register/resend-code", web::post().to(register_resend_code))
+            .route("/login", web::post().to(login))
+            .route("/forgot-password", web::post().to(forgot_password))
+            .route("/verify-reset-code", web::post().to(verify_reset_code))
+            .route("/reset-password", web::post().to(reset_password))
+            .route("/profile", web::get().to(get_profile))
+            .route("/profile", web::put().to(update_profile))
+            .route("/profile", web::delete().to(delete_profile))
+            .route("/profile/image", web::post().to(upload_profile_image))
+            .route("/profile/image", web::delete().to(delete_profile_image))
+            .route("/password", web::put().to(change_password)),
+    );
+}
+
+type Data = web::Data<AppState>;
+
+// Registration and reset tokens are hashed under these purposes; codes under CODE.
+const REGISTRATION: &str = "registration";
+const RESET: &str = "reset";
+const CODE: &str = "code";
+
+/// The user as login, registration and the profile call return it.
+fn user_json(user: &UserRow) -> serde_json::Value {
+    json!({
+        "_id": user.id,
+        "name": user.name,
+        "email": user.email,
+        "profileImage": user.profile_image,
+        "settings": settings_json(user),
+        "createdAt": chrono::DateTime::from_timestamp_millis(user.created_at).map(|t| t.to_rfc3339()),
+    })
+}
+
+fn with_token(mut user: serde_json::Value, token: String) -> HttpResponse {
+    user["token"] = json!(token);
+    HttpResponse::Ok().json(user)
+}
+
+fn code_ttl_ms(state: &AppState) -> i64 {
+    state.settings.auth.code_ttl_minutes * MINUTE_MS
+}
+
+/// A token that saw too many wrong codes: the client must start over (send-code or
+/// forgot-password), which the per-e-mail rate limit lets it do after about a minute.
+fn dead_token() -> ApiError {
+    ApiError::retry_after(ErrorCode::TooManyAttempts, 60)
+}
+
+/// Checks `code` against a stored code hash, counting a failure; the token is dead once
+/// `max_code_attempts` wrong codes were tried.
+async fn check_code<F, Fut>(
+    state: &AppState,
+    stored: &str,
+    attempts: i64,
+    expires_at: i64,
+    code: &Code,
+    count_failure: F,
+) -> Result<()>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = sqlx::Result<i64>>,
+{
+    let max = state.settings.auth.max_code_attempts;
+    if attempts >= max {
+        return Err(dead_token());
+    }
+    if expires_at <= state.now() {
+        return Err(ErrorCode::CodeExpired.into());
+    }
+    if same_digest(stored, &state.codes.hash(CODE, code.as_str())) {
+        return Ok(());
+    }
+    if count_failure().await? >= max {
+        Err(dead_token())
+    } else {
+        Err(ErrorCode::InvalidCode.into())
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SendCodeBody {
+    name: Option<String>,
+    email: Option<String>,
+    password: Option<String>,
+    confirm_password: Option<String>,
+    privacy_accepted: Option<bool>,
+    language: Option<String>,
+}
+
+#[tracing::instrument(skip_all)]
+async fn register_send_code(
+    state: Data,
+    req: HttpRequest,
+    body: web::Json<SendCodeBody>,
+) -> Result<HttpResponse> {
+    let lang = body.language.as_deref().and_then(Lang::from_hint);
+    if let Some(lang) = lang {
+        i18n::set_current(lang);
+    }
+    let lang = lang.unwrap_or_else(i18n::current);
+    state.limits.check_ip(Action::Register, &req)?;
+    let name = Name::parse(body.name.as_deref())?;
+    let email = Email::parse(body.email.as_deref())?;
+    let password = Password::parse(body.password.as_deref(), ErrorCode::PasswordRequired)?;
+    if body
+        .confirm_password
+        .as_deref()
+        .is_some_and(|c| c != password.expose())
+    {
+        return Err(ErrorCode::PasswordsMismatch.into());
+    }
+    if body.privacy_accepted != Some(true) {
+        return Err(ErrorCode::PrivacyNotAccepted.into());
+    }
+    state.limits.check_email(Action::Register, email.as_str())?;
+    if state.db.email_registered(email.as_str()).await? {
+        return Err(ErrorCode::EmailTaken.into());
+    }
+    let password_hash = state.hasher.hash(password.expose()).await?;
+    let (token, code) = (new_token(), new_code());
+    let now = state.now();
+    let registration = PendingRegistration {
+        token_hash: state.codes.hash(REGISTRATION, &token),
+        name: name.as_str().to_owned(),
+        email: email.as_str().to_owned(),
+        password_hash,
+        language: lang.as_str().to_owned(),
+        code_hash: state.codes.hash(CODE, &code),
+        attempts: 0,
+        expires_at: now + code_ttl_ms(&state),
+    };
+    state
+        .db
+        .put_registration(&registration, now, now - DAY_MS)
+        .await?;
+    let ttl = state.settings.auth.code_ttl_minutes;
+    state
+        .mailer
+        .send(mail::registration_code(
+            lang,
+            email.as_str(),
+            name.as_str(),
+            &code,
+            ttl,
+        ))
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({ "token": token })))
+}
+
+#[derive(Deserialize)]
+struct TokenBody {
+    token: Option<String>,
+}
+
+async fn register_resend_code(
+    state: Data,
+    req: HttpRequest,
+    body: web::Json<TokenBody>,
+) -> Result<HttpResponse> {
+    state.limits.check_ip(Action::Resend, &req)?;
+    let old_hash = state
+        .codes
+        .hash(REGISTRATION, body.token.as_deref().unwrap_or(""));
+    let registration = state
+        .db
+        .registration(&old_hash)
+        .await?
+        .ok_or(ErrorCode::VerificationFailed)?;
+    let lang = Lang::parse_exact(&registration.language).unwrap_or_default();
+    i18n::set_current(lang);
+    state.limits.check_email(Action::Resend, &registration.email)?;
+    if registration.attempts >= state.settings.auth.max_code_attempts {
+        return Err(dead_token());
+    }
+    // Mail first: if sending fails, the client still holds a working token and may retry.
+    let (token, code) = (new_token(), new_code());
+    let ttl = state.settings.auth.code_ttl_minutes;
+    state
+        .mailer
+        .send(mail::registration_code(
+            lang,
+            &registration.email,
+            &registration.name,
+            &code,
+            ttl,
+        ))
+        .await?;
+    let rotated = state
+        .db
+        .rotate_registration(
+            &old_hash,
+            &state.codes.hash(REGISTRATION, &token),
+            &state.codes.hash(CODE, &code),
+            state.now() + code_ttl_ms(&state),
+        )
+        .await?;
+    if !rotated {
+        // A concurrent resend or verify got there first.
+        return Err(ErrorCode::VerificationFailed.into());
+    }
+    Ok(HttpResponse::Ok().json(json!({ "token": token })))
+}
+
+#[derive(Deserialize)]
+struct VerifyBody {
+    token: Option<String>,
+    code: Option<String>,
+}
+
+async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBody>) -> Result<HttpResponse> {
+    state.limits.check_ip(Action::VerifyRegistration, &req)?;
+    let code = Code::parse(body.code.as_deref())?;
+    let token_hash = state
+        .codes
+        .hash(REGISTRATION, body.token.as_deref().unwrap_or(""));
+    let registration = state
+        .db
+        .registration(&token_hash)
+        .await?
+        .ok_or(ErrorCode::VerificationFailed)?;
+    let lang = Lang::parse_exact(&registration.language).unwrap_or_default();
+    i18n::set_current(lang);
+    state
+        .limits
+        .check_email(Action::VerifyRegistration, &registration.email)?;
+    check_code(
+        &state,
+        &registration.code_hash,
+        registration.attempts,
+        registration.expires_at,
+        &code,
+        || state.db.registration_failed_attempt(&token_hash),
+    )
+    .await?;
+    let now = state.now();
+    let id = uuid::Uuid::now_v7().to_string();
+    let new_user = NewUser {
+        id: &id,
+        name: &registration.name,
+        email: &registration.email,
+        password_hash: &registration.password_hash,
+        language: lang.as_str(),
+        now,
+    };
+    state
+        .db
+        .create_user_from_registration(&new_user, &token_hash)
+        .await
+        .on_unique_violation(ErrorCode::EmailTaken)?;
+    let user = state
+        .db
+        .user_by_id(&id)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("new user vanished"))?;
+    let token = state
+        .tokens
+        .issue(&id, user.token_version, now, state.settings.auth.remember_days)?;
+    Ok(with_token(user_json(&user), token))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LoginBody {
+    email: Option<String>,
+    password: Option<String>,
+    remember_me: Option<bool>,
+}
+
+#[tracing::instrument(skip_all)]
+async fn login(state: Data, req: HttpRequest, body: web::Json<LoginBody>) -> Result<HttpResponse> {
+    state.limits.check_ip(Action::Login, &req)?;
+    let email = Email::parse(body.email.as_deref())?;
+    let password = body.password.as_deref().unwrap_or("");
+    if password.is_empty() {
+        return Err(ErrorCode::PasswordRequired.into());
+    }
+    state.limits.check_email(Action::Login, email.as_str())?;
+    let user = state.db.user_by_email(email.as_str()).await?;
+    let hash = user.as_ref().map(|u| u.password_hash.as_str());
+    if !state.hasher.verify(password, hash).await? {
+        return Err(ErrorCode::InvalidCredentials.into());
+    }
+    let user = user.ok_or(ErrorCode::InvalidCredentials)?;
+    if let Some(lang) = Lang::parse_exact(&user.language) {
+        i18n::set_current(lang);
+    }
+    let auth = &state.settings.auth;
+    let days = if body.remember_me == Some(true) {
+        auth.remember_days
+    } else {
+        auth.session_days
+    };
+    let token = state
+        .tokens
+        .issue(&user.id, user.token_version, state.now(), days)?;
+    Ok(with_token(user_json(&user), token))
+}
+
+#[derive(Deserialize)]
+struct ForgotBody {
+    email: Option<String>,
+    lang: Option<String>,
+}
+
+/// Always answers `{token}`, known e-mail or not, so nobody can probe which e-mails are
+/// registered; only a known one gets a stored reset and a mail. Both happen after the
+/// answer, so its timing does not tell either.
+async fn forgot_password(state: Data, req: HttpRequest, body: web::Json<ForgotBody>) -> Result<HttpResponse> {
+    if let Some(lang) = body.lang.as_deref().and_then(Lang::from_hint) {
+        i18n::set_current(lang);
+    }
+    let lang = i18n::current();
+    state.limits.check_ip(Action::Forgot, &req)?;
+    let email = Email::parse(body.email.as_deref())?;
+    state.limits.check_email(Action::Forgot, email.as_str())?;
+    let token = new_token();
+    let token_hash = state.codes.hash(RESET, &token);
+    let worker = state.clone();
+    let email = email.as_str().to_owned();
+    actix_web::rt::spawn(async move {
+        if let Err(e) = start_reset(&worker, &email, &token_hash, lang).await {
+            tracing::error!(error = ?e, "could not start a password reset");
+        }
+    });
+    Ok(HttpResponse::Ok().json(json!({ "token": token })))
+}
+
+/// Stores a reset for `email` and mails its code, if the e-mail belongs to a user.
+async fn start_reset(state: &AppState, email: &str, token_hash: &str, lang: Lang) -> anyhow::Result<()> {
+    let Some(user) = state.db.user_by_email(email).await? else {
+        return Ok(());
+    };
+    let code = new_code();
+    let now = state.now();
+    let expires_at = now + code_ttl_ms(state);
+    let code_hash = state.codes.hash(CODE, &code);
+    state
+        .db
+        .put_reset(token_hash, &user.id, &code_hash, expires_at, now)
+        .await?;
+    let ttl = state.settings.auth.code_ttl_minutes;
+    state
+        .mailer
+        .send(mail::reset_code(lang, &user.email, &user.name, &code, ttl))
+        .await
+}
+
+#[derive(Deserialize)]
+struct VerifyResetBody {
+    email: Option<String>,
+    code: Option<String>,
+    token: Option<String>,
+}
+
+async fn verify_reset_code(
+    state: Data,
+    req: HttpRequest,
+    body: web::Json<VerifyResetBody>,
+) -> Result<HttpResponse> {
+    state.limits.check_ip(Action::VerifyReset, &req)?;
+    let email = Email::parse(body.email.as_deref())?;
+    let code = Code::parse(body.code.as_deref())?;
+    state.limits.check_email(Action::VerifyReset, email.as_str())?;
+    let token_hash = state.codes.hash(RESET, body.token.as_deref().unwrap_or(""));
+    // An unknown token (e.g. from a forgot-password call for an unregistered e-mail)
+    // answers like a wrong code.
+    let reset = state
+        .db
+        .reset(&token_hash)
+        .await?
+        .filter(|r| !r.verified)
+        .ok_or(ErrorCode::InvalidCode)?;
+    let stored = if reset.email == email.as_str() {
+        reset.code_hash.as_str()
+    } else {
+        ""
+    };
+    check_code(&state, stored, reset.attempts, reset.expires_at, &code, || {
+        state.db.reset_failed_attempt(&token_hash)
+    })
+    .await?;
+    let token = new_token();
+    let verified = state
+        .db
+        .verify_reset(
+            &token_hash,
+            &state.codes.hash(RESET, &token),
+            state.now() + code_ttl_ms(&state),
+        )
+        .await?;
+    if !verified {
+        return Err(ErrorCode::VerificationFailed.into());
+    }
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "token": token })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResetBody {
+    token: Option<String>,
+    new_password: Option<String>,
+    confirm_password: Option<String>,
+    lang: Option<String>,
+}
+
+async fn reset_password(state: Data, body: web::Json<ResetBody>) -> Result<HttpResponse> {
+    if let Some(lang) = body.lang.as_deref().and_then(Lang::from_hint) {
+        i18n::set_current(lang);
+    }
+    let password = Password::parse(body.new_password.as_deref(), ErrorCode::NewPasswordRequired)?;
+    if body
+        .confirm_password
+        .as_deref()
+        .is_some_and(|c| c != password.expose())
+    {
+        return Err(ErrorCode::PasswordsMismatch.into());
+    }
+    let token_hash = state.codes.hash(RESET, body.token.as_deref().unwrap_or(""));
+    let reset = state
+        .db
+        .reset(&token_hash)
+        .await?
+        .filter(|r| r.verified)
+        .ok_or(ErrorCode::VerificationFailed)?;
+    if reset.expires_at <= state.now() {
+        return Err(ErrorCode::CodeExpired.into());
+    }
+    let hash = state.hasher.hash(password.expose()).await?;
+    // Bumps the token version (every session ends) and deletes the reset (single use).
+    state.db.set_password(&reset.user_id, &hash, state.now()).await?;
+    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+}
+
+async fn get_profile(user: AuthUser) -> Result<HttpResponse> {
+    Ok(HttpResponse::Ok().json(user_json(&user.user)))
+}
+
+#[derive(Deserialize)]
+struct ProfileBody {
+    name: Option<String>,
+}
+
+async fn update_profile(
+    state: Data,
+    user: AuthUser,
+    body: JsonAfterAuth<ProfileBody>,
+) -> Result<HttpResponse> {
+    let body = http::body(body)?;
+    let name = Name::parse(body.name.as_deref())?;
+    state
+        .db
+        .update_user_name(user.id(), name.as_str(), state.now())
+        .await?;
+    let updated = state
+        .db
+        .user_by_id(user.id())
+        .await?
+        .ok_or(ErrorCode::Unauthorized)?;
+    Ok(HttpResponse::Ok().json(user_json(&updated)))
+}
+
+async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
+    state.db.delete_user(user.id()).await?;
+    remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
+    tracing::info!(user = %user.id(), "account deleted");
+    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+}
+
+const AVATAR_URL_PREFIX: &str = "/uploads/avatars/";
+
+async fn remove_avatar_file(state: &AppState, url: Option<&str>) {
+    let Some(file) = url.and_then(|u| u.strip_prefix(AVATAR_URL_PREFIX)) else {
+        return;
+    };
+    // Names are ours (`<random>.jpg`), but never follow a path out of the folder.
+    if file.contains(['/', '\\']) || file.starts_with('.') {
+        return;
+    }
+    let path = state.settings.uploads_dir().join("avatars").join(file);
+    if let Err(e) = tokio::fs::remove_file(&path).await {
+        tracing::warn!(error = %e, path = %path.display(), "could not remove an old profile image");
+    }
+}
+
+/// Reads the first file part of a multipart body, refusing it past `max` bytes.
+async fn read_upload(mut payload: Multipart, max: usize) -> Result<Vec<u8>> {
+    while let Some(mut field) = payload.try_next().await.map_err(|_| ErrorCode::FileUploadError)? {
+        let is_file = field
+            .content_disposition()
+            .and_then(|cd| cd.get_filename())
+            .is_some();
+        if !is_file {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = field.try_next().await.map_err(|_| ErrorCode::FileUploadError)? {
+            if bytes.len() + chunk.len() > max {
+                return Err(ApiError::with_max(
+                    ErrorCode::ImageTooLarge,
+                    None,
+                    (max / (1024 * 1024)) as u64,
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        if bytes.is_empty() {
+            return Err(ErrorCode::ImageRequired.into());
+        }
+        return Ok(bytes);
+    }
+    Err(ErrorCode::ImageRequired.into())
+}
+
+async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpResponse> {
+    let uploads = &state.settings.uploads;
+    let bytes = read_upload(payload, uploads.avatar_max_mb * 1024 * 1024).await?;
+    let px = uploads.avatar_px;
+    let jpeg = web::block(move || images::process_avatar(&bytes, px))
+        .await
+        .map_err(|e| anyhow::anyhow!("image task: {e}"))??;
+    let dir = state.settings.uploads_dir().join("avatars");
+    tokio::fs::create_dir_all(&dir)
+        .await
+        .map_err(anyhow::Error::from)?;
+    // A new name each time, so browsers and caches never show the old picture.
+    let file = format!("{}.jpg", &new_token()[..22]);
+    tokio::fs::write(dir.join(&file), jpeg)
+        .await
+        .map_err(anyhow::Error::from)?;
+    let url = format!("{AVATAR_URL_PREFIX}{file}");
+    state
+        .db
+        .set_profile_image(user.id(), Some(&url), state.now())
+        .await?;
+    remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
+    Ok(HttpResponse::Ok().json(json!({ "profileImage": url })))
+}
+
+async fn delete_profile_image(state: Data, user: AuthUser) -> Result<HttpResponse> {
+    state.db.set_profile_image(user.id(), None, state.now()).await?;
+    remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "profileImage": null })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PasswordBody {
+    current_password: Option<String>,
+    new_password: Option<String>,
+    confirm_password: Option<String>,
+}
+
+/// Changes the password and revokes every earlier token; the caller gets a fresh token
+/// with the lifetime its old one had, so this tab stays signed in.
+async fn change_password(
+    state: Data,
+    req: HttpRequest,
+    user: AuthUser,
+    body: JsonAfterAuth<PasswordBody>,
+) -> Result<HttpResponse> {
+    let body = http::body(body)?;
+    state
+        .limits
+        .check_email(Action::ChangePassword, &user.user.email)?;
+    let current = body.current_password.as_deref().unwrap_or("");
+    if current.is_empty() {
+        return Err(ErrorCode::CurrentPasswordRequired.into());
+    }
+    let new = Password::parse(body.new_password.as_deref(), ErrorCode::NewPasswordRequired)?;
+    if body
+        .confirm_password
+        .as_deref()
+        .is_some_and(|c| c != new.expose())
+    {
+        return Err(ErrorCode::PasswordsMismatch.into());
+    }
+    if !state
+        .hasher
+        .verify(current, Some(&user.user.password_hash))
+        .await?
+    {
+        return Err(ErrorCode::WrongPassword.into());
+    }
+    let hash = state.hasher.hash(new.expose()).await?;
+    let now = state.now();
+    let version = state.db.set_password(user.id(), &hash, now).await?;
+    let days = crate::auth::request_token(&req)
+        .and_then(|t| state.tokens.verify(&t, now))
+        .map_or(state.settings.auth.session_days, |c| {
+            ((c.exp - c.iat) / 86_400).max(1)
+        });
+    let token = state.tokens.issue(user.id(), version, now, days)?;
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "token": token })))
+}

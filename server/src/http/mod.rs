@@ -1,0 +1,67 @@
+//! Every route, one module per area. `/api/*` answers JSON (errors included); any other
+//! path belongs to the web client.
+
+pub mod auth;
+pub mod health;
+pub mod settings;
+pub mod web;
+
+use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
+use actix_web::{web as aweb, HttpRequest};
+
+use crate::error::{ApiError, ErrorCode};
+
+/// Largest JSON body any call takes (the longest field is AI personalisation text).
+const JSON_LIMIT: usize = 64 * 1024;
+
+pub fn api(cfg: &mut aweb::ServiceConfig) {
+    cfg.app_data(
+        aweb::JsonConfig::default()
+            .limit(JSON_LIMIT)
+            .error_handler(json_error),
+    )
+    .app_data(aweb::PathConfig::default().error_handler(path_error))
+    .app_data(aweb::QueryConfig::default().error_handler(query_error))
+    .service(
+        aweb::scope("/api")
+            .configure(health::routes)
+            .configure(auth::routes)
+            .configure(settings::routes)
+            .default_service(aweb::to(|| async {
+                Err::<&str, _>(ApiError::from(ErrorCode::NotFound))
+            })),
+    );
+}
+
+fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
+    tracing::debug!(error = %err, "rejected JSON body");
+    let code = match err {
+        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
+            ErrorCode::PayloadTooLarge
+        }
+        _ => ErrorCode::ValidationError,
+    };
+    ApiError::from(code).into()
+}
+
+/// The JSON body of an authenticated call. Extractors run side by side, so a plain
+/// `Json` could answer 400 before the token was checked; taking the body as a `Result`
+/// and unwrapping it with [`body`] in the handler makes a bad token a 401 whatever the
+/// body, and the body's error speak the user's language.
+pub type JsonAfterAuth<T> = Result<aweb::Json<T>, actix_web::Error>;
+
+pub fn body<T>(json: JsonAfterAuth<T>) -> Result<T, ApiError> {
+    json.map(aweb::Json::into_inner).map_err(|e| {
+        e.as_error::<ApiError>()
+            .map_or(ErrorCode::ValidationError, ApiError::code)
+            .into()
+    })
+}
+
+fn path_error(_: PathError, _: &HttpRequest) -> actix_web::Error {
+    ApiError::from(ErrorCode::NotFound).into()
+}
+
+fn query_error(_: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
+    ApiError::from(ErrorCode::ValidationError).into()
+}

@@ -1,0 +1,16 @@
+//! The chat server: configuration, storage, accounts, settings and the HTTP API.
+//! `main.rs` only parses the command line; tests start `startup::Application` on port 0.
+
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod db;
+pub mod domain;
+pub mod error;
+pub mod http;
+pub mod i18n;
+pub mod images;
+pub mod mail;
+pub mod startup;
+pub mod state;
+pub mod telemetry;

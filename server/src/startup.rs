@@ -1,0 +1,181 @@
+//! Builds the application from settings: connects the parts, binds the listener (port 0
+//! in tests) and returns a server ready to run.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+use anyhow::Context;
+use secrecy::ExposeSecret;
+
+use crate::auth::codes::{new_token, CodeKey};
+use crate::auth::jwt::Tokens;
+use crate::auth::password::PasswordHasher;
+use crate::auth::rate_limit::RateLimits;
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::{is_set, Settings};
+use crate::db::Db;
+use crate::mail::Mailer;
+use crate::state::AppState;
+use crate::{http, i18n};
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: web::Data<AppState>,
+}
+
+impl Application {
+    pub async fn build(settings: Settings) -> anyhow::Result<Application> {
+        Self::build_with_clock(settings, Arc::new(SystemClock)).await
+    }
+
+    pub async fn build_with_clock(settings: Settings, clock: SharedClock) -> anyhow::Result<Application> {
+        let data_dir = settings.server.data_dir.clone();
+        std::fs::create_dir_all(&data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+        let db = Db::connect(
+            &settings.database.url,
+            &data_dir,
+            settings.database.max_connections,
+        )
+        .await?;
+        let redis = connect_redis(&settings).await?;
+        let secret = jwt_secret(&settings, &data_dir)?;
+        let mailer = Mailer::new(&settings.mail)?;
+
+        tracing::info!(
+            database = %describe_db(&db, &data_dir),
+            redis = if redis.is_some() { "redis (quotas and fan-out shared)" } else { "none (in-process)" },
+            mail = %mailer.describe(),
+            "backends"
+        );
+
+        let state = web::Data::new(AppState {
+            db,
+            redis,
+            tokens: Tokens::new(secret.as_bytes()),
+            codes: CodeKey::new(secret.as_bytes()),
+            hasher: PasswordHasher::new(&settings.auth)?,
+            mailer,
+            limits: RateLimits::new(&settings.rate_limit),
+            clock,
+            settings,
+        });
+
+        let listener = TcpListener::bind(&state.settings.server.bind_addr)
+            .with_context(|| format!("binding {}", state.settings.server.bind_addr))?;
+        let port = listener.local_addr()?.port();
+        let workers = match state.settings.server.workers {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n,
+        };
+        let web_dir = state.settings.server.web_dir.clone();
+        let uploads_dir = state.settings.uploads_dir();
+        std::fs::create_dir_all(uploads_dir.join("avatars"))
+            .with_context(|| format!("creating {}", uploads_dir.display()))?;
+        let client_built = http::web::client_is_built(&web_dir);
+        if !client_built {
+            tracing::warn!(web_dir = %web_dir.display(), "no built web client; serving a placeholder page");
+        }
+        let app_state = state.clone();
+        let server = HttpServer::new(move || {
+            App::new()
+                .wrap(from_fn(i18n::middleware))
+                .wrap(actix_web::middleware::Logger::new("%a \"%r\" %s %b %Dms").log_target("http"))
+                .app_data(app_state.clone())
+                .configure(http::api)
+                .configure(|cfg| http::web::routes(cfg, &web_dir, &uploads_dir, client_built))
+        })
+        .workers(workers)
+        .listen(listener)?
+        .run();
+
+        spawn_housekeeping(state.clone());
+        tracing::info!(port, "listening");
+        Ok(Application { port, server, state })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Shared state, for tests that need to look behind the API (e.g. at the database).
+    pub fn state(&self) -> web::Data<AppState> {
+        self.state.clone()
+    }
+
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+async fn connect_redis(settings: &Settings) -> anyhow::Result<Option<redis::aio::ConnectionManager>> {
+    if !is_set(&settings.redis.url) {
+        return Ok(None);
+    }
+    let client =
+        redis::Client::open(settings.redis.url.expose_secret()).context("REDIS_URL is not a valid URL")?;
+    let conn = tokio::time::timeout(Duration::from_secs(5), redis::aio::ConnectionManager::new(client))
+        .await
+        .context("connecting to Redis timed out")?
+        .context("connecting to Redis")?;
+    Ok(Some(conn))
+}
+
+/// `JWT_SECRET`, or one generated on first start and kept in the data dir, so tokens
+/// survive restarts of a single instance. Several instances must share `JWT_SECRET`.
+fn jwt_secret(settings: &Settings, data_dir: &Path) -> anyhow::Result<String> {
+    if is_set(&settings.auth.jwt_secret) {
+        return Ok(settings.auth.jwt_secret.expose_secret().to_owned());
+    }
+    let path = data_dir.join("jwt_secret");
+    match std::fs::read_to_string(&path) {
+        Ok(secret) if !secret.trim().is_empty() => Ok(secret.trim().to_owned()),
+        _ => {
+            let secret = format!("{}{}", new_token(), new_token());
+            write_private(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
+            tracing::info!(path = %path.display(), "generated a JWT secret");
+            Ok(secret)
+        }
+    }
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, content: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(content.as_bytes())
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, content: &str) -> std::io::Result<()> {
+    std::fs::write(path, content)
+}
+
+fn describe_db(db: &Db, data_dir: &Path) -> String {
+    match db {
+        Db::Sqlite(_) => format!("sqlite ({})", data_dir.join("chat.db").display()),
+        Db::Postgres(_) => "postgres".into(),
+    }
+}
+
+/// Periodic upkeep that no request should pay for.
+fn spawn_housekeeping(state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            state.limits.shrink();
+        }
+    });
+}

@@ -1,0 +1,28 @@
+//! What every handler can reach: storage, the parts chosen at start-up, and settings.
+
+use crate::auth::codes::CodeKey;
+use crate::auth::jwt::Tokens;
+use crate::auth::password::PasswordHasher;
+use crate::auth::rate_limit::RateLimits;
+use crate::clock::SharedClock;
+use crate::config::Settings;
+use crate::db::Db;
+use crate::mail::Mailer;
+
+pub struct AppState {
+    pub db: Db,
+    pub redis: Option<redis::aio::ConnectionManager>,
+    pub tokens: Tokens,
+    pub codes: CodeKey,
+    pub hasher: PasswordHasher,
+    pub mailer: Mailer,
+    pub limits: RateLimits,
+    pub clock: SharedClock,
+    pub settings: Settings,
+}
+
+impl AppState {
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}

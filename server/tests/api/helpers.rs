@@ -1,0 +1,228 @@
+//! `spawn_app()` starts the real server on port 0 with its own database, data dir and
+//! SMTP receiver. The backend comes from the environment:
+//! - default: SQLite in a temporary data dir, no Redis;
+//! - `TEST_DATABASE_URL=postgres://…/postgres`: a fresh Postgres database per test;
+//! - `TEST_REDIS_URL=redis://…`: Redis, under a key prefix of its own per test.
+
+use std::sync::Arc;
+
+use actix_web::web;
+use chat_server::clock::{Clock, ManualClock, MINUTE_MS};
+use chat_server::config::Settings;
+use chat_server::startup::Application;
+use chat_server::state::AppState;
+use reqwest::{Response, StatusCode};
+use secrecy::SecretString;
+use serde_json::{json, Value};
+use sqlx::{Connection, Executor, PgConnection};
+use tempfile::TempDir;
+
+use crate::smtp::{self, Mailbox};
+
+pub struct TestApp {
+    pub address: String,
+    pub client: reqwest::Client,
+    pub state: web::Data<AppState>,
+    pub clock: Arc<ManualClock>,
+    pub mailbox: Mailbox,
+    pub data_dir: TempDir,
+}
+
+/// A user who registered through the API.
+pub struct TestUser {
+    pub id: String,
+    pub token: String,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+    let data_dir = tempfile::tempdir().unwrap();
+    let (smtp_port, mailbox) = smtp::start().await;
+    let mut settings = Settings::defaults();
+    settings.server.bind_addr = "127.0.0.1:0".into();
+    settings.server.data_dir = data_dir.path().to_owned();
+    settings.server.web_dir = data_dir.path().join("no-web-client");
+    settings.server.workers = 1;
+    settings.database.max_connections = 5;
+    settings.mail.smtp_url = SecretString::from(format!("smtp://127.0.0.1:{smtp_port}"));
+    settings.auth.jwt_secret = SecretString::from("test-secret");
+    // Real argon2id, with little memory so the suite stays quick.
+    settings.auth.argon2_memory_kib = 1024;
+    settings.auth.argon2_iterations = 1;
+    // Tests make many calls from one address; the rate-limit tests set their own budgets.
+    settings.rate_limit.ip_burst = 10_000;
+    settings.rate_limit.email_burst = 10_000;
+    if let Ok(base) = std::env::var("TEST_DATABASE_URL") {
+        settings.database.url = SecretString::from(fresh_postgres_database(&base).await);
+    }
+    if let Ok(url) = std::env::var("TEST_REDIS_URL") {
+        settings.redis.url = SecretString::from(url);
+        settings.redis.prefix = format!("test:{}:", uuid::Uuid::new_v4().simple());
+    }
+    configure(&mut settings);
+
+    let clock = ManualClock::starting_now();
+    let app = Application::build_with_clock(settings, clock.clone())
+        .await
+        .expect("the app builds");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    let state = app.state();
+    actix_web::rt::spawn(app.run_until_stopped());
+    TestApp {
+        address,
+        client: reqwest::Client::builder().build().unwrap(),
+        state,
+        clock,
+        mailbox,
+        data_dir,
+    }
+}
+
+/// Creates an empty database for one test. The first call of a test run drops the
+/// databases earlier runs left behind.
+async fn fresh_postgres_database(base_url: &str) -> String {
+    static CLEANED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    let mut admin = PgConnection::connect(base_url)
+        .await
+        .expect("TEST_DATABASE_URL reachable");
+    CLEANED
+        .get_or_init(|| async {
+            let mut admin = PgConnection::connect(base_url).await.unwrap();
+            let stale: Vec<String> =
+                sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'chat_test_%'")
+                    .fetch_all(&mut admin)
+                    .await
+                    .unwrap();
+            for name in stale {
+                let _ = admin
+                    .execute(format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#).as_str())
+                    .await;
+            }
+        })
+        .await;
+    let name = format!("chat_test_{}", uuid::Uuid::new_v4().simple());
+    admin
+        .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+        .await
+        .unwrap();
+    let (prefix, _) = base_url
+        .rsplit_once('/')
+        .expect("TEST_DATABASE_URL ends in /dbname");
+    format!("{prefix}/{name}")
+}
+
+/// Asserts an error response and returns its body.
+pub async fn assert_error(response: Response, status: u16, code: &str) -> Value {
+    let actual = response.status();
+    let body: Value = response.json().await.expect("a JSON error body");
+    assert_eq!(actual, StatusCode::from_u16(status).unwrap(), "body: {body}");
+    assert_eq!(body["success"], json!(false), "body: {body}");
+    assert_eq!(body["code"], json!(code), "body: {body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "body: {body}"
+    );
+    body
+}
+
+pub async fn assert_ok(response: Response) -> Value {
+    let status = response.status();
+    let body: Value = response.json().await.expect("a JSON body");
+    assert_eq!(status, StatusCode::OK, "body: {body}");
+    body
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Response {
+        self.client.post(self.url(path)).json(&body).send().await.unwrap()
+    }
+
+    /// POST with an `Accept-Language` header.
+    pub async fn post_lang(&self, path: &str, lang: &str, body: Value) -> Response {
+        self.client
+            .post(self.url(path))
+            .header("Accept-Language", lang)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn get_auth(&self, path: &str, token: &str) -> Response {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn put_auth(&self, path: &str, token: &str, body: Value) -> Response {
+        self.client
+            .put(self.url(path))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn delete_auth(&self, path: &str, token: &str) -> Response {
+        self.client
+            .delete(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub fn clock_now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn advance_minutes(&self, minutes: i64) {
+        self.clock.advance_ms(minutes * MINUTE_MS);
+    }
+
+    pub async fn send_code(&self, name: &str, email: &str, password: &str) -> Response {
+        self.post(
+            "/api/auth/register/send-code",
+            json!({"name": name, "email": email, "password": password, "privacyAccepted": true, "language": "en-US"}),
+        )
+        .await
+    }
+
+    /// Registers through send-code, the mailed code and verify.
+    pub async fn register(&self, name: &str, email: &str, password: &str) -> TestUser {
+        let body = assert_ok(self.send_code(name, email, password).await).await;
+        let code = self.mailbox.take_for(email).await.code();
+        let verified = assert_ok(
+            self.post(
+                "/api/auth/register/verify",
+                json!({"token": body["token"], "code": code}),
+            )
+            .await,
+        )
+        .await;
+        TestUser {
+            id: verified["_id"].as_str().unwrap().to_owned(),
+            token: verified["token"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    pub async fn register_ann(&self) -> TestUser {
+        self.register("Ann", "ann@example.com", "secret1").await
+    }
+
+    pub async fn login(&self, email: &str, password: &str) -> Response {
+        self.post("/api/auth/login", json!({"email": email, "password": password}))
+            .await
+    }
+}

@@ -1,0 +1,12 @@
+//! The API tests: the real server over HTTP, on SQLite by default and on Postgres and
+//! Redis when `TEST_DATABASE_URL` / `TEST_REDIS_URL` are set (see helpers.rs).
+
+mod health;
+mod helpers;
+mod login;
+mod password_reset;
+mod profile;
+mod register;
+mod settings;
+mod smtp;
+mod validation;
