@@ -76,9 +76,16 @@ struct SettingsBody {
     ai_personalization: Option<AiBody>,
 }
 
+/// Trimmed text of at most `max` characters; line breaks and tabs are the only control
+/// characters allowed (in the free-text "about you").
 fn bounded(value: &str, field: &'static str, max: usize) -> Result<String> {
     let value = value.trim();
-    if value.chars().count() > max {
+    if value
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        Err(ApiError::field(ErrorCode::ValidationError, field))
+    } else if value.chars().count() > max {
         Err(ApiError::with_max(
             ErrorCode::FieldTooLong,
             Some(field),

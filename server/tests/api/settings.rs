@@ -171,6 +171,19 @@ async fn each_missing_billing_field_is_named_and_a_bad_type_is_refused() {
         )
         .await;
     assert_error(response, 400, "invalid_billing_type").await;
+    let mut with_control = complete.clone();
+    with_control["city"] = json!("Town\u{0}");
+    let response = app
+        .put_auth(
+            "/api/settings/billing-info",
+            &ann.token,
+            json!({"billingType": "company", "billingInfo": with_control}),
+        )
+        .await;
+    assert_eq!(
+        assert_error(response, 400, "validation_error").await["field"],
+        json!("city")
+    );
     let settings = assert_ok(app.get_auth("/api/settings", &ann.token).await).await;
     assert_eq!(settings["billingInfo"], json!(null));
 }
