@@ -1,6 +1,7 @@
-//! The realtime side of the chat service: session, hub, conversation and quota actors,
-//! model providers and the websocket wire protocol. It depends on no part of `server`:
-//! it defines the small traits it needs and `server` wires concrete backends in.
+//! The realtime side of the chat service: actors and the traits they need. It depends on
+//! no part of `server`: storage, Redis and clocks come in through small traits that
+//! `server` implements.
 //!
-//! Empty until the realtime chat issue lands; the crate exists so the workspace layout
-//! of DESIGN.md holds from the first commit.
+//! - [`quota`]: the quota actor per active user and the hub that finds it.
+
+pub mod quota;

@@ -18,6 +18,14 @@ pub struct Settings {
     pub auth: AuthSettings,
     pub rate_limit: RateLimitSettings,
     pub uploads: UploadSettings,
+    pub billing: BillingSettings,
+    /// Where `default.toml` and `plans.toml` were looked for.
+    #[serde(skip, default = "default_config_dir")]
+    pub config_dir: PathBuf,
+}
+
+fn default_config_dir() -> PathBuf {
+    PathBuf::from("config")
 }
 
 #[derive(Debug, Deserialize)]
@@ -72,6 +80,12 @@ pub struct RateLimitSettings {
 }
 
 #[derive(Debug, Deserialize)]
+pub struct BillingSettings {
+    /// How often the scheduler looks for plan changes, renewals and expiries that are due.
+    pub scheduler_interval_secs: u64,
+}
+
+#[derive(Debug, Deserialize)]
 pub struct UploadSettings {
     pub avatar_max_mb: usize,
     pub avatar_px: u32,
@@ -99,6 +113,7 @@ impl Settings {
         };
         let mut settings: Settings =
             toml::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+        settings.config_dir = dir.into();
         settings.apply_env(env)?;
         Ok(settings)
     }

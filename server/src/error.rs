@@ -108,6 +108,33 @@ error_codes! {
         "A számlázás típusa magánszemély vagy cég lehet";
     PayloadTooLarge = "payload_too_large", PAYLOAD_TOO_LARGE,
         "The request is too large", "A kérés túl nagy";
+    InvalidPlan = "invalid_plan", BAD_REQUEST,
+        "Invalid plan: choose free, base, plus or pro",
+        "Érvénytelen csomag: free, base, plus vagy pro választható";
+    AlreadyOnPlan = "already_on_plan", CONFLICT,
+        "You are already on this plan", "Már ezt a csomagot használja";
+    NoPaidSubscription = "no_paid_subscription", BAD_REQUEST,
+        "You have no paid subscription to cancel", "Nincs lemondható előfizetése";
+    NoPendingChange = "no_pending_change", BAD_REQUEST,
+        "There is no scheduled plan change", "Nincs ütemezett csomagváltás";
+    BillingInfoRequired = "billing_info_required", BAD_REQUEST,
+        "Please fill in your billing information before paying",
+        "Kérjük, fizetés előtt adja meg a számlázási adatait";
+    InvalidPaymentMethod = "invalid_payment_method", BAD_REQUEST,
+        "Unsupported payment method: use credit_card",
+        "Nem támogatott fizetési mód: credit_card választható";
+    InvalidBillingCycle = "invalid_billing_cycle", BAD_REQUEST,
+        "Billing cycle must be monthly or one_time",
+        "A számlázási ciklus monthly vagy one_time lehet";
+    InvalidCurrency = "invalid_currency", BAD_REQUEST,
+        "Currency must be EUR or HUF", "A pénznem EUR vagy HUF lehet";
+    PaymentFailed = "payment_failed", PAYMENT_REQUIRED,
+        "Payment failed, please try again", "A fizetés sikertelen, kérjük, próbálja újra";
+    PaymentClosed = "payment_closed", CONFLICT,
+        "This payment is already closed", "Ez a fizetés már lezárult";
+    LimitReached = "limit_reached", TOO_MANY_REQUESTS,
+        "You have reached your {field} message limit. Upgrade your plan to continue.",
+        "Elérte a {field} üzenetkorlátját. A folytatáshoz váltson nagyobb csomagra.";
     FieldRequired = "field_required", BAD_REQUEST,
         "{field} is required", "{field} megadása kötelező";
     FieldTooLong = "field_too_long", BAD_REQUEST,
@@ -138,6 +165,8 @@ fn field_label(field: &str, lang: Lang) -> &str {
         "vatNumber" => ("VAT number", "Az adószám"),
         "userName" => ("The name the AI uses", "A megszólítás"),
         "userInfo" => ("About you", "A bemutatkozás"),
+        "day" => ("daily", "napi"),
+        "month" => ("monthly", "havi"),
         other => (other, other),
     };
     match lang {

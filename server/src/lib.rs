@@ -2,6 +2,7 @@
 //! `main.rs` only parses the command line; tests start `startup::Application` on port 0.
 
 pub mod auth;
+pub mod billing;
 pub mod clock;
 pub mod config;
 pub mod db;
@@ -11,6 +12,11 @@ pub mod http;
 pub mod i18n;
 pub mod images;
 pub mod mail;
+pub mod operator;
+pub mod plans;
+pub mod quota;
+pub mod scheduler;
 pub mod startup;
 pub mod state;
+pub mod subscriptions;
 pub mod telemetry;

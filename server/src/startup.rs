@@ -16,10 +16,14 @@ use crate::auth::codes::{new_token, CodeKey};
 use crate::auth::jwt::Tokens;
 use crate::auth::password::PasswordHasher;
 use crate::auth::rate_limit::RateLimits;
+use crate::billing::demo::DemoProvider;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{is_set, Settings};
 use crate::db::Db;
 use crate::mail::Mailer;
+use crate::plans::Catalogue;
+use crate::quota::Quotas;
+use crate::scheduler::Scheduler;
 use crate::state::AppState;
 use crate::{http, i18n};
 
@@ -27,6 +31,7 @@ pub struct Application {
     port: u16,
     server: Server,
     state: web::Data<AppState>,
+    scheduler: actix::Addr<Scheduler>,
 }
 
 impl Application {
@@ -46,11 +51,20 @@ impl Application {
         let redis = connect_redis(&settings).await?;
         let secret = jwt_secret(&settings, &data_dir)?;
         let mailer = Mailer::new(&settings.mail)?;
+        let catalogue = Arc::new(Catalogue::load(&settings.config_dir)?);
+        let quotas = Quotas::start(
+            db.clone(),
+            redis.clone().map(|conn| (conn, settings.redis.prefix.clone())),
+            catalogue.clone(),
+            clock.clone(),
+        );
+        let payments = Box::new(DemoProvider::new(&settings.server.public_url));
 
         tracing::info!(
             database = %describe_db(&db, &data_dir),
             redis = if redis.is_some() { "redis (quotas and fan-out shared)" } else { "none (in-process)" },
             mail = %mailer.describe(),
+            payments = "demo (payments complete on a local checkout page)",
             "backends"
         );
 
@@ -62,6 +76,9 @@ impl Application {
             hasher: PasswordHasher::new(&settings.auth)?,
             mailer,
             limits: RateLimits::new(&settings.rate_limit),
+            catalogue,
+            quotas,
+            payments,
             clock,
             settings,
         });
@@ -95,8 +112,15 @@ impl Application {
         .run();
 
         spawn_housekeeping(state.clone());
+        let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
+        let scheduler = actix::Actor::start(Scheduler::new(state.clone(), interval));
         tracing::info!(port, "listening");
-        Ok(Application { port, server, state })
+        Ok(Application {
+            port,
+            server,
+            state,
+            scheduler,
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -106,6 +130,11 @@ impl Application {
     /// Shared state, for tests that need to look behind the API (e.g. at the database).
     pub fn state(&self) -> web::Data<AppState> {
         self.state.clone()
+    }
+
+    /// The scheduler, so tests can run what is due without waiting for its tick.
+    pub fn scheduler(&self) -> actix::Addr<Scheduler> {
+        self.scheduler.clone()
     }
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {

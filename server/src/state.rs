@@ -1,13 +1,18 @@
 //! What every handler can reach: storage, the parts chosen at start-up, and settings.
 
+use std::sync::Arc;
+
 use crate::auth::codes::CodeKey;
 use crate::auth::jwt::Tokens;
 use crate::auth::password::PasswordHasher;
 use crate::auth::rate_limit::RateLimits;
+use crate::billing::PaymentProvider;
 use crate::clock::SharedClock;
 use crate::config::Settings;
 use crate::db::Db;
 use crate::mail::Mailer;
+use crate::plans::Catalogue;
+use crate::quota::Quotas;
 
 pub struct AppState {
     pub db: Db,
@@ -17,6 +22,9 @@ pub struct AppState {
     pub hasher: PasswordHasher,
     pub mailer: Mailer,
     pub limits: RateLimits,
+    pub catalogue: Arc<Catalogue>,
+    pub quotas: Quotas,
+    pub payments: Box<dyn PaymentProvider>,
     pub clock: SharedClock,
     pub settings: Settings,
 }

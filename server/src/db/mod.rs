@@ -16,8 +16,11 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{PgPool, SqlitePool};
 
 pub mod billing;
+pub mod payments;
 pub mod registrations;
 pub mod resets;
+pub mod subscriptions;
+pub mod usage;
 pub mod users;
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");

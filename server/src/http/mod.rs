@@ -3,7 +3,10 @@
 
 pub mod auth;
 pub mod health;
+pub mod payments;
 pub mod settings;
+pub mod subscription;
+pub mod usage;
 pub mod web;
 
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
@@ -27,6 +30,9 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(health::routes)
             .configure(auth::routes)
             .configure(settings::routes)
+            .configure(subscription::routes)
+            .configure(usage::routes)
+            .configure(payments::routes)
             .default_service(aweb::to(|| async {
                 Err::<&str, _>(ApiError::from(ErrorCode::NotFound))
             })),

@@ -6,9 +6,11 @@
 
 use std::sync::Arc;
 
+use actix::Addr;
 use actix_web::web;
 use chat_server::clock::{Clock, ManualClock, MINUTE_MS};
 use chat_server::config::Settings;
+use chat_server::scheduler::{RunDue, Scheduler};
 use chat_server::startup::Application;
 use chat_server::state::AppState;
 use reqwest::{Response, StatusCode};
@@ -23,9 +25,18 @@ pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,
     pub state: web::Data<AppState>,
+    pub scheduler: Addr<Scheduler>,
     pub clock: Arc<ManualClock>,
     pub mailbox: Mailbox,
-    pub data_dir: TempDir,
+    pub data_dir: Arc<TempDir>,
+    /// The database and Redis this instance uses, so a second one can share them.
+    pub backends: Backends,
+}
+
+#[derive(Clone)]
+pub struct Backends {
+    pub database_url: Option<String>,
+    pub redis: Option<(String, String)>,
 }
 
 /// A user who registered through the API.
@@ -39,7 +50,61 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
-    let data_dir = tempfile::tempdir().unwrap();
+    let database_url = match std::env::var("TEST_DATABASE_URL") {
+        Ok(base) => Some(fresh_postgres_database(&base).await),
+        Err(_) => None,
+    };
+    let redis = std::env::var("TEST_REDIS_URL")
+        .ok()
+        .map(|url| (url, format!("test:{}:", uuid::Uuid::new_v4().simple())));
+    let backends = Backends { database_url, redis };
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    start(data_dir, backends, ManualClock::starting_now(), configure).await
+}
+
+impl TestApp {
+    /// Another instance on the same database, Redis, data dir and clock: a restart, or a
+    /// second server behind a load balancer.
+    pub async fn another_instance(&self, configure: impl FnOnce(&mut Settings)) -> TestApp {
+        start(
+            self.data_dir.clone(),
+            self.backends.clone(),
+            self.clock.clone(),
+            configure,
+        )
+        .await
+    }
+
+    /// Puts a user on a paid plan for 30 days, as support would.
+    pub async fn set_plan(&self, user_id: &str, plan: &str) {
+        let now = self.clock_now();
+        let activation = chat_server::db::subscriptions::Activation {
+            plan_type: plan,
+            billing_cycle: "one_time",
+            payment_method: "operator",
+            currency: "EUR",
+            start_date: now,
+            end_date: now + 30 * 24 * 3600 * 1000,
+        };
+        self.state
+            .db
+            .activate_subscription(user_id, &activation, now)
+            .await
+            .unwrap();
+    }
+
+    /// Runs what the scheduler finds due now; answers how many subscriptions changed.
+    pub async fn run_scheduler(&self) -> usize {
+        self.scheduler.send(RunDue).await.unwrap()
+    }
+}
+
+async fn start(
+    data_dir: Arc<TempDir>,
+    backends: Backends,
+    clock: Arc<ManualClock>,
+    configure: impl FnOnce(&mut Settings),
+) -> TestApp {
     let (smtp_port, mailbox) = smtp::start().await;
     let mut settings = Settings::defaults();
     settings.server.bind_addr = "127.0.0.1:0".into();
@@ -55,29 +120,37 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     // Tests make many calls from one address; the rate-limit tests set their own budgets.
     settings.rate_limit.ip_burst = 10_000;
     settings.rate_limit.email_burst = 10_000;
-    if let Ok(base) = std::env::var("TEST_DATABASE_URL") {
-        settings.database.url = SecretString::from(fresh_postgres_database(&base).await);
+    // Only the scheduler runs started by a test (and the one at start-up) count.
+    settings.billing.scheduler_interval_secs = 3600;
+    settings.config_dir = data_dir.path().join("no-config");
+    if let Some(url) = &backends.database_url {
+        settings.database.url = SecretString::from(url.clone());
     }
-    if let Ok(url) = std::env::var("TEST_REDIS_URL") {
-        settings.redis.url = SecretString::from(url);
-        settings.redis.prefix = format!("test:{}:", uuid::Uuid::new_v4().simple());
+    if let Some((url, prefix)) = &backends.redis {
+        settings.redis.url = SecretString::from(url.clone());
+        settings.redis.prefix = prefix.clone();
     }
     configure(&mut settings);
 
-    let clock = ManualClock::starting_now();
     let app = Application::build_with_clock(settings, clock.clone())
         .await
         .expect("the app builds");
     let address = format!("http://127.0.0.1:{}", app.port());
     let state = app.state();
+    let scheduler = app.scheduler();
     actix_web::rt::spawn(app.run_until_stopped());
     TestApp {
         address,
-        client: reqwest::Client::builder().build().unwrap(),
+        client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
         state,
+        scheduler,
         clock,
         mailbox,
         data_dir,
+        backends,
     }
 }
 
@@ -215,6 +288,19 @@ impl TestApp {
             id: verified["_id"].as_str().unwrap().to_owned(),
             token: verified["token"].as_str().unwrap().to_owned(),
         }
+    }
+
+    /// Ann with billing info filled in, ready to pay.
+    pub async fn register_paying(&self, email: &str) -> TestUser {
+        let user = self.register("Payer", email, "secret1").await;
+        let billing = json!({"billingType": "private", "billingInfo": {"name": "Payer", "address": "Fő utca 1",
+                             "city": "Budapest", "postalCode": "1011", "country": "HU"}});
+        assert_ok(
+            self.put_auth("/api/settings/billing-info", &user.token, billing)
+                .await,
+        )
+        .await;
+        user
     }
 
     pub async fn register_ann(&self) -> TestUser {

@@ -1,0 +1,95 @@
+//! Payments: checkouts and renewals, the invoices of the user.
+
+use super::{on_pool, Db};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PaymentRow {
+    pub id: String,
+    pub user_id: String,
+    pub plan_type: String,
+    pub billing_cycle: String,
+    pub kind: String,
+    pub status: String,
+    pub currency: String,
+    pub net_amount: i64,
+    pub vat_rate: f64,
+    pub vat_amount: i64,
+    pub total_amount: i64,
+    pub provider: String,
+    pub provider_ref: Option<String>,
+    pub payment_method: String,
+    pub idempotency_key: Option<String>,
+    pub created_at: i64,
+    pub completed_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, user_id, plan_type, billing_cycle, kind, status, currency, net_amount, vat_rate, \
+     vat_amount, total_amount, provider, provider_ref, payment_method, idempotency_key, created_at, completed_at";
+
+impl Db {
+    pub async fn insert_payment(&self, p: &PaymentRow) -> sqlx::Result<()> {
+        let sql = format!(
+            "INSERT INTO payments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+        );
+        on_pool!(self, pool => sqlx::query(&sql)
+            .bind(&p.id)
+            .bind(&p.user_id)
+            .bind(&p.plan_type)
+            .bind(&p.billing_cycle)
+            .bind(&p.kind)
+            .bind(&p.status)
+            .bind(&p.currency)
+            .bind(p.net_amount)
+            .bind(p.vat_rate)
+            .bind(p.vat_amount)
+            .bind(p.total_amount)
+            .bind(&p.provider)
+            .bind(&p.provider_ref)
+            .bind(&p.payment_method)
+            .bind(&p.idempotency_key)
+            .bind(p.created_at)
+            .bind(p.completed_at)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    pub async fn payment(&self, id: &str) -> sqlx::Result<Option<PaymentRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM payments WHERE id = $1");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(id).fetch_optional(pool).await)
+    }
+
+    pub async fn payment_by_idempotency_key(
+        &self,
+        user_id: &str,
+        key: &str,
+    ) -> sqlx::Result<Option<PaymentRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM payments WHERE user_id = $1 AND idempotency_key = $2");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(user_id).bind(key).fetch_optional(pool).await)
+    }
+
+    pub async fn payments_of(&self, user_id: &str) -> sqlx::Result<Vec<PaymentRow>> {
+        let sql =
+            format!("SELECT {COLUMNS} FROM payments WHERE user_id = $1 ORDER BY created_at DESC, id DESC");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(user_id).fetch_all(pool).await)
+    }
+
+    pub async fn set_provider_ref(&self, id: &str, provider_ref: &str) -> sqlx::Result<()> {
+        let sql = "UPDATE payments SET provider_ref = $2 WHERE id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(id).bind(provider_ref).execute(pool).await.map(drop))
+    }
+
+    /// Closes a pending payment with `status`; false if it was not pending (already
+    /// closed), so a payment is applied at most once.
+    pub async fn close_payment(&self, id: &str, status: &str, now: i64) -> sqlx::Result<bool> {
+        let sql = "UPDATE payments SET status = $2, completed_at = $3 WHERE id = $1 AND status = 'pending'";
+        let done = on_pool!(self, pool => sqlx::query(sql)
+            .bind(id)
+            .bind(status)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+}

@@ -1,0 +1,127 @@
+//! Subscriptions: one row per user (created on first use, on the free plan).
+
+use super::{on_pool, Db};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SubscriptionRow {
+    pub id: String,
+    pub user_id: String,
+    pub plan_type: String,
+    pub status: String,
+    pub billing_cycle: Option<String>,
+    pub payment_method: Option<String>,
+    pub currency: Option<String>,
+    pub start_date: i64,
+    pub end_date: Option<i64>,
+    pub pending_plan_type: Option<String>,
+    pub pending_since: Option<i64>,
+}
+
+const COLUMNS: &str = "id, user_id, plan_type, status, billing_cycle, payment_method, currency, start_date, \
+     end_date, pending_plan_type, pending_since";
+
+/// A paid period that starts now.
+pub struct Activation<'a> {
+    pub plan_type: &'a str,
+    pub billing_cycle: &'a str,
+    pub payment_method: &'a str,
+    pub currency: &'a str,
+    pub start_date: i64,
+    pub end_date: i64,
+}
+
+impl Db {
+    /// The user's subscription, created on the free plan if the user has none yet. Reads
+    /// first: most calls find the row, and an insert would take SQLite's write lock.
+    pub async fn subscription(&self, user_id: &str, now: i64) -> sqlx::Result<SubscriptionRow> {
+        let select = format!("SELECT {COLUMNS} FROM subscriptions WHERE user_id = $1");
+        let found: Option<SubscriptionRow> =
+            on_pool!(self, pool => sqlx::query_as(&select).bind(user_id).fetch_optional(pool).await)?;
+        if let Some(row) = found {
+            return Ok(row);
+        }
+        let insert =
+            "INSERT INTO subscriptions (id, user_id, plan_type, status, start_date, created_at, updated_at) \
+                      VALUES ($1, $2, 'free', 'active', $3, $3, $3) ON CONFLICT (user_id) DO NOTHING";
+        let id = uuid::Uuid::now_v7().to_string();
+        on_pool!(self, pool => {
+            sqlx::query(insert).bind(&id).bind(user_id).bind(now).execute(pool).await?;
+            sqlx::query_as(&select).bind(user_id).fetch_one(pool).await
+        })
+    }
+
+    /// Starts a paid period on `plan_type`; any scheduled change is dropped.
+    pub async fn activate_subscription(
+        &self,
+        user_id: &str,
+        a: &Activation<'_>,
+        now: i64,
+    ) -> sqlx::Result<()> {
+        self.subscription(user_id, now).await?;
+        let sql = "UPDATE subscriptions SET plan_type = $2, status = 'active', billing_cycle = $3, payment_method = $4, \
+                   currency = $5, start_date = $6, end_date = $7, pending_plan_type = NULL, pending_since = NULL, \
+                   updated_at = $8 WHERE user_id = $1";
+        on_pool!(self, pool => sqlx::query(sql)
+            .bind(user_id)
+            .bind(a.plan_type)
+            .bind(a.billing_cycle)
+            .bind(a.payment_method)
+            .bind(a.currency)
+            .bind(a.start_date)
+            .bind(a.end_date)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    /// Puts the user back on free, with no end date and nothing scheduled.
+    pub async fn set_free(&self, user_id: &str, now: i64) -> sqlx::Result<()> {
+        let sql = "UPDATE subscriptions SET plan_type = 'free', status = 'active', billing_cycle = NULL, \
+                   payment_method = NULL, currency = NULL, start_date = $2, end_date = NULL, \
+                   pending_plan_type = NULL, pending_since = NULL, updated_at = $2 WHERE user_id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(now).execute(pool).await.map(drop))
+    }
+
+    /// Schedules (or with `None` removes) a change that activates at the end date.
+    pub async fn set_pending_plan(&self, user_id: &str, plan: Option<&str>, now: i64) -> sqlx::Result<()> {
+        let sql = "UPDATE subscriptions SET pending_plan_type = $2, pending_since = CASE WHEN $2 IS NULL THEN NULL ELSE $3 END, \
+                   updated_at = $3 WHERE user_id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(plan).bind(now).execute(pool).await.map(drop))
+    }
+
+    /// Subscriptions whose period ended by `now`.
+    pub async fn due_subscriptions(&self, now: i64) -> sqlx::Result<Vec<SubscriptionRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM subscriptions WHERE end_date IS NOT NULL AND end_date <= $1 ORDER BY end_date");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(now).fetch_all(pool).await)
+    }
+
+    /// Claims a due subscription for processing by moving its end date, only if no one
+    /// else (another instance's scheduler) did first. True if this caller won.
+    pub async fn claim_due(
+        &self,
+        user_id: &str,
+        seen_end: i64,
+        new_end: i64,
+        now: i64,
+    ) -> sqlx::Result<bool> {
+        let sql =
+            "UPDATE subscriptions SET end_date = $3, updated_at = $4 WHERE user_id = $1 AND end_date = $2";
+        let done = on_pool!(self, pool => sqlx::query(sql)
+            .bind(user_id)
+            .bind(seen_end)
+            .bind(new_end)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
+    /// Switches to `plan_type` for a renewed period (a scheduled downgrade to a paid plan).
+    pub async fn switch_plan(&self, user_id: &str, plan_type: &str, now: i64) -> sqlx::Result<()> {
+        let sql = "UPDATE subscriptions SET plan_type = $2, pending_plan_type = NULL, pending_since = NULL, \
+                   billing_cycle = 'monthly', start_date = $3, updated_at = $3 WHERE user_id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(plan_type).bind(now).execute(pool).await.map(drop))
+    }
+}

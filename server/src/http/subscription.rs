@@ -1,0 +1,113 @@
+//! `/api/subscription` (SPEC §7) and the public plan catalogue `/api/plans`.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::auth::AuthUser;
+use crate::error::{ErrorCode, Result};
+use crate::http::{self, JsonAfterAuth};
+use crate::i18n::Lang;
+use crate::plans::{Currency, PlanType};
+use crate::state::AppState;
+use crate::subscriptions::{
+    self, payment_json, subscription_json, BillingCycle, ChangeOutcome, ChangeRequest,
+};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/plans", web::get().to(plans)).service(
+        web::scope("/subscription")
+            .route("", web::get().to(get_subscription))
+            .route("/change", web::put().to(change))
+            .route("/cancel", web::put().to(cancel))
+            .route("/cancel-pending", web::put().to(cancel_pending)),
+    );
+}
+
+type Data = web::Data<AppState>;
+
+/// The catalogue for plan cards: features, limits, models and prices with VAT.
+async fn plans(state: Data) -> HttpResponse {
+    let vat = state.catalogue.vat_rate;
+    let data: Vec<_> = state.catalogue.all().map(|p| p.to_json(vat)).collect();
+    HttpResponse::Ok().json(json!({ "success": true, "data": data, "vatRate": vat }))
+}
+
+async fn get_subscription(state: Data, user: AuthUser) -> Result<HttpResponse> {
+    let sub = state.db.subscription(user.id(), state.now()).await?;
+    Ok(HttpResponse::Ok().json(subscription_json(&state, &sub)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ChangeBody {
+    plan_type: Option<String>,
+    payment_method: Option<String>,
+    billing_cycle: Option<String>,
+    currency: Option<String>,
+}
+
+/// Upgrades answer with a payment to make (`checkoutUrl`); downgrades with the
+/// subscription and its scheduled change. An `Idempotency-Key` header makes a retried
+/// upgrade return the same payment instead of a second one.
+async fn change(
+    state: Data,
+    req: HttpRequest,
+    user: AuthUser,
+    body: JsonAfterAuth<ChangeBody>,
+) -> Result<HttpResponse> {
+    let body = http::body(body)?;
+    let target = PlanType::parse(body.plan_type.as_deref())?;
+    let payment_method = body.payment_method.unwrap_or_else(|| "credit_card".into());
+    if payment_method != "credit_card" {
+        return Err(ErrorCode::InvalidPaymentMethod.into());
+    }
+    let cycle = BillingCycle::parse(body.billing_cycle.as_deref())?;
+    let currency = match body.currency.as_deref() {
+        Some("EUR") => Currency::Eur,
+        Some("HUF") => Currency::Huf,
+        Some(_) => return Err(ErrorCode::InvalidCurrency.into()),
+        // Hungarian users see forint prices first.
+        None if Lang::parse_exact(&user.user.language) == Some(Lang::HuHu) => Currency::Huf,
+        None => Currency::Eur,
+    };
+    let idempotency_key = req
+        .headers()
+        .get("Idempotency-Key")
+        .and_then(|h| h.to_str().ok())
+        .map(|k| k.trim().chars().take(200).collect::<String>())
+        .filter(|k| !k.is_empty());
+    let request = ChangeRequest {
+        target,
+        cycle,
+        currency,
+        payment_method,
+        idempotency_key,
+    };
+    match subscriptions::change_plan(&state, user.id(), request).await? {
+        ChangeOutcome::PaymentRequired {
+            payment,
+            checkout_url,
+        } => Ok(HttpResponse::Ok().json(json!({
+            "success": true,
+            "requiresPayment": true,
+            "payment": payment_json(&payment),
+            "checkoutUrl": checkout_url,
+        }))),
+        ChangeOutcome::Scheduled(sub) => {
+            let mut body = subscription_json(&state, &sub);
+            body["requiresPayment"] = json!(false);
+            Ok(HttpResponse::Ok().json(body))
+        }
+    }
+}
+
+async fn cancel(state: Data, user: AuthUser) -> Result<HttpResponse> {
+    let sub = subscriptions::cancel(&state, user.id()).await?;
+    Ok(HttpResponse::Ok().json(subscription_json(&state, &sub)))
+}
+
+async fn cancel_pending(state: Data, user: AuthUser) -> Result<HttpResponse> {
+    let sub = subscriptions::cancel_pending(&state, user.id()).await?;
+    Ok(HttpResponse::Ok().json(subscription_json(&state, &sub)))
+}

@@ -1,0 +1,373 @@
+//! The plan catalogue (`config/plans.toml`): features, quotas, models and prices of the
+//! free, base, plus and pro plans, plus the VAT rate and the quota timezone.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context;
+use chat_actors::quota::{Limits, Service};
+use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::error::{ErrorCode, Result};
+
+const EMBEDDED_PLANS: &str = include_str!("../../config/plans.toml");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanType {
+    Free,
+    Base,
+    Plus,
+    Pro,
+}
+
+impl PlanType {
+    pub const ALL: [PlanType; 4] = [PlanType::Free, PlanType::Base, PlanType::Plus, PlanType::Pro];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanType::Free => "free",
+            PlanType::Base => "base",
+            PlanType::Plus => "plus",
+            PlanType::Pro => "pro",
+        }
+    }
+
+    /// A plan named by a client; anything but the four plans is `invalid_plan`.
+    pub fn parse(value: Option<&str>) -> Result<PlanType> {
+        let value = value.unwrap_or("");
+        PlanType::ALL
+            .into_iter()
+            .find(|p| p.as_str() == value)
+            .ok_or_else(|| ErrorCode::InvalidPlan.into())
+    }
+
+    /// A plan stored in the database (always valid there).
+    pub fn from_db(value: &str) -> PlanType {
+        PlanType::ALL
+            .into_iter()
+            .find(|p| p.as_str() == value)
+            .unwrap_or(PlanType::Free)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Features {
+    pub google_web_search: bool,
+    pub openai_web_search: bool,
+    pub document_processing: bool,
+    pub project_management: bool,
+    pub image_generation: bool,
+}
+
+/// The models of SPEC §3; any a plan leaves out takes the SPEC §9 default.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Models {
+    pub base_chat_model: Option<String>,
+    pub web_preprocessing_model: Option<String>,
+    pub web_content_processing_model: Option<String>,
+    pub web_search_model: Option<String>,
+    pub document_processing_model: Option<String>,
+    pub embedding_model: Option<String>,
+    pub image_generation_preprocessing_model: Option<String>,
+    pub image_analysis_model: Option<String>,
+}
+
+impl Models {
+    fn with_defaults(mut self) -> Models {
+        let fill = |slot: &mut Option<String>, default: &str| {
+            if slot.as_deref().is_none_or(str::is_empty) {
+                *slot = Some(default.to_owned());
+            }
+        };
+        fill(&mut self.base_chat_model, "gpt-4o-mini");
+        fill(&mut self.web_preprocessing_model, "gpt-4.1-nano");
+        fill(&mut self.web_content_processing_model, "gpt-4.1-nano");
+        fill(&mut self.web_search_model, "gpt-4o-mini-search-preview");
+        fill(&mut self.document_processing_model, "gpt-4.1-nano");
+        fill(&mut self.embedding_model, "text-embedding-3-small");
+        fill(&mut self.image_generation_preprocessing_model, "gpt-image-1");
+        fill(&mut self.image_analysis_model, "gpt-4.1-nano");
+        self
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanDef {
+    name: String,
+    rank: u8,
+    price_eur: i64,
+    price_huf: i64,
+    features: Features,
+    #[serde(default)]
+    limits: BTreeMap<String, Limits>,
+    max_images_per_message: u32,
+    chat_models: Vec<String>,
+    #[serde(default)]
+    models: Models,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub plan_type: PlanType,
+    pub name: String,
+    pub rank: u8,
+    /// Net monthly price in minor units (cents, fillér).
+    pub price_eur_minor: i64,
+    pub price_huf_minor: i64,
+    pub features: Features,
+    pub limits: BTreeMap<Service, Limits>,
+    pub max_images_per_message: u32,
+    pub chat_models: Vec<String>,
+    pub models: Models,
+}
+
+impl Plan {
+    pub fn limits(&self, service: Service) -> Limits {
+        self.limits.get(&service).copied().unwrap_or_default()
+    }
+
+    /// Whether any service of the plan has a limit.
+    pub fn has_limits(&self) -> bool {
+        self.limits.values().any(|l| l.day.is_some() || l.month.is_some())
+    }
+
+    pub fn net_price_minor(&self, currency: Currency) -> i64 {
+        match currency {
+            Currency::Eur => self.price_eur_minor,
+            Currency::Huf => self.price_huf_minor,
+        }
+    }
+
+    /// The plan as the API shows it (`subscriptionPlan`, plan cards).
+    pub fn to_json(&self, vat_rate: f64) -> Value {
+        let limit = |service: Service| {
+            let l = self.limits(service);
+            json!({ "daily": l.day, "monthly": l.month })
+        };
+        json!({
+            "planType": self.plan_type,
+            "name": self.name,
+            "features": self.features,
+            "limits": {
+                "responseLimit": limit(Service::Responses),
+                "webSearchLimit": limit(Service::WebSearches),
+                "imageGenerationLimit": limit(Service::ImageGenerations),
+            },
+            "maxImagesPerMessage": self.max_images_per_message,
+            "chatModels": self.chat_models,
+            "models": self.models,
+            "prices": {
+                "EUR": price_json(self.price_eur_minor, vat_rate),
+                "HUF": price_json(self.price_huf_minor, vat_rate),
+            },
+        })
+    }
+}
+
+fn price_json(net_minor: i64, vat_rate: f64) -> Value {
+    let (vat, total) = vat_of(net_minor, vat_rate);
+    json!({ "net": net_minor as f64 / 100.0, "vat": vat as f64 / 100.0, "total": total as f64 / 100.0 })
+}
+
+/// VAT and gross of a net amount in minor units, VAT rounded half up.
+pub fn vat_of(net_minor: i64, vat_rate: f64) -> (i64, i64) {
+    let vat = (net_minor as f64 * vat_rate).round() as i64;
+    (vat, net_minor + vat)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Currency {
+    #[serde(rename = "EUR")]
+    Eur,
+    #[serde(rename = "HUF")]
+    Huf,
+}
+
+impl Currency {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Currency::Eur => "EUR",
+            Currency::Huf => "HUF",
+        }
+    }
+
+    pub fn from_db(value: &str) -> Currency {
+        if value == "HUF" {
+            Currency::Huf
+        } else {
+            Currency::Eur
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogueFile {
+    vat_rate: f64,
+    timezone: String,
+    one_time_days: i64,
+    plans: BTreeMap<PlanType, PlanDef>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Catalogue {
+    pub vat_rate: f64,
+    pub timezone: Tz,
+    pub one_time_days: i64,
+    plans: BTreeMap<PlanType, Plan>,
+}
+
+impl Catalogue {
+    /// `$CONFIG_DIR/plans.toml` if present, else the embedded copy.
+    pub fn load(config_dir: &Path) -> anyhow::Result<Catalogue> {
+        let file = config_dir.join("plans.toml");
+        match std::fs::read_to_string(&file) {
+            Ok(text) => Self::parse(&text).with_context(|| format!("in {}", file.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::parse(EMBEDDED_PLANS),
+            Err(e) => Err(e).with_context(|| format!("reading {}", file.display())),
+        }
+    }
+
+    pub fn embedded() -> Catalogue {
+        Self::parse(EMBEDDED_PLANS).expect("embedded config/plans.toml is valid")
+    }
+
+    pub fn parse(text: &str) -> anyhow::Result<Catalogue> {
+        let file: CatalogueFile = toml::from_str(text).context("parsing the plan catalogue")?;
+        let timezone: Tz = file
+            .timezone
+            .parse()
+            .map_err(|_| anyhow::anyhow!("unknown timezone {:?}", file.timezone))?;
+        anyhow::ensure!(
+            (0.0..1.0).contains(&file.vat_rate),
+            "vat_rate must be between 0 and 1"
+        );
+        let mut plans = BTreeMap::new();
+        for plan_type in PlanType::ALL {
+            let def = file
+                .plans
+                .get(&plan_type)
+                .with_context(|| format!("plan {} is missing", plan_type.as_str()))?;
+            let mut limits = BTreeMap::new();
+            for (name, l) in &def.limits {
+                let service = Service::parse(name).with_context(|| format!("unknown service {name:?}"))?;
+                limits.insert(service, *l);
+            }
+            anyhow::ensure!(
+                !def.chat_models.is_empty(),
+                "plan {} lists no chat_models",
+                plan_type.as_str()
+            );
+            let models = def.models.clone().with_defaults();
+            plans.insert(
+                plan_type,
+                Plan {
+                    plan_type,
+                    name: def.name.clone(),
+                    rank: def.rank,
+                    price_eur_minor: def.price_eur * 100,
+                    price_huf_minor: def.price_huf * 100,
+                    features: def.features,
+                    limits,
+                    max_images_per_message: def.max_images_per_message,
+                    chat_models: def.chat_models.clone(),
+                    models,
+                },
+            );
+        }
+        Ok(Catalogue {
+            vat_rate: file.vat_rate,
+            timezone,
+            one_time_days: file.one_time_days,
+            plans,
+        })
+    }
+
+    pub fn plan(&self, plan_type: PlanType) -> &Plan {
+        &self.plans[&plan_type]
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Plan> {
+        self.plans.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_catalogue_has_the_spec_plans_and_prices() {
+        let c = Catalogue::embedded();
+        let free = c.plan(PlanType::Free);
+        assert_eq!(
+            free.limits(Service::Responses),
+            Limits {
+                day: Some(50),
+                month: None
+            }
+        );
+        assert!(!free.features.openai_web_search && !free.features.document_processing);
+        assert_eq!(c.plan(PlanType::Pro).max_images_per_message, 5);
+        assert_eq!(
+            c.plan(PlanType::Pro).limits(Service::Responses),
+            Limits::default()
+        );
+        let eur: Vec<i64> = PlanType::ALL.iter().map(|p| c.plan(*p).price_eur_minor).collect();
+        assert_eq!(eur, [0, 500, 1000, 2000]);
+        let huf: Vec<i64> = PlanType::ALL
+            .iter()
+            .map(|p| c.plan(*p).price_huf_minor / 100)
+            .collect();
+        assert_eq!(huf, [0, 1500, 3000, 6000]);
+        let ranks: Vec<u8> = PlanType::ALL.iter().map(|p| c.plan(*p).rank).collect();
+        assert_eq!(ranks, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn models_a_plan_leaves_out_take_the_spec_defaults() {
+        let c = Catalogue::embedded();
+        let free = &c.plan(PlanType::Free).models;
+        assert_eq!(free.base_chat_model.as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(
+            free.web_search_model.as_deref(),
+            Some("gpt-4o-mini-search-preview")
+        );
+        assert_eq!(free.embedding_model.as_deref(), Some("text-embedding-3-small"));
+        assert_eq!(
+            free.image_generation_preprocessing_model.as_deref(),
+            Some("gpt-image-1")
+        );
+        assert_eq!(free.image_analysis_model.as_deref(), Some("gpt-4.1-nano"));
+        let pro = &c.plan(PlanType::Pro).models;
+        assert_eq!(pro.web_search_model.as_deref(), Some("gpt-4o-search-preview"));
+    }
+
+    #[test]
+    fn vat_is_rounded_and_shown_apart() {
+        assert_eq!(vat_of(500, 0.27), (135, 635));
+        assert_eq!(vat_of(150_000, 0.27), (40_500, 190_500));
+    }
+
+    #[test]
+    fn only_the_four_plans_parse() {
+        assert_eq!(PlanType::parse(Some("plus")).unwrap(), PlanType::Plus);
+        for bad in [None, Some(""), Some("Pro"), Some("gold")] {
+            assert_eq!(PlanType::parse(bad).unwrap_err().code(), ErrorCode::InvalidPlan);
+        }
+    }
+
+    #[test]
+    fn a_catalogue_missing_a_plan_or_with_a_bad_timezone_is_refused() {
+        let without_pro = EMBEDDED_PLANS.split("[plans.pro]").next().unwrap();
+        assert!(Catalogue::parse(without_pro).is_err());
+        let bad_tz = EMBEDDED_PLANS.replace("timezone = \"UTC\"", "timezone = \"Mars/Olympus\"");
+        assert!(Catalogue::parse(&bad_tz).is_err());
+    }
+}

@@ -1,0 +1,420 @@
+//! Quotas as the rest of the server uses them: limits come from the user's plan, periods
+//! from the clock in the catalogue's timezone, and the count itself from the quota actors
+//! (`chat_actors::quota`), backed by Redis when configured.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Addr;
+use anyhow::Context;
+use chat_actors::quota::{
+    Consume, Counters, Decision, GetUsage, Limits, Period, Periods, QuotaHub, Refund, Service,
+    SharedCounters, UsageStore, Used,
+};
+use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+
+use crate::clock::{SharedClock, DAY_MS};
+use crate::db::Db;
+use crate::error::{ApiError, ErrorCode, Result};
+use crate::plans::{Catalogue, PlanType};
+
+/// The current day and month with their bounds (unix ms).
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub periods: Periods,
+    pub day_start: i64,
+    pub day_end: i64,
+    pub month_start: i64,
+    pub month_end: i64,
+}
+
+fn local_midnight(tz: Tz, date: NaiveDate) -> i64 {
+    // Where DST skips midnight, the day starts at the first instant that exists.
+    (0..3)
+        .find_map(|h| tz.from_local_datetime(&date.and_hms_opt(h, 0, 0)?).earliest())
+        .map_or_else(
+            || date.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis(),
+            |t| t.timestamp_millis(),
+        )
+}
+
+/// The day and month around `now_ms` in `tz`.
+pub fn window(now_ms: i64, tz: Tz) -> Window {
+    let local = DateTime::from_timestamp_millis(now_ms)
+        .unwrap_or_default()
+        .with_timezone(&tz);
+    let date = local.date_naive();
+    let month_first = date.with_day(1).expect("day 1 exists");
+    let next_month = month_first.checked_add_months(Months::new(1)).expect("in range");
+    let next_day = date.succ_opt().expect("in range");
+    let (day_start, day_end) = (local_midnight(tz, date), local_midnight(tz, next_day));
+    let (month_start, month_end) = (local_midnight(tz, month_first), local_midnight(tz, next_month));
+    // Counters outlive their period by a day, so a refund near midnight still finds them.
+    let ttl = |end: i64| Duration::from_millis((end - now_ms + DAY_MS).max(DAY_MS) as u64);
+    Window {
+        periods: Periods {
+            day: date.format("%Y-%m-%d").to_string(),
+            month: date.format("%Y-%m").to_string(),
+            day_ttl: ttl(day_end),
+            month_ttl: ttl(month_end),
+        },
+        day_start,
+        day_end,
+        month_start,
+        month_end,
+    }
+}
+
+pub fn iso(ms: i64) -> Option<String> {
+    DateTime::<Utc>::from_timestamp_millis(ms).map(|t| t.to_rfc3339())
+}
+
+#[derive(Clone)]
+pub struct Quotas {
+    hub: Addr<QuotaHub>,
+    db: Db,
+    catalogue: Arc<Catalogue>,
+    clock: SharedClock,
+}
+
+impl Quotas {
+    /// Starts the quota hub on the current arbiter.
+    pub fn start(
+        db: Db,
+        redis: Option<(redis::aio::ConnectionManager, String)>,
+        catalogue: Arc<Catalogue>,
+        clock: SharedClock,
+    ) -> Quotas {
+        use actix::Actor;
+        let counters = match redis {
+            Some((conn, prefix)) => Counters::Shared(Arc::new(RedisCounters::new(conn, prefix))),
+            None => Counters::InProcess,
+        };
+        let store: Arc<dyn UsageStore> = Arc::new(DbUsageStore(db.clone()));
+        let hub = QuotaHub::new(counters, store).start();
+        Quotas {
+            hub,
+            db,
+            catalogue,
+            clock,
+        }
+    }
+
+    pub fn window(&self) -> Window {
+        window(self.clock.now_ms(), self.catalogue.timezone)
+    }
+
+    async fn plan_of(&self, user_id: &str) -> Result<PlanType> {
+        let sub = self.db.subscription(user_id, self.clock.now_ms()).await?;
+        Ok(PlanType::from_db(&sub.plan_type))
+    }
+
+    /// Checks and counts one unit of `service` for the user, atomically.
+    pub async fn consume(&self, user_id: &str, service: Service) -> Result<Decision> {
+        let limits = self.catalogue.plan(self.plan_of(user_id).await?).limits(service);
+        let msg = Consume {
+            user: user_id.to_owned(),
+            service,
+            limits,
+            periods: self.window().periods,
+        };
+        Ok(self.hub.send(msg).await.context("quota hub")??)
+    }
+
+    /// Counts one response, or refuses with `limit_reached` (and when to come back).
+    pub async fn consume_response(&self, user_id: &str) -> Result<Used> {
+        match self.consume(user_id, Service::Responses).await? {
+            Decision::Allowed { used } => Ok(used),
+            Decision::Refused { period, .. } => {
+                let w = self.window();
+                let (field, resets_at) = match period {
+                    Period::Day => ("day", w.day_end),
+                    Period::Month => ("month", w.month_end),
+                };
+                let secs = ((resets_at - self.clock.now_ms()) / 1000).max(1) as u64;
+                Err(ApiError::Client {
+                    code: ErrorCode::LimitReached,
+                    field: Some(field),
+                    max: None,
+                    retry_after_secs: Some(secs),
+                })
+            }
+        }
+    }
+
+    /// Gives back a unit (a failed or cancelled generation).
+    pub async fn refund(&self, user_id: &str, service: Service) -> Result<()> {
+        let msg = Refund {
+            user: user_id.to_owned(),
+            service,
+            periods: self.window().periods,
+        };
+        Ok(self.hub.send(msg).await.context("quota hub")??)
+    }
+
+    /// `limitInfo` of `GET /api/usage/limits`.
+    pub async fn limit_info(&self, user_id: &str) -> Result<(bool, Value)> {
+        let plan = self.catalogue.plan(self.plan_of(user_id).await?);
+        let w = self.window();
+        let used = self
+            .hub
+            .send(GetUsage {
+                user: user_id.to_owned(),
+                periods: w.periods.clone(),
+            })
+            .await
+            .context("quota hub")??;
+        let counter = |limit: Option<u32>, used: u32, resets_at: i64| {
+            json!({
+                "limit": limit,
+                "used": used,
+                "remaining": limit.map(|l| l.saturating_sub(used)),
+                "unlimited": limit.is_none(),
+                "resetsAt": iso(resets_at),
+            })
+        };
+        let mut services = serde_json::Map::new();
+        for (name, service) in [
+            ("responses", Service::Responses),
+            ("searches", Service::WebSearches),
+            ("images", Service::ImageGenerations),
+        ] {
+            let limits = plan.limits(service);
+            let u = used.get(&service).copied().unwrap_or_default();
+            services.insert(
+                name.to_owned(),
+                json!({
+                    "daily": counter(limits.day, u.day, w.day_end),
+                    "monthly": counter(limits.month, u.month, w.month_end),
+                }),
+            );
+        }
+        let info = json!({
+            "limitType": plan.plan_type,
+            "startDate": iso(w.day_start),
+            "endDate": iso(w.day_end),
+            "monthStartDate": iso(w.month_start),
+            "monthEndDate": iso(w.month_end),
+            "timezone": self.catalogue.timezone.name(),
+            "services": services,
+        });
+        Ok((plan.has_limits(), info))
+    }
+}
+
+/// The durable usage record in the database.
+struct DbUsageStore(Db);
+
+impl UsageStore for DbUsageStore {
+    fn record(
+        &self,
+        user: &str,
+        service: Service,
+        day: &str,
+        delta: i64,
+    ) -> BoxFuture<'static, anyhow::Result<()>> {
+        let (db, user, day) = (self.0.clone(), user.to_owned(), day.to_owned());
+        Box::pin(async move { Ok(db.record_usage(&user, service.as_str(), &day, delta).await?) })
+    }
+
+    fn load(
+        &self,
+        user: &str,
+        periods: &Periods,
+    ) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
+        let (db, user, periods) = (self.0.clone(), user.to_owned(), periods.clone());
+        Box::pin(async move { Ok(db.usage(&user, &periods.day, &periods.month).await?) })
+    }
+}
+
+/// Counters in Redis: one key per user, service and period, checked and incremented by
+/// one Lua script so concurrent calls from any instance are atomic.
+pub struct RedisCounters {
+    conn: redis::aio::ConnectionManager,
+    prefix: String,
+    consume: redis::Script,
+    refund: redis::Script,
+}
+
+/// KEYS: day counter, month counter. ARGV: day limit, month limit (-1: none), day TTL,
+/// month TTL (seconds). Returns {allowed (1/0), day used, month used, refused period
+/// (0 none, 1 day, 2 month)}.
+const CONSUME_LUA: &str = r"
+local d = tonumber(redis.call('GET', KEYS[1]) or '0')
+local m = tonumber(redis.call('GET', KEYS[2]) or '0')
+local dl, ml = tonumber(ARGV[1]), tonumber(ARGV[2])
+if dl >= 0 and d >= dl then return {0, d, m, 1} end
+if ml >= 0 and m >= ml then return {0, d, m, 2} end
+d = redis.call('INCR', KEYS[1])
+m = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+return {1, d, m, 0}
+";
+
+/// Decrements both counters, never below zero.
+const REFUND_LUA: &str = r"
+for i = 1, 2 do
+  local v = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if v > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 1
+";
+
+impl RedisCounters {
+    pub fn new(conn: redis::aio::ConnectionManager, prefix: String) -> Self {
+        RedisCounters {
+            conn,
+            prefix,
+            consume: redis::Script::new(CONSUME_LUA),
+            refund: redis::Script::new(REFUND_LUA),
+        }
+    }
+
+    /// The braces keep a user's keys in one Redis Cluster slot.
+    fn keys(&self, user: &str, service: Service, periods: &Periods) -> (String, String) {
+        let base = format!("{}quota:{{{user}}}:{}", self.prefix, service.as_str());
+        (
+            format!("{base}:d:{}", periods.day),
+            format!("{base}:m:{}", periods.month),
+        )
+    }
+}
+
+fn limit_arg(limit: Option<u32>) -> i64 {
+    limit.map_or(-1, i64::from)
+}
+
+impl SharedCounters for RedisCounters {
+    fn try_consume(
+        &self,
+        user: &str,
+        service: Service,
+        limits: Limits,
+        periods: &Periods,
+    ) -> BoxFuture<'static, anyhow::Result<Decision>> {
+        let (day_key, month_key) = self.keys(user, service, periods);
+        let (day_ttl, month_ttl) = (periods.day_ttl.as_secs(), periods.month_ttl.as_secs());
+        let (script, mut conn) = (self.consume.clone(), self.conn.clone());
+        Box::pin(async move {
+            let mut invocation = script.key(day_key);
+            invocation
+                .key(month_key)
+                .arg(limit_arg(limits.day))
+                .arg(limit_arg(limits.month))
+                .arg(day_ttl)
+                .arg(month_ttl);
+            let r: Vec<i64> = invocation
+                .invoke_async(&mut conn)
+                .await
+                .context("quota script in Redis")?;
+            let used = Used {
+                day: r[1] as u32,
+                month: r[2] as u32,
+            };
+            Ok(match (r[0], r[3]) {
+                (1, _) => Decision::Allowed { used },
+                (_, 1) => Decision::Refused {
+                    used,
+                    period: Period::Day,
+                },
+                _ => Decision::Refused {
+                    used,
+                    period: Period::Month,
+                },
+            })
+        })
+    }
+
+    fn refund(
+        &self,
+        user: &str,
+        service: Service,
+        periods: &Periods,
+    ) -> BoxFuture<'static, anyhow::Result<()>> {
+        let (day_key, month_key) = self.keys(user, service, periods);
+        let (script, mut conn) = (self.refund.clone(), self.conn.clone());
+        Box::pin(async move {
+            let mut invocation = script.key(day_key);
+            invocation.key(month_key);
+            let _: i64 = invocation
+                .invoke_async(&mut conn)
+                .await
+                .context("refund script in Redis")?;
+            Ok(())
+        })
+    }
+
+    fn used(
+        &self,
+        user: &str,
+        periods: &Periods,
+    ) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
+        let keys: Vec<(Service, String, String)> = Service::ALL
+            .into_iter()
+            .map(|s| {
+                let (d, m) = self.keys(user, s, periods);
+                (s, d, m)
+            })
+            .collect();
+        let mut conn = self.conn.clone();
+        Box::pin(async move {
+            let mut cmd = redis::cmd("MGET");
+            for (_, d, m) in &keys {
+                cmd.arg(d).arg(m);
+            }
+            let values: Vec<Option<u32>> = cmd
+                .query_async(&mut conn)
+                .await
+                .context("reading quota counters")?;
+            Ok(keys
+                .iter()
+                .enumerate()
+                .map(|(i, (s, _, _))| {
+                    let used = Used {
+                        day: values[2 * i].unwrap_or(0),
+                        month: values[2 * i + 1].unwrap_or(0),
+                    };
+                    (*s, used)
+                })
+                .collect())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(rfc3339: &str) -> i64 {
+        DateTime::parse_from_rfc3339(rfc3339).unwrap().timestamp_millis()
+    }
+
+    #[test]
+    fn days_and_months_follow_the_configured_timezone() {
+        let w = window(at("2026-11-30T23:30:00Z"), chrono_tz::UTC);
+        assert_eq!(
+            (w.periods.day.as_str(), w.periods.month.as_str()),
+            ("2026-11-30", "2026-11")
+        );
+        assert_eq!(w.day_end, at("2026-12-01T00:00:00Z"));
+        assert_eq!(w.month_end, at("2026-12-01T00:00:00Z"));
+        // Half past midnight in Budapest is already the next day and month.
+        let w = window(at("2026-11-30T23:30:00Z"), chrono_tz::Europe::Budapest);
+        assert_eq!(
+            (w.periods.day.as_str(), w.periods.month.as_str()),
+            ("2026-12-01", "2026-12")
+        );
+        assert_eq!(w.day_start, at("2026-11-30T23:00:00Z"));
+    }
+
+    #[test]
+    fn a_dst_day_is_23_hours_long() {
+        let w = window(at("2026-03-29T12:00:00Z"), chrono_tz::Europe::Budapest);
+        assert_eq!(w.day_end - w.day_start, 23 * 3600 * 1000);
+    }
+}

@@ -1,0 +1,346 @@
+//! The rules of SPEC §4 for plans: upgrades take effect once paid; downgrades and
+//! cancellations wait for the end of the paid period; renewals and expiries are applied
+//! by the scheduler.
+
+use chrono::{DateTime, Months};
+use serde_json::{json, Value};
+
+use crate::db::payments::PaymentRow;
+use crate::db::subscriptions::{Activation, SubscriptionRow};
+use crate::error::{ApiError, ErrorCode, Result};
+use crate::plans::{vat_of, Currency, PlanType};
+use crate::quota::iso;
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BillingCycle {
+    /// Renews every month until cancelled.
+    Monthly,
+    /// `one_time_days` of access, no renewal.
+    OneTime,
+}
+
+impl BillingCycle {
+    pub fn parse(value: Option<&str>) -> Result<BillingCycle> {
+        match value.unwrap_or("monthly") {
+            "monthly" => Ok(BillingCycle::Monthly),
+            "one_time" => Ok(BillingCycle::OneTime),
+            _ => Err(ErrorCode::InvalidBillingCycle.into()),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BillingCycle::Monthly => "monthly",
+            BillingCycle::OneTime => "one_time",
+        }
+    }
+}
+
+/// The end of a period of `cycle` starting at `start`.
+pub fn period_end(state: &AppState, cycle: &str, start: i64) -> i64 {
+    if cycle == "one_time" {
+        return start + state.catalogue.one_time_days * crate::clock::DAY_MS;
+    }
+    DateTime::from_timestamp_millis(start)
+        .and_then(|t| t.checked_add_months(Months::new(1)))
+        .map_or(start + 30 * crate::clock::DAY_MS, |t| t.timestamp_millis())
+}
+
+/// `GET /api/subscription` and the answer of every call that changes it.
+pub fn subscription_json(state: &AppState, sub: &SubscriptionRow) -> Value {
+    let vat = state.catalogue.vat_rate;
+    let plan = state.catalogue.plan(PlanType::from_db(&sub.plan_type));
+    let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
+    json!({
+        "success": true,
+        "data": {
+            "_id": sub.id,
+            "planType": sub.plan_type,
+            "status": sub.status,
+            "startDate": iso(sub.start_date),
+            "endDate": sub.end_date.and_then(iso),
+            "billingCycle": sub.billing_cycle,
+            "paymentMethod": sub.payment_method,
+            "currency": sub.currency,
+            // A scheduled downgrade to a paid plan renews too, at that plan's price.
+            "autoRenew": match pending {
+                Some(plan) => plan != PlanType::Free,
+                None => sub.billing_cycle.as_deref() == Some("monthly"),
+            },
+            "cancelAtPeriodEnd": pending == Some(PlanType::Free),
+        },
+        "subscriptionPlan": plan.to_json(vat),
+        "pendingSubscription": pending.map(|p| json!({
+            "planType": p,
+            "activationDate": sub.end_date.and_then(iso),
+            "requestedAt": sub.pending_since.and_then(iso),
+        })),
+        "pendingSubscriptionPlan": pending.map(|p| state.catalogue.plan(p).to_json(vat)),
+    })
+}
+
+pub fn payment_json(p: &PaymentRow) -> Value {
+    let major = |minor: i64| minor as f64 / 100.0;
+    json!({
+        "_id": p.id,
+        "planType": p.plan_type,
+        "billingCycle": p.billing_cycle,
+        "kind": p.kind,
+        "status": p.status,
+        "currency": p.currency,
+        "netAmount": major(p.net_amount),
+        "vatRate": p.vat_rate,
+        "vatAmount": major(p.vat_amount),
+        "totalAmount": major(p.total_amount),
+        "paymentMethod": p.payment_method,
+        "provider": p.provider,
+        "createdAt": iso(p.created_at),
+        "completedAt": p.completed_at.and_then(iso),
+    })
+}
+
+/// What a new payment is for.
+struct Charge<'a> {
+    plan: PlanType,
+    cycle: &'a str,
+    kind: &'a str,
+    currency: Currency,
+    payment_method: &'a str,
+    idempotency_key: Option<String>,
+}
+
+fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> PaymentRow {
+    let Charge {
+        plan,
+        cycle,
+        kind,
+        currency,
+        payment_method,
+        idempotency_key,
+    } = charge;
+    let net = state.catalogue.plan(plan).net_price_minor(currency);
+    let (vat, total) = vat_of(net, state.catalogue.vat_rate);
+    PaymentRow {
+        id: uuid::Uuid::now_v7().simple().to_string(),
+        user_id: user_id.to_owned(),
+        plan_type: plan.as_str().to_owned(),
+        billing_cycle: cycle.to_owned(),
+        kind: kind.to_owned(),
+        status: "pending".to_owned(),
+        currency: currency.as_str().to_owned(),
+        net_amount: net,
+        vat_rate: state.catalogue.vat_rate,
+        vat_amount: vat,
+        total_amount: total,
+        provider: state.payments.name().to_owned(),
+        provider_ref: None,
+        payment_method: payment_method.to_owned(),
+        idempotency_key,
+        created_at: state.now(),
+        completed_at: None,
+    }
+}
+
+pub struct ChangeRequest {
+    pub target: PlanType,
+    pub cycle: BillingCycle,
+    pub currency: Currency,
+    pub payment_method: String,
+    pub idempotency_key: Option<String>,
+}
+
+/// What a plan change led to.
+pub enum ChangeOutcome {
+    /// An upgrade: pay at `checkout_url`; the plan changes once paid.
+    PaymentRequired {
+        payment: PaymentRow,
+        checkout_url: String,
+    },
+    /// A downgrade, scheduled for the end of the period.
+    Scheduled(SubscriptionRow),
+}
+
+pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) -> Result<ChangeOutcome> {
+    let now = state.now();
+    let sub = state.db.subscription(user_id, now).await?;
+    let current = PlanType::from_db(&sub.plan_type);
+    if req.target == current {
+        return Err(ErrorCode::AlreadyOnPlan.into());
+    }
+    let rank = |p: PlanType| state.catalogue.plan(p).rank;
+    if rank(req.target) < rank(current) {
+        // Downgrade: keep what was paid for until the end date; quotas are not reset.
+        state
+            .db
+            .set_pending_plan(user_id, Some(req.target.as_str()), now)
+            .await?;
+        return Ok(ChangeOutcome::Scheduled(
+            state.db.subscription(user_id, now).await?,
+        ));
+    }
+    if let Some(key) = &req.idempotency_key {
+        if let Some(existing) = state.db.payment_by_idempotency_key(user_id, key).await? {
+            let checkout = state.payments.start_checkout(&existing).await?;
+            return Ok(ChangeOutcome::PaymentRequired {
+                payment: existing,
+                checkout_url: checkout.url,
+            });
+        }
+    }
+    if state.db.billing_info(user_id).await?.is_none() {
+        return Err(ErrorCode::BillingInfoRequired.into());
+    }
+    let charge = Charge {
+        plan: req.target,
+        cycle: req.cycle.as_str(),
+        kind: "checkout",
+        currency: req.currency,
+        payment_method: &req.payment_method,
+        idempotency_key: req.idempotency_key,
+    };
+    let payment = new_payment(state, user_id, charge);
+    state.db.insert_payment(&payment).await?;
+    let checkout = state.payments.start_checkout(&payment).await?;
+    if let Some(provider_ref) = &checkout.provider_ref {
+        state.db.set_provider_ref(&payment.id, provider_ref).await?;
+    }
+    Ok(ChangeOutcome::PaymentRequired {
+        payment,
+        checkout_url: checkout.url,
+    })
+}
+
+/// Cancelling keeps access until the end date, then the user is on free.
+pub async fn cancel(state: &AppState, user_id: &str) -> Result<SubscriptionRow> {
+    let now = state.now();
+    let sub = state.db.subscription(user_id, now).await?;
+    if PlanType::from_db(&sub.plan_type) == PlanType::Free {
+        return Err(ErrorCode::NoPaidSubscription.into());
+    }
+    state
+        .db
+        .set_pending_plan(user_id, Some(PlanType::Free.as_str()), now)
+        .await?;
+    Ok(state.db.subscription(user_id, now).await?)
+}
+
+pub async fn cancel_pending(state: &AppState, user_id: &str) -> Result<SubscriptionRow> {
+    let now = state.now();
+    let sub = state.db.subscription(user_id, now).await?;
+    if sub.pending_plan_type.is_none() {
+        return Err(ErrorCode::NoPendingChange.into());
+    }
+    state.db.set_pending_plan(user_id, None, now).await?;
+    Ok(state.db.subscription(user_id, now).await?)
+}
+
+/// A checkout was paid: the plan starts now, for a month or for the one-time period.
+/// Applies a payment at most once.
+pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<PaymentRow> {
+    let now = state.now();
+    let payment = state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?;
+    if !state.db.close_payment(payment_id, "succeeded", now).await? {
+        return Err(ErrorCode::PaymentClosed.into());
+    }
+    let activation = Activation {
+        plan_type: &payment.plan_type,
+        billing_cycle: &payment.billing_cycle,
+        payment_method: &payment.payment_method,
+        currency: &payment.currency,
+        start_date: now,
+        end_date: period_end(state, &payment.billing_cycle, now),
+    };
+    state
+        .db
+        .activate_subscription(&payment.user_id, &activation, now)
+        .await?;
+    tracing::info!(user = %payment.user_id, plan = %payment.plan_type, payment = %payment.id, "plan activated");
+    Ok(state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?)
+}
+
+pub async fn abandon_payment(state: &AppState, payment_id: &str) -> Result<()> {
+    if state
+        .db
+        .close_payment(payment_id, "canceled", state.now())
+        .await?
+    {
+        Ok(())
+    } else {
+        Err(ErrorCode::PaymentClosed.into())
+    }
+}
+
+/// Applies every period that ended by now: scheduled changes, monthly renewals and
+/// expiries. Safe with several instances: each subscription is claimed first.
+pub async fn apply_due(state: &AppState) -> anyhow::Result<usize> {
+    let now = state.now();
+    let due = state.db.due_subscriptions(now).await?;
+    let mut applied = 0;
+    for sub in due {
+        match apply_one(state, &sub, now).await {
+            Ok(true) => applied += 1,
+            Ok(false) => {}
+            Err(e) => tracing::error!(user = %sub.user_id, error = ?e, "could not apply a due subscription"),
+        }
+    }
+    Ok(applied)
+}
+
+async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<bool, ApiError> {
+    let Some(end) = sub.end_date else { return Ok(false) };
+    let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
+    let renews_as = match pending {
+        Some(PlanType::Free) => None,
+        Some(lower) => Some(lower),
+        None if sub.billing_cycle.as_deref() == Some("monthly") => Some(PlanType::from_db(&sub.plan_type)),
+        None => None,
+    };
+    let Some(plan) = renews_as else {
+        // Cancelled, downgraded to free, or a one-time period over.
+        if !state.db.claim_due(&sub.user_id, end, now, now).await? {
+            return Ok(false);
+        }
+        state.db.set_free(&sub.user_id, now).await?;
+        tracing::info!(user = %sub.user_id, "subscription ended; now on free");
+        return Ok(true);
+    };
+    // A renewal's period follows the old one; after a long outage it starts now instead
+    // of charging for time that passed unserved.
+    let start = if period_end(state, "monthly", end) > now {
+        end
+    } else {
+        now
+    };
+    let new_end = period_end(state, "monthly", start);
+    if !state.db.claim_due(&sub.user_id, end, new_end, now).await? {
+        return Ok(false);
+    }
+    let currency = Currency::from_db(sub.currency.as_deref().unwrap_or("EUR"));
+    let method = sub.payment_method.clone().unwrap_or_else(|| "credit_card".into());
+    let charge = Charge {
+        plan,
+        cycle: "monthly",
+        kind: "renewal",
+        currency,
+        payment_method: &method,
+        idempotency_key: None,
+    };
+    let payment = new_payment(state, &sub.user_id, charge);
+    state.db.insert_payment(&payment).await?;
+    let paid = state.payments.charge_renewal(&payment).await?;
+    state
+        .db
+        .close_payment(&payment.id, if paid { "succeeded" } else { "failed" }, now)
+        .await?;
+    if !paid {
+        state.db.set_free(&sub.user_id, now).await?;
+        tracing::warn!(user = %sub.user_id, "renewal declined; now on free");
+        return Ok(true);
+    }
+    if pending.is_some() {
+        state.db.switch_plan(&sub.user_id, plan.as_str(), start).await?;
+    }
+    tracing::info!(user = %sub.user_id, plan = plan.as_str(), "subscription renewed");
+    Ok(true)
+}
