@@ -117,6 +117,9 @@ error_codes! {
         "You have no paid subscription to cancel", "Nincs lemondható előfizetése";
     NoPendingChange = "no_pending_change", BAD_REQUEST,
         "There is no scheduled plan change", "Nincs ütemezett csomagváltás";
+    PlanNotRenewing = "plan_not_renewing", BAD_REQUEST,
+        "Your plan does not renew: choose a new plan when it ends",
+        "Az előfizetése nem újul meg: a lejártakor válasszon új csomagot";
     BillingInfoRequired = "billing_info_required", BAD_REQUEST,
         "Please fill in your billing information before paying",
         "Kérjük, fizetés előtt adja meg a számlázási adatait";

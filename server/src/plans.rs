@@ -101,8 +101,8 @@ impl Models {
 struct PlanDef {
     name: String,
     rank: u8,
-    price_eur: i64,
-    price_huf: i64,
+    price_eur: f64,
+    price_huf: f64,
     features: Features,
     #[serde(default)]
     limits: BTreeMap<String, Limits>,
@@ -153,6 +153,7 @@ impl Plan {
         json!({
             "planType": self.plan_type,
             "name": self.name,
+            "rank": self.rank,
             "features": self.features,
             "limits": {
                 "responseLimit": limit(Service::Responses),
@@ -271,8 +272,8 @@ impl Catalogue {
                     plan_type,
                     name: def.name.clone(),
                     rank: def.rank,
-                    price_eur_minor: def.price_eur * 100,
-                    price_huf_minor: def.price_huf * 100,
+                    price_eur_minor: (def.price_eur * 100.0).round() as i64,
+                    price_huf_minor: (def.price_huf * 100.0).round() as i64,
                     features: def.features,
                     limits,
                     max_images_per_message: def.max_images_per_message,
@@ -281,6 +282,10 @@ impl Catalogue {
                 },
             );
         }
+        let mut ranks: Vec<u8> = plans.values().map(|p: &Plan| p.rank).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        anyhow::ensure!(ranks.len() == plans.len(), "every plan needs a rank of its own");
         Ok(Catalogue {
             vat_rate: file.vat_rate,
             timezone,
@@ -293,8 +298,11 @@ impl Catalogue {
         &self.plans[&plan_type]
     }
 
-    pub fn all(&self) -> impl Iterator<Item = &Plan> {
-        self.plans.values()
+    /// Every plan, cheapest (lowest rank) first.
+    pub fn all(&self) -> Vec<&Plan> {
+        let mut plans: Vec<&Plan> = self.plans.values().collect();
+        plans.sort_by_key(|p| p.rank);
+        plans
     }
 }
 
@@ -361,6 +369,22 @@ mod tests {
         for bad in [None, Some(""), Some("Pro"), Some("gold")] {
             assert_eq!(PlanType::parse(bad).unwrap_err().code(), ErrorCode::InvalidPlan);
         }
+    }
+
+    #[test]
+    fn prices_may_have_cents_and_ranks_must_differ() {
+        let cents = EMBEDDED_PLANS.replace("price_eur = 5\n", "price_eur = 4.99\n");
+        assert_eq!(
+            Catalogue::parse(&cents)
+                .unwrap()
+                .plan(PlanType::Base)
+                .price_eur_minor,
+            499
+        );
+        let same_rank = EMBEDDED_PLANS.replace("rank = 3", "rank = 2");
+        assert!(Catalogue::parse(&same_rank).is_err());
+        let order: Vec<PlanType> = Catalogue::embedded().all().iter().map(|p| p.plan_type).collect();
+        assert_eq!(order, PlanType::ALL);
     }
 
     #[test]

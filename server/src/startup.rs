@@ -114,6 +114,9 @@ impl Application {
         spawn_housekeeping(state.clone());
         let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
         let scheduler = actix::Actor::start(Scheduler::new(state.clone(), interval));
+        if state.payments.name() == "demo" {
+            tracing::warn!("payments: the demo provider completes every checkout without a card; do not expose it to real users");
+        }
         tracing::info!(port, "listening");
         Ok(Application {
             port,

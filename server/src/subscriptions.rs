@@ -122,7 +122,7 @@ fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> PaymentRo
     let net = state.catalogue.plan(plan).net_price_minor(currency);
     let (vat, total) = vat_of(net, state.catalogue.vat_rate);
     PaymentRow {
-        id: uuid::Uuid::now_v7().simple().to_string(),
+        id: uuid::Uuid::now_v7().to_string(),
         user_id: user_id.to_owned(),
         plan_type: plan.as_str().to_owned(),
         billing_cycle: cycle.to_owned(),
@@ -162,6 +162,12 @@ pub enum ChangeOutcome {
 }
 
 pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) -> Result<ChangeOutcome> {
+    // A retried upgrade gets its first payment back, whatever happened since.
+    if let Some(key) = &req.idempotency_key {
+        if let Some(existing) = state.db.payment_by_idempotency_key(user_id, key).await? {
+            return payment_required(state, existing).await;
+        }
+    }
     let now = state.now();
     let sub = state.db.subscription(user_id, now).await?;
     let current = PlanType::from_db(&sub.plan_type);
@@ -170,7 +176,13 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
     }
     let rank = |p: PlanType| state.catalogue.plan(p).rank;
     if rank(req.target) < rank(current) {
-        // Downgrade: keep what was paid for until the end date; quotas are not reset.
+        // A plan that does not renew has no payment to carry into a lower paid plan:
+        // the user picks a new plan when it ends.
+        let renews = sub.billing_cycle.as_deref() == Some("monthly");
+        if req.target != PlanType::Free && !renews {
+            return Err(ErrorCode::PlanNotRenewing.into());
+        }
+        // Keep what was paid for until the end date; quotas are not reset.
         state
             .db
             .set_pending_plan(user_id, Some(req.target.as_str()), now)
@@ -179,18 +191,10 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
             state.db.subscription(user_id, now).await?,
         ));
     }
-    if let Some(key) = &req.idempotency_key {
-        if let Some(existing) = state.db.payment_by_idempotency_key(user_id, key).await? {
-            let checkout = state.payments.start_checkout(&existing).await?;
-            return Ok(ChangeOutcome::PaymentRequired {
-                payment: existing,
-                checkout_url: checkout.url,
-            });
-        }
-    }
     if state.db.billing_info(user_id).await?.is_none() {
         return Err(ErrorCode::BillingInfoRequired.into());
     }
+    let key = req.idempotency_key.clone();
     let charge = Charge {
         plan: req.target,
         cycle: req.cycle.as_str(),
@@ -200,7 +204,23 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
         idempotency_key: req.idempotency_key,
     };
     let payment = new_payment(state, user_id, charge);
-    state.db.insert_payment(&payment).await?;
+    if let Err(e) = state.db.insert_payment(&payment).await {
+        // The same key sent twice at once: the other request stored the payment.
+        let existing = match (&e, &key) {
+            (sqlx::Error::Database(db), Some(key)) if db.is_unique_violation() => {
+                state.db.payment_by_idempotency_key(user_id, key).await?
+            }
+            _ => None,
+        };
+        return match existing {
+            Some(existing) => payment_required(state, existing).await,
+            None => Err(e.into()),
+        };
+    }
+    payment_required(state, payment).await
+}
+
+async fn payment_required(state: &AppState, payment: PaymentRow) -> Result<ChangeOutcome> {
     let checkout = state.payments.start_checkout(&payment).await?;
     if let Some(provider_ref) = &checkout.provider_ref {
         state.db.set_provider_ref(&payment.id, provider_ref).await?;
@@ -235,12 +255,16 @@ pub async fn cancel_pending(state: &AppState, user_id: &str) -> Result<Subscript
     Ok(state.db.subscription(user_id, now).await?)
 }
 
-/// A checkout was paid: the plan starts now, for a month or for the one-time period.
-/// Applies a payment at most once.
+/// A checkout was paid: the plan starts now, for a month or for the one-time period,
+/// and the user's other open checkouts close. A payment is applied at most once, and
+/// never to move a user down from a higher plan they hold (an old checkout paid late).
 pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<PaymentRow> {
     let now = state.now();
     let payment = state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?;
-    if !state.db.close_payment(payment_id, "succeeded", now).await? {
+    let sub = state.db.subscription(&payment.user_id, now).await?;
+    let rank = |p: &str| state.catalogue.plan(PlanType::from_db(p)).rank;
+    if rank(&payment.plan_type) <= rank(&sub.plan_type) {
+        state.db.close_payment(payment_id, "canceled", now).await?;
         return Err(ErrorCode::PaymentClosed.into());
     }
     let activation = Activation {
@@ -251,10 +275,9 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
         start_date: now,
         end_date: period_end(state, &payment.billing_cycle, now),
     };
-    state
-        .db
-        .activate_subscription(&payment.user_id, &activation, now)
-        .await?;
+    if !state.db.complete_checkout(&payment, &activation, now).await? {
+        return Err(ErrorCode::PaymentClosed.into());
+    }
     tracing::info!(user = %payment.user_id, plan = %payment.plan_type, payment = %payment.id, "plan activated");
     Ok(state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?)
 }

@@ -29,7 +29,12 @@ type Data = web::Data<AppState>;
 /// The catalogue for plan cards: features, limits, models and prices with VAT.
 async fn plans(state: Data) -> HttpResponse {
     let vat = state.catalogue.vat_rate;
-    let data: Vec<_> = state.catalogue.all().map(|p| p.to_json(vat)).collect();
+    let data: Vec<_> = state
+        .catalogue
+        .all()
+        .into_iter()
+        .map(|p| p.to_json(vat))
+        .collect();
     HttpResponse::Ok().json(json!({ "success": true, "data": data, "vatRate": vat }))
 }
 

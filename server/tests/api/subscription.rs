@@ -500,3 +500,78 @@ async fn the_operator_command_puts_a_user_on_a_plan() {
     assert!(out.status.success());
     assert_eq!(subscription(&app, &ann).await["data"]["planType"], json!("free"));
 }
+
+#[actix_web::test]
+async fn paying_an_old_checkout_late_never_moves_a_user_down() {
+    let app = spawn_app().await;
+    let ann = app.register_paying("ann@example.com").await;
+    let base = assert_ok(change(&app, &ann, json!({"planType": "base"})).await).await;
+    buy(&app, &ann, json!({"planType": "pro"})).await;
+    let base_id = base["payment"]["_id"].as_str().unwrap();
+    // Paying pro closed the other open checkout.
+    let closed = assert_ok(
+        app.get_auth(&format!("/api/payments/{base_id}"), &ann.token)
+            .await,
+    )
+    .await;
+    assert_eq!(closed["data"]["status"], json!("canceled"));
+    let late = app
+        .client
+        .post(app.url(&format!("/api/payments/demo/{base_id}/pay")))
+        .send()
+        .await
+        .unwrap();
+    assert_error(late, 409, "payment_closed").await;
+    assert_eq!(subscription(&app, &ann).await["data"]["planType"], json!("pro"));
+}
+
+#[actix_web::test]
+async fn a_retry_after_the_payment_went_through_gets_the_same_payment() {
+    let app = spawn_app().await;
+    let ann = app.register_paying("ann@example.com").await;
+    let send = || {
+        app.client
+            .put(app.url("/api/subscription/change"))
+            .bearer_auth(&ann.token)
+            .header("Idempotency-Key", "upgrade-2")
+            .json(&json!({"planType": "plus"}))
+            .send()
+    };
+    let first = assert_ok(send().await.unwrap()).await;
+    let id = first["payment"]["_id"].as_str().unwrap();
+    app.client
+        .post(app.url(&format!("/api/payments/demo/{id}/pay")))
+        .send()
+        .await
+        .unwrap();
+    let retry = assert_ok(send().await.unwrap()).await;
+    assert_eq!(retry["payment"]["_id"], json!(id));
+    assert_eq!(retry["payment"]["status"], json!("succeeded"));
+    assert_eq!(payments(&app, &ann).await["data"].as_array().unwrap().len(), 1);
+}
+
+#[actix_web::test]
+async fn a_plan_that_does_not_renew_cannot_schedule_a_lower_paid_plan() {
+    let app = spawn_app().await;
+    let ann = app.register_paying("ann@example.com").await;
+    buy(
+        &app,
+        &ann,
+        json!({"planType": "plus", "billingCycle": "one_time"}),
+    )
+    .await;
+    let error = assert_error(
+        change(&app, &ann, json!({"planType": "base"})).await,
+        400,
+        "plan_not_renewing",
+    )
+    .await;
+    assert_eq!(
+        error["message"],
+        json!("Your plan does not renew: choose a new plan when it ends")
+    );
+    assert_eq!(subscription(&app, &ann).await["pendingSubscription"], json!(null));
+    // Ending it early to free is still a scheduled change.
+    let body = assert_ok(change(&app, &ann, json!({"planType": "free"})).await).await;
+    assert_eq!(body["pendingSubscription"]["planType"], json!("free"));
+}
