@@ -2,6 +2,16 @@
 //! no part of `server`: storage, Redis and clocks come in through small traits that
 //! `server` implements.
 //!
-//! - [`quota`]: the quota actor per active user and the hub that finds it.
+//! - [`session`]: one actor per websocket (tab), with heartbeat and a bounded queue;
+//! - [`hub`]: which sessions each user has, and fan-out to other instances;
+//! - [`generation`]: one actor per answer streaming from the model, and its registry;
+//! - [`quota`]: the quota actor per active user and the hub that finds it;
+//! - [`model`]: model providers (the built-in demo model);
+//! - [`protocol`]: the frames of the websocket protocol.
 
+pub mod generation;
+pub mod hub;
+pub mod model;
+pub mod protocol;
 pub mod quota;
+pub mod session;

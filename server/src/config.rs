@@ -19,6 +19,8 @@ pub struct Settings {
     pub rate_limit: RateLimitSettings,
     pub uploads: UploadSettings,
     pub billing: BillingSettings,
+    pub model: ModelSettings,
+    pub chat: ChatSettings,
     /// Where `default.toml` and `plans.toml` were looked for.
     #[serde(skip, default = "default_config_dir")]
     pub config_dir: PathBuf,
@@ -83,6 +85,26 @@ pub struct RateLimitSettings {
 pub struct BillingSettings {
     /// How often the scheduler looks for plan changes, renewals and expiries that are due.
     pub scheduler_interval_secs: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ModelSettings {
+    pub openai_api_key: SecretString,
+    pub openai_base_url: String,
+    pub timeout_secs: u64,
+    pub demo_tokens_per_sec: u32,
+    pub demo_reply_tokens: usize,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ChatSettings {
+    pub batch_ms: u64,
+    pub session_queue: usize,
+    pub heartbeat_secs: u64,
+    pub idle_timeout_secs: u64,
+    pub auth_timeout_secs: u64,
+    pub max_message_chars: usize,
+    pub history_messages: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -155,6 +177,12 @@ impl Settings {
         if let Some(v) = env("JWT_SECRET") {
             self.auth.jwt_secret = secret(v);
         }
+        if let Some(v) = env("OPENAI_API_KEY") {
+            self.model.openai_api_key = secret(v);
+        }
+        if let Some(v) = env("OPENAI_BASE_URL") {
+            self.model.openai_base_url = v;
+        }
         if let Some(v) = env("TRUST_FORWARDED_FOR") {
             self.rate_limit.trust_forwarded_for =
                 v.parse().context("TRUST_FORWARDED_FOR must be true or false")?;
@@ -193,6 +221,7 @@ mod tests {
             "JWT_SECRET" => Some("hunter2-jwt".into()),
             "DATABASE_URL" => Some("postgres://u:hunter2@db/chat".into()),
             "SMTP_URL" => Some("smtp://u:hunter2@mail".into()),
+            "OPENAI_API_KEY" => Some("sk-hunter2".into()),
             _ => None,
         })
         .unwrap();

@@ -138,6 +138,28 @@ error_codes! {
     LimitReached = "limit_reached", TOO_MANY_REQUESTS,
         "You have reached your {field} message limit. Upgrade your plan to continue.",
         "Elérte a {field} üzenetkorlátját. A folytatáshoz váltson nagyobb csomagra.";
+    MessageEmpty = "message_empty", BAD_REQUEST,
+        "Please write a message", "Kérjük, írjon üzenetet";
+    MessageTooLong = "message_too_long", BAD_REQUEST,
+        "The message is too long (at most {max} characters)",
+        "Az üzenet túl hosszú (legfeljebb {max} karakter)";
+    AttachmentsUnsupported = "attachments_unsupported", BAD_REQUEST,
+        "Attachments are not supported yet", "A csatolmányok még nem támogatottak";
+    ModelNotAllowed = "model_not_allowed", FORBIDDEN,
+        "This model is not available on your plan", "Ez a modell nem érhető el az Ön csomagjában";
+    PremiumRequired = "premium_required", FORBIDDEN,
+        "{field} is a premium feature", "{field} prémium funkció";
+    GenerationInProgress = "generation_in_progress", CONFLICT,
+        "An answer is still being written in this conversation",
+        "Ebben a beszélgetésben még készül a válasz";
+    SearchLimitReached = "search_limit_reached", TOO_MANY_REQUESTS,
+        "You have reached your web search limit. Upgrade your plan to continue.",
+        "Elérte a webes keresési korlátját. A folytatáshoz váltson nagyobb csomagra.";
+    ModelError = "model_error", BAD_GATEWAY,
+        "The AI model is not available right now. Please try again later.",
+        "Az AI modell most nem érhető el. Kérjük, próbálja újra később.";
+    InvalidFrame = "invalid_frame", BAD_REQUEST,
+        "Invalid message format", "Érvénytelen üzenetformátum";
     FieldRequired = "field_required", BAD_REQUEST,
         "{field} is required", "{field} megadása kötelező";
     FieldTooLong = "field_too_long", BAD_REQUEST,
@@ -169,6 +191,9 @@ fn field_label(field: &str, lang: Lang) -> &str {
         "userName" => ("The name the AI uses", "A megszólítás"),
         "userInfo" => ("About you", "A bemutatkozás"),
         "day" => ("daily", "napi"),
+        "webSearch" => ("Web search", "A webes keresés"),
+        "documentUpload" => ("Document upload", "A dokumentumfeltöltés"),
+        "title" => ("Title", "A cím"),
         "month" => ("monthly", "havi"),
         other => (other, other),
     };

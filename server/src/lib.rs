@@ -15,6 +15,7 @@ pub mod mail;
 pub mod operator;
 pub mod plans;
 pub mod quota;
+pub mod realtime;
 pub mod scheduler;
 pub mod startup;
 pub mod state;

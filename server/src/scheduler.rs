@@ -60,6 +60,11 @@ impl Handler<RunDue> for Scheduler {
                     tracing::error!(error = ?e, "scheduler: applying due subscriptions");
                     0
                 });
+                // Answers still streaming after an hour lost their server.
+                let now = state.now();
+                if let Err(e) = state.db.close_interrupted_messages(now - 3_600_000, now).await {
+                    tracing::error!(error = ?e, "scheduler: closing interrupted answers");
+                }
                 if let Some(today) = &retention {
                     if let Err(e) = delete_old_usage(&state, today).await {
                         tracing::error!(error = ?e, "scheduler: usage retention");

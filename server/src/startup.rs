@@ -23,6 +23,7 @@ use crate::db::Db;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
+use crate::realtime::Realtime;
 use crate::scheduler::Scheduler;
 use crate::state::AppState;
 use crate::{http, i18n};
@@ -48,7 +49,9 @@ impl Application {
             settings.database.max_connections,
         )
         .await?;
-        let redis = connect_redis(&settings).await?;
+        let redis_parts = connect_redis(&settings).await?;
+        let redis = redis_parts.as_ref().map(|(_, conn)| conn.clone());
+        let realtime = Realtime::start(&settings, redis_parts);
         let secret = jwt_secret(&settings, &data_dir)?;
         let mailer = Mailer::new(&settings.mail)?;
         let catalogue = Arc::new(Catalogue::load(&settings.config_dir)?);
@@ -65,6 +68,7 @@ impl Application {
             redis = if redis.is_some() { "redis (quotas and fan-out shared)" } else { "none (in-process)" },
             mail = %mailer.describe(),
             payments = "demo (payments complete on a local checkout page)",
+            model = realtime.provider.name(),
             "backends"
         );
 
@@ -79,6 +83,7 @@ impl Application {
             catalogue,
             quotas,
             payments,
+            realtime,
             clock,
             settings,
         });
@@ -145,17 +150,23 @@ impl Application {
     }
 }
 
-async fn connect_redis(settings: &Settings) -> anyhow::Result<Option<redis::aio::ConnectionManager>> {
+/// The client (for subscriber connections) and a managed connection for commands.
+async fn connect_redis(
+    settings: &Settings,
+) -> anyhow::Result<Option<(redis::Client, redis::aio::ConnectionManager)>> {
     if !is_set(&settings.redis.url) {
         return Ok(None);
     }
     let client =
         redis::Client::open(settings.redis.url.expose_secret()).context("REDIS_URL is not a valid URL")?;
-    let conn = tokio::time::timeout(Duration::from_secs(5), redis::aio::ConnectionManager::new(client))
-        .await
-        .context("connecting to Redis timed out")?
-        .context("connecting to Redis")?;
-    Ok(Some(conn))
+    let conn = tokio::time::timeout(
+        Duration::from_secs(5),
+        redis::aio::ConnectionManager::new(client.clone()),
+    )
+    .await
+    .context("connecting to Redis timed out")?
+    .context("connecting to Redis")?;
+    Ok(Some((client, conn)))
 }
 
 /// `JWT_SECRET`, or one generated on first start and kept in the data dir, so tokens

@@ -13,6 +13,7 @@ use crate::db::Db;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
+use crate::realtime::Realtime;
 
 pub struct AppState {
     pub db: Db,
@@ -25,6 +26,7 @@ pub struct AppState {
     pub catalogue: Arc<Catalogue>,
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,
+    pub realtime: Realtime,
     pub clock: SharedClock,
     pub settings: Settings,
 }

@@ -11,6 +11,7 @@ use crate::error::{ApiError, ErrorCode, Result};
 use crate::plans::{vat_of, Currency, PlanType};
 use crate::quota::iso;
 use crate::state::AppState;
+use chat_actors::protocol::ServerFrame;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BillingCycle {
@@ -78,6 +79,20 @@ pub fn subscription_json(state: &AppState, sub: &SubscriptionRow) -> Value {
         })),
         "pendingSubscriptionPlan": pending.map(|p| state.catalogue.plan(p).to_json(vat)),
     })
+}
+
+/// Tells every tab of the user their subscription (and the counters of its plan).
+pub async fn announce(state: &AppState, user_id: &str) {
+    match state.db.subscription(user_id, state.now()).await {
+        Ok(sub) => {
+            let frame = ServerFrame::SubscriptionUpdated {
+                subscription: subscription_json(state, &sub),
+            };
+            state.realtime.publish(user_id, &frame);
+            crate::realtime::chat::publish_usage(state, user_id).await;
+        }
+        Err(e) => tracing::warn!(error = ?e, "reading a subscription for subscription.updated"),
+    }
 }
 
 pub fn payment_json(p: &PaymentRow) -> Value {
@@ -279,6 +294,7 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
         return Err(ErrorCode::PaymentClosed.into());
     }
     tracing::info!(user = %payment.user_id, plan = %payment.plan_type, payment = %payment.id, "plan activated");
+    announce(state, &payment.user_id).await;
     Ok(state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?)
 }
 
@@ -302,7 +318,10 @@ pub async fn apply_due(state: &AppState) -> anyhow::Result<usize> {
     let mut applied = 0;
     for sub in due {
         match apply_one(state, &sub, now).await {
-            Ok(true) => applied += 1,
+            Ok(true) => {
+                applied += 1;
+                announce(state, &sub.user_id).await;
+            }
             Ok(false) => {}
             Err(e) => tracing::error!(user = %sub.user_id, error = ?e, "could not apply a due subscription"),
         }

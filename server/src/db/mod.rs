@@ -16,6 +16,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{PgPool, SqlitePool};
 
 pub mod billing;
+pub mod conversations;
 pub mod payments;
 pub mod registrations;
 pub mod resets;

@@ -21,6 +21,7 @@ use crate::i18n::{self, Lang};
 use crate::images;
 use crate::mail;
 use crate::state::AppState;
+use chat_actors::protocol::ServerFrame;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -458,7 +459,18 @@ async fn reset_password(state: Data, body: web::Json<ResetBody>) -> Result<HttpR
     let hash = state.hasher.hash(password.expose()).await?;
     // Bumps the token version (every session ends) and deletes the reset (single use).
     state.db.set_password(&reset.user_id, &hash, state.now()).await?;
+    revoke_sessions(&state, &reset.user_id, "password_reset");
     Ok(HttpResponse::Ok().json(json!({ "success": true })))
+}
+
+/// Ends every open tab of the user (their tokens no longer work).
+fn revoke_sessions(state: &AppState, user_id: &str, reason: &str) {
+    state.realtime.publish(
+        user_id,
+        &ServerFrame::SessionRevoked {
+            reason: reason.to_owned(),
+        },
+    );
 }
 
 async fn get_profile(user: AuthUser) -> Result<HttpResponse> {
@@ -491,6 +503,7 @@ async fn update_profile(
 
 async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
     state.db.delete_user(user.id()).await?;
+    revoke_sessions(&state, user.id(), "account_deleted");
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
     tracing::info!(user = %user.id(), "account deleted");
     Ok(HttpResponse::Ok().json(json!({ "success": true })))
@@ -614,6 +627,7 @@ async fn change_password(
     let hash = state.hasher.hash(new.expose()).await?;
     let now = state.now();
     let version = state.db.set_password(user.id(), &hash, now).await?;
+    revoke_sessions(&state, user.id(), "password_changed");
     let days = crate::auth::request_token(&req)
         .and_then(|t| state.tokens.verify(&t, now))
         .map_or(state.settings.auth.session_days, |c| {

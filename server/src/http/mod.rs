@@ -2,12 +2,14 @@
 //! path belongs to the web client.
 
 pub mod auth;
+pub mod conversations;
 pub mod health;
 pub mod payments;
 pub mod settings;
 pub mod subscription;
 pub mod usage;
 pub mod web;
+pub mod ws;
 
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web as aweb, HttpRequest};
@@ -33,6 +35,8 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(subscription::routes)
             .configure(usage::routes)
             .configure(payments::routes)
+            .configure(conversations::routes)
+            .configure(ws::routes)
             .default_service(aweb::to(|| async {
                 Err::<&str, _>(ApiError::from(ErrorCode::NotFound))
             })),

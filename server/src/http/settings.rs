@@ -12,6 +12,7 @@ use crate::error::{ApiError, ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::{self, Lang};
 use crate::state::AppState;
+use chat_actors::protocol::ServerFrame;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -50,6 +51,17 @@ fn billing_json(b: &BillingRow) -> Value {
         "country": b.country,
         "vatNumber": b.vat_number,
     })
+}
+
+/// Tells every tab of the user their settings and billing info as they now are.
+async fn announce(state: &AppState, user: &UserRow) -> Result<()> {
+    let billing = state.db.billing_info(&user.id).await?;
+    let frame = ServerFrame::SettingsUpdated {
+        settings: settings_json(user),
+        billing_info: json!(billing.as_ref().map(billing_json)),
+    };
+    state.realtime.publish(&user.id, &frame);
+    Ok(())
 }
 
 async fn get_settings(state: Data, user: AuthUser) -> Result<HttpResponse> {
@@ -148,6 +160,7 @@ async fn put_settings(
         .user_by_id(user.id())
         .await?
         .ok_or(ErrorCode::Unauthorized)?;
+    announce(&state, &updated).await?;
     Ok(HttpResponse::Ok().json(json!({ "success": true, "settings": settings_json(&updated) })))
 }
 
@@ -212,5 +225,6 @@ async fn put_billing_info(
             .transpose()?,
     };
     state.db.put_billing_info(user.id(), &row, state.now()).await?;
+    announce(&state, &user.user).await?;
     Ok(HttpResponse::Ok().json(json!({ "success": true, "billingInfo": billing_json(&row) })))
 }

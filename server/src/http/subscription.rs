@@ -100,6 +100,7 @@ async fn change(
             "checkoutUrl": checkout_url,
         }))),
         ChangeOutcome::Scheduled(sub) => {
+            subscriptions::announce(&state, user.id()).await;
             let mut body = subscription_json(&state, &sub);
             body["requiresPayment"] = json!(false);
             Ok(HttpResponse::Ok().json(body))
@@ -109,10 +110,12 @@ async fn change(
 
 async fn cancel(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let sub = subscriptions::cancel(&state, user.id()).await?;
+    subscriptions::announce(&state, user.id()).await;
     Ok(HttpResponse::Ok().json(subscription_json(&state, &sub)))
 }
 
 async fn cancel_pending(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let sub = subscriptions::cancel_pending(&state, user.id()).await?;
+    subscriptions::announce(&state, user.id()).await;
     Ok(HttpResponse::Ok().json(subscription_json(&state, &sub)))
 }

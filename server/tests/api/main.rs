@@ -1,9 +1,11 @@
 //! The API tests: the real server over HTTP, on SQLite by default and on Postgres and
 //! Redis when `TEST_DATABASE_URL` / `TEST_REDIS_URL` are set (see helpers.rs).
 
+mod chat;
 mod health;
 mod helpers;
 mod login;
+mod model_stub;
 mod password_reset;
 mod profile;
 mod quota;
@@ -12,3 +14,4 @@ mod settings;
 mod smtp;
 mod subscription;
 mod validation;
+mod ws;

@@ -1,0 +1,312 @@
+//! A generation: one assistant answer streaming from the model. Its actor batches the
+//! model's chunks into `message.delta` frames (one every `batch` at most, numbered by
+//! `seq`), keeps the text so far for tabs that open the conversation mid-stream, and
+//! stops on cancel, error or end. The [`Generations`] registry finds a conversation's
+//! running generation on this instance.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+
+use crate::hub::{Deliver, Event, Publish, SessionHub};
+use crate::model::ModelError;
+use crate::protocol::ServerFrame;
+
+/// How a generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    Cancelled,
+    Error,
+}
+
+impl FinishReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Cancelled => "cancelled",
+            FinishReason::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub content: String,
+    pub finish: FinishReason,
+    pub error: Option<ModelError>,
+    /// Deltas sent.
+    pub seq: u64,
+}
+
+/// The text so far of a running generation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub conversation_id: String,
+    pub message_id: String,
+    pub seq: u64,
+    pub content: String,
+}
+
+/// Relays a running generation's deltas to other instances, keeping its text so far
+/// where they can read a snapshot (Redis). Storing a delta and publishing it must be one
+/// step: a tab elsewhere that has seen delta N then finds a snapshot with at least N.
+pub trait LiveRelay: Send + Sync + 'static {
+    /// `at` carries the generation's ids and the delta's seq (its `content` is unused).
+    fn append(&self, user: &str, at: &Snapshot, delta: &str, frame: &Deliver);
+    fn finish(&self, conversation_id: &str);
+}
+
+pub type OnDone = Box<dyn FnOnce(Outcome) -> BoxFuture<'static, ()> + Send>;
+
+pub struct Generation {
+    user: String,
+    conversation_id: String,
+    message_id: String,
+    hub: Addr<SessionHub>,
+    live: Option<Arc<dyn LiveRelay>>,
+    batch: Duration,
+    stream: Option<BoxStream<'static, Result<String, ModelError>>>,
+    /// Sent so far, and not yet sent.
+    content: String,
+    pending: String,
+    seq: u64,
+    on_done: Option<OnDone>,
+}
+
+impl Generation {
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.seq += 1;
+        let delta = std::mem::take(&mut self.pending);
+        self.content.push_str(&delta);
+        let frame = ServerFrame::MessageDelta {
+            conversation_id: self.conversation_id.clone(),
+            message_id: self.message_id.clone(),
+            seq: self.seq,
+            delta,
+        };
+        let deliver = Deliver::frame(&frame);
+        if let (Some(live), ServerFrame::MessageDelta { delta, .. }) = (&self.live, &frame) {
+            let at = Snapshot {
+                conversation_id: self.conversation_id.clone(),
+                message_id: self.message_id.clone(),
+                seq: self.seq,
+                content: String::new(),
+            };
+            live.append(&self.user, &at, delta, &deliver);
+        }
+        // With a relay, other instances get the delta from it; the hub serves this one.
+        let remote = self.live.is_none();
+        self.hub.do_send(Publish {
+            user: self.user.clone(),
+            event: Event::Frame(deliver),
+            remote,
+        });
+    }
+
+    fn finish(&mut self, finish: FinishReason, error: Option<ModelError>, ctx: &mut Context<Self>) {
+        let Some(on_done) = self.on_done.take() else {
+            return;
+        };
+        self.flush();
+        if let Some(live) = &self.live {
+            live.finish(&self.conversation_id);
+        }
+        let outcome = Outcome {
+            content: self.content.clone(),
+            finish,
+            error,
+            seq: self.seq,
+        };
+        actix::spawn(on_done(outcome));
+        ctx.stop();
+    }
+}
+
+impl Actor for Generation {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(stream) = self.stream.take() {
+            ctx.add_stream(stream);
+        }
+        ctx.run_interval(self.batch, |act, _| act.flush());
+    }
+}
+
+impl StreamHandler<Result<String, ModelError>> for Generation {
+    fn handle(&mut self, chunk: Result<String, ModelError>, ctx: &mut Context<Self>) {
+        match chunk {
+            Ok(text) => self.pending.push_str(&text),
+            Err(e) => self.finish(FinishReason::Error, Some(e), ctx),
+        }
+    }
+
+    fn finished(&mut self, ctx: &mut Context<Self>) {
+        self.finish(FinishReason::Stop, None, ctx);
+    }
+}
+
+/// Stop generating; the text so far is kept.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "bool")]
+pub struct Cancel {
+    pub conversation_id: String,
+}
+
+impl Handler<Cancel> for Generation {
+    type Result = bool;
+
+    fn handle(&mut self, _: Cancel, ctx: &mut Context<Self>) -> bool {
+        self.finish(FinishReason::Cancelled, None, ctx);
+        true
+    }
+}
+
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "Option<Snapshot>")]
+pub struct GetSnapshot {
+    pub conversation_id: String,
+}
+
+impl Handler<GetSnapshot> for Generation {
+    type Result = Option<Snapshot>;
+
+    fn handle(&mut self, _: GetSnapshot, _: &mut Context<Self>) -> Option<Snapshot> {
+        Some(Snapshot {
+            conversation_id: self.conversation_id.clone(),
+            message_id: self.message_id.clone(),
+            seq: self.seq,
+            content: self.content.clone(),
+        })
+    }
+}
+
+// ---- the registry ----------------------------------------------------------------------
+
+/// Everything needed to start generating an answer.
+pub struct Start {
+    pub user: String,
+    pub conversation_id: String,
+    pub message_id: String,
+    pub stream: BoxStream<'static, Result<String, ModelError>>,
+    pub batch: Duration,
+    pub on_done: OnDone,
+}
+
+impl Message for Start {
+    /// False if the conversation already has a running generation.
+    type Result = bool;
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Ended {
+    conversation_id: String,
+}
+
+/// The running generations of this instance, by conversation.
+pub struct Generations {
+    hub: Addr<SessionHub>,
+    live: Option<Arc<dyn LiveRelay>>,
+    running: HashMap<String, Addr<Generation>>,
+}
+
+impl Generations {
+    pub fn new(hub: Addr<SessionHub>, live: Option<Arc<dyn LiveRelay>>) -> Self {
+        Generations {
+            hub,
+            live,
+            running: HashMap::new(),
+        }
+    }
+}
+
+impl Actor for Generations {
+    type Context = Context<Self>;
+}
+
+impl Handler<Start> for Generations {
+    type Result = bool;
+
+    fn handle(&mut self, msg: Start, ctx: &mut Context<Self>) -> bool {
+        if self
+            .running
+            .get(&msg.conversation_id)
+            .is_some_and(Addr::connected)
+        {
+            return false;
+        }
+        let registry = ctx.address();
+        let conversation_id = msg.conversation_id.clone();
+        let on_done = msg.on_done;
+        let ended_id = conversation_id.clone();
+        // The registry forgets the generation once its outcome is handed on.
+        let on_done: OnDone = Box::new(move |outcome| {
+            registry.do_send(Ended {
+                conversation_id: ended_id,
+            });
+            on_done(outcome)
+        });
+        let generation = Generation {
+            user: msg.user,
+            conversation_id: msg.conversation_id,
+            message_id: msg.message_id,
+            hub: self.hub.clone(),
+            live: self.live.clone(),
+            batch: msg.batch,
+            stream: Some(msg.stream),
+            content: String::new(),
+            pending: String::new(),
+            seq: 0,
+            on_done: Some(on_done),
+        }
+        .start();
+        self.running.insert(conversation_id, generation);
+        true
+    }
+}
+
+impl Handler<Ended> for Generations {
+    type Result = ();
+
+    fn handle(&mut self, msg: Ended, _: &mut Context<Self>) {
+        self.running
+            .retain(|id, addr| id != &msg.conversation_id && addr.connected());
+    }
+}
+
+impl Handler<Cancel> for Generations {
+    type Result = ResponseFuture<bool>;
+
+    fn handle(&mut self, msg: Cancel, _: &mut Context<Self>) -> Self::Result {
+        let addr = self.running.get(&msg.conversation_id).cloned();
+        Box::pin(async move {
+            match addr {
+                Some(addr) => addr.send(msg).await.unwrap_or(false),
+                None => false,
+            }
+        })
+    }
+}
+
+impl Handler<GetSnapshot> for Generations {
+    type Result = ResponseFuture<Option<Snapshot>>;
+
+    fn handle(&mut self, msg: GetSnapshot, _: &mut Context<Self>) -> Self::Result {
+        let addr = self.running.get(&msg.conversation_id).cloned();
+        Box::pin(async move {
+            match addr {
+                Some(addr) => addr.send(msg).await.ok().flatten(),
+                None => None,
+            }
+        })
+    }
+}

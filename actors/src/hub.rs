@@ -1,0 +1,232 @@
+//! The hub: which sessions (tabs) each user has on this instance. Every event of a user
+//! goes through it to each of their sessions; with a [`FanOut`] (Redis pub/sub) it also
+//! reaches the user's sessions on other instances.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use bytestring::ByteString;
+
+use crate::protocol::ServerFrame;
+
+/// A frame on its way to a user's tabs, serialized once for all of them.
+#[derive(Message, Clone, Debug)]
+#[rtype(result = "()")]
+pub struct Deliver {
+    pub text: ByteString,
+    /// Set on `message.delta`, so a tab catching up from a snapshot can drop what the
+    /// snapshot already holds.
+    pub delta: Option<DeltaMeta>,
+    /// Close the session after this frame (`session.revoked`).
+    pub close: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeltaMeta {
+    pub conversation_id: Arc<str>,
+    pub message_id: Arc<str>,
+    pub seq: u64,
+}
+
+impl Deliver {
+    pub fn frame(frame: &ServerFrame) -> Deliver {
+        let delta = match frame {
+            ServerFrame::MessageDelta {
+                conversation_id,
+                message_id,
+                seq,
+                ..
+            } => Some(DeltaMeta {
+                conversation_id: conversation_id.as_str().into(),
+                message_id: message_id.as_str().into(),
+                seq: *seq,
+            }),
+            _ => None,
+        };
+        let close = matches!(frame, ServerFrame::SessionRevoked { .. });
+        Deliver {
+            text: frame.to_text().into(),
+            delta,
+            close,
+        }
+    }
+}
+
+/// Something other instances must act on: a frame for a user's tabs, or a request to
+/// stop a generation that may run elsewhere.
+#[derive(Clone, Debug)]
+pub enum Event {
+    Frame(Deliver),
+    Cancel { conversation_id: String },
+}
+
+/// Carries events between instances (Redis pub/sub). Implementations hand what they
+/// receive from other instances to the hub as [`FromRemote`].
+pub trait FanOut: Send + Sync + 'static {
+    fn publish(&self, user: &str, event: &Event);
+    /// This instance now has a session of `user` (first one) or none left.
+    fn watch(&self, user: &str, watching: bool);
+}
+
+/// A session joins its user.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Connect {
+    pub user: String,
+    pub session: u64,
+    pub addr: Recipient<Deliver>,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Disconnect {
+    pub user: String,
+    pub session: u64,
+}
+
+/// An event for every session of `user`, here and on other instances.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Publish {
+    pub user: String,
+    pub event: Event,
+    /// False when the sender relays to other instances itself (a generation's deltas
+    /// go out with its text, see `generation::LiveRelay`).
+    pub remote: bool,
+}
+
+impl Publish {
+    pub fn frame(user: &str, frame: &ServerFrame) -> Publish {
+        Publish {
+            user: user.to_owned(),
+            event: Event::Frame(Deliver::frame(frame)),
+            remote: true,
+        }
+    }
+}
+
+/// An event another instance published.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct FromRemote {
+    pub user: String,
+    pub event: Event,
+}
+
+/// How many sessions the user has on this instance.
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct SessionCount {
+    pub user: String,
+}
+
+/// Where a cancel for a local generation goes.
+pub type CancelSink = Recipient<crate::generation::Cancel>;
+
+pub struct SessionHub {
+    users: HashMap<String, HashMap<u64, Recipient<Deliver>>>,
+    fan_out: Option<Arc<dyn FanOut>>,
+    generations: Option<CancelSink>,
+}
+
+impl SessionHub {
+    pub fn new(fan_out: Option<Arc<dyn FanOut>>) -> Self {
+        SessionHub {
+            users: HashMap::new(),
+            fan_out,
+            generations: None,
+        }
+    }
+
+    fn deliver_locally(&self, user: &str, event: Event) {
+        match event {
+            Event::Frame(deliver) => {
+                if let Some(sessions) = self.users.get(user) {
+                    for addr in sessions.values() {
+                        addr.do_send(deliver.clone());
+                    }
+                }
+            }
+            Event::Cancel { conversation_id } => {
+                if let Some(generations) = &self.generations {
+                    generations.do_send(crate::generation::Cancel { conversation_id });
+                }
+            }
+        }
+    }
+}
+
+impl Actor for SessionHub {
+    type Context = Context<Self>;
+}
+
+/// Tells the hub where cancels of local generations go.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetGenerations(pub CancelSink);
+
+impl Handler<SetGenerations> for SessionHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetGenerations, _: &mut Context<Self>) {
+        self.generations = Some(msg.0);
+    }
+}
+
+impl Handler<Connect> for SessionHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: Connect, _: &mut Context<Self>) {
+        let sessions = self.users.entry(msg.user.clone()).or_default();
+        sessions.insert(msg.session, msg.addr);
+        if sessions.len() == 1 {
+            if let Some(fan_out) = &self.fan_out {
+                fan_out.watch(&msg.user, true);
+            }
+        }
+    }
+}
+
+impl Handler<Disconnect> for SessionHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: Disconnect, _: &mut Context<Self>) {
+        if let Some(sessions) = self.users.get_mut(&msg.user) {
+            sessions.remove(&msg.session);
+            if sessions.is_empty() {
+                self.users.remove(&msg.user);
+                if let Some(fan_out) = &self.fan_out {
+                    fan_out.watch(&msg.user, false);
+                }
+            }
+        }
+    }
+}
+
+impl Handler<Publish> for SessionHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: Publish, _: &mut Context<Self>) {
+        if let (Some(fan_out), true) = (&self.fan_out, msg.remote) {
+            fan_out.publish(&msg.user, &msg.event);
+        }
+        self.deliver_locally(&msg.user, msg.event);
+    }
+}
+
+impl Handler<FromRemote> for SessionHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: FromRemote, _: &mut Context<Self>) {
+        self.deliver_locally(&msg.user, msg.event);
+    }
+}
+
+impl Handler<SessionCount> for SessionHub {
+    type Result = usize;
+
+    fn handle(&mut self, msg: SessionCount, _: &mut Context<Self>) -> usize {
+        self.users.get(&msg.user).map_or(0, HashMap::len)
+    }
+}

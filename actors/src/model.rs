@@ -1,0 +1,199 @@
+//! Model providers: where an answer's text comes from, as a stream of chunks.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use futures_util::stream::{self, BoxStream, StreamExt};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// `system`, `user` or `assistant`
+    pub role: &'static str,
+    pub content: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    pub model: String,
+    pub messages: Vec<Turn>,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModelError {
+    #[error("the model did not answer in time")]
+    Timeout,
+    #[error("the model failed: {0}")]
+    Upstream(String),
+}
+
+pub trait ModelProvider: Send + Sync + 'static {
+    fn name(&self) -> &'static str;
+    /// The answer, chunk by chunk.
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<String, ModelError>>;
+    /// A short title for a conversation that starts with `first_message`.
+    fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>>;
+}
+
+/// The built-in model: a deterministic markdown answer at a set token rate, so the
+/// service runs (and is load-tested) with no model at all.
+#[derive(Debug, Clone)]
+pub struct DemoProvider {
+    pub tokens_per_sec: u32,
+    pub reply_tokens: usize,
+}
+
+const DEMO_WORDS: &[&str] = &[
+    "This",
+    "is",
+    "the",
+    "**demo",
+    "model**",
+    "of",
+    "the",
+    "chat",
+    "service.",
+    "It",
+    "streams",
+    "a",
+    "fixed",
+    "answer",
+    "at",
+    "a",
+    "set",
+    "pace,",
+    "so",
+    "everything",
+    "works",
+    "without",
+    "a",
+    "model",
+    "server.",
+    "\n\n-",
+    "Configure",
+    "`OPENAI_API_KEY`",
+    "and",
+    "`OPENAI_BASE_URL`",
+    "for",
+    "real",
+    "answers.",
+    "\n-",
+    "Tabs",
+    "of",
+    "one",
+    "user",
+    "see",
+    "the",
+    "same",
+    "stream.",
+    "\n\n```rust\nfn",
+    "main()",
+    "{",
+    "println!(\"hello\");",
+    "}\n```\n\n",
+];
+
+impl DemoProvider {
+    /// The `i`-th token of the answer to `question`.
+    fn token(question: &str, i: usize) -> String {
+        if i == 0 {
+            let echo: String = question.chars().take(60).collect();
+            return format!("You said: *{}*.\n\n", echo.replace('*', ""));
+        }
+        let word = DEMO_WORDS[(i - 1) % DEMO_WORDS.len()];
+        if word.starts_with('\n') {
+            word.to_owned()
+        } else {
+            format!("{word} ")
+        }
+    }
+}
+
+impl ModelProvider for DemoProvider {
+    fn name(&self) -> &'static str {
+        "demo"
+    }
+
+    fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<String, ModelError>> {
+        let question = request
+            .messages
+            .iter()
+            .rev()
+            .find(|t| t.role == "user")
+            .map(|t| t.content.clone())
+            .unwrap_or_default();
+        let total = self.reply_tokens.max(1);
+        let period = Duration::from_secs_f64(1.0 / f64::from(self.tokens_per_sec.max(1)));
+        let mut ticks = tokio::time::interval(period);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+        stream::unfold(
+            (0usize, ticks, question),
+            move |(i, mut ticks, question)| async move {
+                if i >= total {
+                    return None;
+                }
+                ticks.tick().await;
+                Some((Ok(Self::token(&question, i)), (i + 1, ticks, question)))
+            },
+        )
+        .boxed()
+    }
+
+    fn title(&self, _model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>> {
+        let title = demo_title(first_message);
+        Box::pin(async move { Ok(title) })
+    }
+}
+
+/// The first words of the message, at most 40 characters.
+pub fn demo_title(first_message: &str) -> String {
+    let mut title = String::new();
+    for word in first_message.split_whitespace() {
+        if title.chars().count() + word.chars().count() + 1 > 40 {
+            break;
+        }
+        if !title.is_empty() {
+            title.push(' ');
+        }
+        title.push_str(word);
+    }
+    if title.is_empty() {
+        title = first_message.chars().take(40).collect();
+    }
+    title
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_demo_answer_is_deterministic_and_paced() {
+        let demo = DemoProvider {
+            tokens_per_sec: 100,
+            reply_tokens: 20,
+        };
+        let request = ModelRequest {
+            model: "m".into(),
+            messages: vec![Turn {
+                role: "user",
+                content: "Hello there".into(),
+            }],
+        };
+        let started = tokio::time::Instant::now();
+        let a: Vec<String> = demo.stream(request.clone()).map(Result::unwrap).collect().await;
+        assert!(started.elapsed() >= Duration::from_millis(190));
+        let b: Vec<String> = demo.stream(request).map(Result::unwrap).collect().await;
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 20);
+        assert!(a[0].contains("Hello there"));
+    }
+
+    #[test]
+    fn demo_titles_are_the_first_words() {
+        assert_eq!(
+            demo_title("How do I bake bread at home without yeast or a proper oven?"),
+            "How do I bake bread at home without"
+        );
+        assert_eq!(demo_title("Hi"), "Hi");
+    }
+}

@@ -1,0 +1,176 @@
+//! The websocket wire protocol: JSON text frames with a `type` field (docs/protocol.md).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Frames a tab sends.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type")]
+pub enum ClientFrame {
+    /// Authenticates a socket opened without a token (must be the first frame).
+    #[serde(rename = "auth")]
+    Auth { token: String },
+    #[serde(rename = "chat.send", rename_all = "camelCase")]
+    ChatSend(ChatSend),
+    #[serde(rename = "chat.cancel", rename_all = "camelCase")]
+    ChatCancel { conversation_id: String },
+    /// The tab shows this conversation: if an answer is streaming, send its text so far.
+    #[serde(rename = "conversation.open", rename_all = "camelCase")]
+    ConversationOpen { conversation_id: String },
+    #[serde(rename = "ping")]
+    Ping,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSend {
+    /// The tab's own id for this send, echoed so it can match the answers.
+    pub client_id: String,
+    /// `None` starts a new conversation.
+    pub conversation_id: Option<String>,
+    pub content: String,
+    pub model: Option<String>,
+    #[serde(default)]
+    pub web_search: bool,
+    #[serde(default)]
+    pub attachments: Vec<Value>,
+}
+
+/// A conversation as frames and the REST API show it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Conversation {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub title: Option<String>,
+    pub model: String,
+    pub web_search: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A message as frames and the REST API show it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub conversation_id: String,
+    /// `user` or `assistant`
+    pub role: String,
+    pub content: String,
+    /// `complete`, `streaming`, `cancelled` or `error`
+    pub status: String,
+    pub model: Option<String>,
+    pub client_id: Option<String>,
+    pub created_at: String,
+}
+
+/// Frames the server sends.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type")]
+pub enum ServerFrame {
+    #[serde(rename = "ready")]
+    Ready { user: Value, usage: Value },
+    #[serde(rename = "conversation.created", rename_all = "camelCase")]
+    ConversationCreated {
+        client_id: String,
+        conversation: Conversation,
+    },
+    #[serde(rename = "message.created", rename_all = "camelCase")]
+    MessageCreated {
+        conversation_id: String,
+        client_id: Option<String>,
+        message: Message,
+    },
+    #[serde(rename = "message.delta", rename_all = "camelCase")]
+    MessageDelta {
+        conversation_id: String,
+        message_id: String,
+        seq: u64,
+        delta: String,
+    },
+    #[serde(rename = "message.snapshot", rename_all = "camelCase")]
+    MessageSnapshot {
+        conversation_id: String,
+        message_id: String,
+        seq: u64,
+        content: String,
+    },
+    #[serde(rename = "message.completed", rename_all = "camelCase")]
+    MessageCompleted {
+        conversation_id: String,
+        message: Message,
+        finish_reason: String,
+    },
+    #[serde(rename = "conversation.updated")]
+    ConversationUpdated { conversation: Conversation },
+    #[serde(rename = "conversation.deleted", rename_all = "camelCase")]
+    ConversationDeleted { conversation_id: String },
+    #[serde(rename = "usage.updated", rename_all = "camelCase")]
+    UsageUpdated { limit_info: Value },
+    #[serde(rename = "settings.updated", rename_all = "camelCase")]
+    SettingsUpdated { settings: Value, billing_info: Value },
+    #[serde(rename = "subscription.updated")]
+    SubscriptionUpdated { subscription: Value },
+    #[serde(rename = "session.revoked")]
+    SessionRevoked { reason: String },
+    #[serde(rename = "error", rename_all = "camelCase")]
+    Error {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        client_id: Option<String>,
+        code: String,
+        message: String,
+    },
+    #[serde(rename = "pong")]
+    Pong,
+}
+
+impl ServerFrame {
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).expect("frames serialize")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_frames_parse_by_type() {
+        let f: ClientFrame = serde_json::from_str(
+            r#"{"type":"chat.send","clientId":"c1","conversationId":null,"content":"hi","webSearch":true}"#,
+        )
+        .unwrap();
+        match f {
+            ClientFrame::ChatSend(s) => {
+                assert_eq!(
+                    (s.client_id.as_str(), s.conversation_id, s.web_search),
+                    ("c1", None, true)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            serde_json::from_str(r#"{"type":"ping"}"#).unwrap(),
+            ClientFrame::Ping
+        ));
+        assert!(serde_json::from_str::<ClientFrame>(r#"{"type":"nope"}"#).is_err());
+    }
+
+    #[test]
+    fn server_frames_carry_their_type() {
+        let text = ServerFrame::MessageDelta {
+            conversation_id: "c".into(),
+            message_id: "m".into(),
+            seq: 3,
+            delta: "hi".into(),
+        }
+        .to_text();
+        assert_eq!(
+            text,
+            r#"{"type":"message.delta","conversationId":"c","messageId":"m","seq":3,"delta":"hi"}"#
+        );
+        assert_eq!(ServerFrame::Pong.to_text(), r#"{"type":"pong"}"#);
+    }
+}

@@ -1,0 +1,177 @@
+//! Conversations and messages.
+
+use super::{on_pool, Db};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ConversationRow {
+    pub id: String,
+    pub user_id: String,
+    pub title: Option<String>,
+    pub model: String,
+    pub web_search: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MessageRow {
+    pub id: String,
+    pub conversation_id: String,
+    pub role: String,
+    pub content: String,
+    pub status: String,
+    pub model: Option<String>,
+    pub client_id: Option<String>,
+    pub finish_reason: Option<String>,
+    pub created_at: i64,
+}
+
+const CONVERSATION_COLUMNS: &str = "id, user_id, title, model, web_search, created_at, updated_at";
+const MESSAGE_COLUMNS: &str =
+    "id, conversation_id, role, content, status, model, client_id, finish_reason, created_at";
+
+impl Db {
+    pub async fn insert_conversation(&self, c: &ConversationRow) -> sqlx::Result<()> {
+        let sql =
+            format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
+        on_pool!(self, pool => sqlx::query(&sql)
+            .bind(&c.id)
+            .bind(&c.user_id)
+            .bind(&c.title)
+            .bind(&c.model)
+            .bind(c.web_search)
+            .bind(c.created_at)
+            .bind(c.updated_at)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    /// The user's conversation; another user's is `None`, like a missing one.
+    pub async fn conversation(&self, user_id: &str, id: &str) -> sqlx::Result<Option<ConversationRow>> {
+        let sql = format!("SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id = $1 AND user_id = $2");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(id).bind(user_id).fetch_optional(pool).await)
+    }
+
+    /// A page of the user's conversations, newest first, after the cursor
+    /// (`updated_at`, `id`) of the previous page's last one.
+    pub async fn conversations(
+        &self,
+        user_id: &str,
+        after: Option<(i64, &str)>,
+        limit: i64,
+    ) -> sqlx::Result<Vec<ConversationRow>> {
+        let (before_time, before_id) = after.unwrap_or((i64::MAX, ""));
+        let sql = format!(
+            "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE user_id = $1 \
+             AND (updated_at < $2 OR (updated_at = $2 AND id < $3)) ORDER BY updated_at DESC, id DESC LIMIT $4"
+        );
+        let before_id = if after.is_some() { before_id } else { "\u{10FFFF}" };
+        on_pool!(self, pool => sqlx::query_as(&sql)
+            .bind(user_id)
+            .bind(before_time)
+            .bind(before_id)
+            .bind(limit)
+            .fetch_all(pool)
+            .await)
+    }
+
+    pub async fn rename_conversation(
+        &self,
+        user_id: &str,
+        id: &str,
+        title: &str,
+        now: i64,
+    ) -> sqlx::Result<bool> {
+        let sql = "UPDATE conversations SET title = $3, updated_at = $4 WHERE id = $1 AND user_id = $2";
+        let done = on_pool!(self, pool => sqlx::query(sql)
+            .bind(id)
+            .bind(user_id)
+            .bind(title)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
+    /// Sets a generated title unless the conversation has one (e.g. renamed meanwhile).
+    pub async fn set_generated_title(&self, id: &str, title: &str) -> sqlx::Result<bool> {
+        let sql = "UPDATE conversations SET title = $2 WHERE id = $1 AND title IS NULL";
+        let done = on_pool!(self, pool => sqlx::query(sql).bind(id).bind(title).execute(pool).await.map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
+    pub async fn delete_conversation(&self, user_id: &str, id: &str) -> sqlx::Result<bool> {
+        let sql = "DELETE FROM conversations WHERE id = $1 AND user_id = $2";
+        let done = on_pool!(self, pool => sqlx::query(sql).bind(id).bind(user_id).execute(pool).await.map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
+    /// Stores a message and moves its conversation to the top of the list.
+    pub async fn insert_message(&self, m: &MessageRow) -> sqlx::Result<()> {
+        let insert = format!(
+            "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)"
+        );
+        let touch = "UPDATE conversations SET updated_at = $2 WHERE id = $1";
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query(&insert)
+                .bind(&m.id)
+                .bind(&m.conversation_id)
+                .bind(&m.role)
+                .bind(&m.content)
+                .bind(&m.status)
+                .bind(&m.model)
+                .bind(&m.client_id)
+                .bind(&m.finish_reason)
+                .bind(m.created_at)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(touch).bind(&m.conversation_id).bind(m.created_at).execute(&mut *tx).await?;
+            tx.commit().await
+        })
+    }
+
+    /// The final text and status of a streamed answer.
+    pub async fn finish_message(
+        &self,
+        id: &str,
+        content: &str,
+        status: &str,
+        finish_reason: &str,
+        now: i64,
+    ) -> sqlx::Result<()> {
+        let sql = "UPDATE messages SET content = $2, status = $3, finish_reason = $4, updated_at = $5 WHERE id = $1";
+        on_pool!(self, pool => sqlx::query(sql)
+            .bind(id)
+            .bind(content)
+            .bind(status)
+            .bind(finish_reason)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    pub async fn message(&self, id: &str) -> sqlx::Result<Option<MessageRow>> {
+        let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = $1");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(id).fetch_optional(pool).await)
+    }
+
+    /// Messages of a conversation, oldest first.
+    pub async fn messages(&self, conversation_id: &str) -> sqlx::Result<Vec<MessageRow>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at, id"
+        );
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).fetch_all(pool).await)
+    }
+
+    /// Answers still `streaming` since before `cutoff`: their server stopped mid-way (no
+    /// generation runs that long). They become errors with the text they have.
+    pub async fn close_interrupted_messages(&self, cutoff: i64, now: i64) -> sqlx::Result<u64> {
+        let sql = "UPDATE messages SET status = 'error', finish_reason = 'interrupted', updated_at = $2 \
+                   WHERE status = 'streaming' AND updated_at < $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(cutoff).bind(now).execute(pool).await.map(|r| r.rows_affected()))
+    }
+}

@@ -1,0 +1,148 @@
+//! `/api/conversations`: the user's conversations, newest first, with their messages.
+//! Another user's conversation is a 404, as on the websocket.
+
+use actix_web::{web, HttpResponse};
+use chat_actors::generation::Cancel;
+use chat_actors::protocol::ServerFrame;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorCode, Result};
+use crate::http::{self, JsonAfterAuth};
+use crate::realtime::{conversation_view, message_view};
+use crate::state::AppState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/conversations")
+            .route("", web::get().to(list))
+            .route("/{id}", web::get().to(get_one))
+            .route("/{id}", web::patch().to(rename))
+            .route("/{id}", web::delete().to(delete)),
+    );
+}
+
+type Data = web::Data<AppState>;
+
+const DEFAULT_PAGE: i64 = 20;
+const MAX_PAGE: i64 = 100;
+const MAX_TITLE_CHARS: usize = 200;
+
+#[derive(Deserialize)]
+struct Page {
+    limit: Option<i64>,
+    cursor: Option<String>,
+}
+
+/// A cursor is the last conversation's `updated_at` and id: `1763800000000_<id>`.
+fn parse_cursor(cursor: &str) -> Result<(i64, &str)> {
+    let (time, id) = cursor.split_once('_').ok_or(ErrorCode::ValidationError)?;
+    Ok((time.parse().map_err(|_| ErrorCode::ValidationError)?, id))
+}
+
+async fn list(state: Data, user: AuthUser, page: web::Query<Page>) -> Result<HttpResponse> {
+    let limit = page.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let after = page
+        .cursor
+        .as_deref()
+        .filter(|c| !c.is_empty())
+        .map(parse_cursor)
+        .transpose()?;
+    let mut rows = state.db.conversations(user.id(), after, limit + 1).await?;
+    let next_cursor = if rows.len() as i64 > limit {
+        rows.truncate(limit as usize);
+        rows.last().map(|c| format!("{}_{}", c.updated_at, c.id))
+    } else {
+        None
+    };
+    let data: Vec<_> = rows.iter().map(conversation_view).collect();
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data, "nextCursor": next_cursor })))
+}
+
+async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    let conversation = state
+        .db
+        .conversation(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    let messages: Vec<_> = state
+        .db
+        .messages(&conversation.id)
+        .await?
+        .iter()
+        .map(message_view)
+        .collect();
+    let mut data = json!(conversation_view(&conversation));
+    data["messages"] = json!(messages);
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
+}
+
+#[derive(Deserialize)]
+struct RenameBody {
+    title: Option<String>,
+}
+
+async fn rename(
+    state: Data,
+    user: AuthUser,
+    id: web::Path<String>,
+    body: JsonAfterAuth<RenameBody>,
+) -> Result<HttpResponse> {
+    let body = http::body(body)?;
+    let title = body.title.as_deref().map(str::trim).unwrap_or("");
+    if title.is_empty() {
+        return Err(ApiError::field(ErrorCode::FieldRequired, "title"));
+    }
+    if title.chars().count() > MAX_TITLE_CHARS || title.chars().any(char::is_control) {
+        return Err(ApiError::with_max(
+            ErrorCode::FieldTooLong,
+            Some("title"),
+            MAX_TITLE_CHARS as u64,
+        ));
+    }
+    if !state
+        .db
+        .rename_conversation(user.id(), &id, title, state.now())
+        .await?
+    {
+        return Err(ErrorCode::NotFound.into());
+    }
+    let conversation = state
+        .db
+        .conversation(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    let view = conversation_view(&conversation);
+    state.realtime.publish(
+        user.id(),
+        &ServerFrame::ConversationUpdated {
+            conversation: view.clone(),
+        },
+    );
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": view })))
+}
+
+async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    state
+        .db
+        .conversation(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    // A running answer stops first, so it does not write into a deleted conversation.
+    let _ = state
+        .realtime
+        .generations
+        .send(Cancel {
+            conversation_id: id.to_string(),
+        })
+        .await;
+    state.db.delete_conversation(user.id(), &id).await?;
+    state.realtime.publish(
+        user.id(),
+        &ServerFrame::ConversationDeleted {
+            conversation_id: id.to_string(),
+        },
+    );
+    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+}

@@ -1,0 +1,36 @@
+//! `GET /api/ws`: upgrades to a websocket served by a session actor (docs/protocol.md).
+
+use std::sync::Arc;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use chat_actors::session::WsSession;
+
+use crate::auth::request_token;
+use crate::realtime::chat::Chat;
+use crate::state::AppState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/ws", web::get().to(connect));
+}
+
+/// A token in the `Authorization` header or the `token` cookie authenticates at once;
+/// without one the socket must send an `auth` frame first. A bad token still upgrades,
+/// so the browser sees the close reason rather than a failed handshake.
+async fn connect(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    let (response, session, incoming) = actix_ws::handle(&req, body)?;
+    let incoming = incoming.max_frame_size(256 * 1024);
+    let realtime = &state.realtime;
+    WsSession::start(
+        session,
+        incoming,
+        request_token(&req),
+        realtime.hub.clone(),
+        Arc::new(Chat { state: state.clone() }),
+        realtime.session.clone(),
+    );
+    Ok(response)
+}

@@ -1,0 +1,103 @@
+//! The realtime side as the server wires it: the session hub, the running generations,
+//! the model provider, and (with Redis) the relay between instances. `chat` implements
+//! what sessions ask of the server; HTTP handlers publish events through [`Realtime`].
+
+pub mod chat;
+pub mod openai;
+pub mod redis_relay;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Actor, Addr};
+use chat_actors::generation::{Generations, LiveRelay};
+use chat_actors::hub::{FanOut, Publish, SessionHub, SetGenerations};
+use chat_actors::model::{DemoProvider, ModelProvider};
+use chat_actors::protocol::{self, ServerFrame};
+use chat_actors::session::SessionConfig;
+
+use crate::config::{is_set, Settings};
+use crate::db::conversations::{ConversationRow, MessageRow};
+use crate::quota::iso;
+use redis_relay::RedisRelay;
+
+pub struct Realtime {
+    pub hub: Addr<SessionHub>,
+    pub generations: Addr<Generations>,
+    pub provider: Arc<dyn ModelProvider>,
+    pub relay: Option<Arc<RedisRelay>>,
+    pub session: SessionConfig,
+}
+
+impl Realtime {
+    /// Starts the hub and the generation registry on the current arbiter.
+    pub fn start(
+        settings: &Settings,
+        redis: Option<(redis::Client, redis::aio::ConnectionManager)>,
+    ) -> Realtime {
+        let relay = redis
+            .map(|(client, conn)| Arc::new(RedisRelay::new(client, conn, settings.redis.prefix.clone())));
+        let fan_out = relay.clone().map(|r| r as Arc<dyn FanOut>);
+        let hub = SessionHub::new(fan_out).start();
+        let live = relay.clone().map(|r| r as Arc<dyn LiveRelay>);
+        let generations = Generations::new(hub.clone(), live).start();
+        hub.do_send(SetGenerations(generations.clone().recipient()));
+        if let Some(relay) = &relay {
+            relay.attach(hub.clone());
+        }
+        let chat = &settings.chat;
+        Realtime {
+            hub,
+            generations,
+            provider: provider(settings),
+            relay,
+            session: SessionConfig {
+                heartbeat: Duration::from_secs(chat.heartbeat_secs.max(1)),
+                idle_timeout: Duration::from_secs(chat.idle_timeout_secs.max(1)),
+                auth_timeout: Duration::from_millis((chat.auth_timeout_secs * 1000).max(100)),
+                queue: chat.session_queue,
+            },
+        }
+    }
+
+    /// Sends `frame` to every tab of the user, on every instance.
+    pub fn publish(&self, user_id: &str, frame: &ServerFrame) {
+        self.hub.do_send(Publish::frame(user_id, frame));
+    }
+}
+
+fn provider(settings: &Settings) -> Arc<dyn ModelProvider> {
+    let m = &settings.model;
+    if is_set(&m.openai_api_key) {
+        Arc::new(openai::OpenAiProvider::new(&m.openai_api_key, &m.openai_base_url))
+    } else {
+        Arc::new(DemoProvider {
+            tokens_per_sec: m.demo_tokens_per_sec,
+            reply_tokens: m.demo_reply_tokens,
+        })
+    }
+}
+
+pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
+    protocol::Conversation {
+        id: c.id.clone(),
+        title: c.title.clone(),
+        model: c.model.clone(),
+        web_search: c.web_search,
+        created_at: iso(c.created_at).unwrap_or_default(),
+        updated_at: iso(c.updated_at).unwrap_or_default(),
+    }
+}
+
+pub fn message_view(m: &MessageRow) -> protocol::Message {
+    protocol::Message {
+        id: m.id.clone(),
+        conversation_id: m.conversation_id.clone(),
+        role: m.role.clone(),
+        content: m.content.clone(),
+        status: m.status.clone(),
+        model: m.model.clone(),
+        client_id: m.client_id.clone(),
+        created_at: iso(m.created_at).unwrap_or_default(),
+    }
+}

@@ -1,0 +1,104 @@
+//! Any OpenAI-compatible chat API (OpenAI, Ollama, vLLM, llama.cpp server) through
+//! async-openai, streaming.
+
+use async_openai::config::OpenAIConfig;
+use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
+use async_openai::Client;
+use chat_actors::model::{ModelError, ModelProvider, ModelRequest};
+use futures_util::future::BoxFuture;
+use futures_util::stream::{BoxStream, StreamExt};
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::json;
+
+pub struct OpenAiProvider {
+    client: Client<OpenAIConfig>,
+}
+
+impl OpenAiProvider {
+    pub fn new(api_key: &SecretString, base_url: &str) -> Self {
+        let config = OpenAIConfig::new()
+            .with_api_key(api_key.expose_secret())
+            .with_api_base(base_url.trim_end_matches('/'));
+        OpenAiProvider {
+            client: Client::with_config(config),
+        }
+    }
+}
+
+fn request(
+    model: &str,
+    messages: serde_json::Value,
+    stream: bool,
+    max_tokens: Option<u32>,
+) -> Result<CreateChatCompletionRequest, ModelError> {
+    let mut body = json!({ "model": model, "messages": messages, "stream": stream });
+    if let Some(max) = max_tokens {
+        body["max_completion_tokens"] = json!(max);
+    }
+    serde_json::from_value(body).map_err(|e| ModelError::Upstream(format!("building the request: {e}")))
+}
+
+/// Upstream details go to the log; users see a generic model error.
+fn upstream(e: impl std::fmt::Display) -> ModelError {
+    tracing::warn!(error = %e, "model call failed");
+    ModelError::Upstream(e.to_string())
+}
+
+impl ModelProvider for OpenAiProvider {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn stream(&self, req: ModelRequest) -> BoxStream<'static, Result<String, ModelError>> {
+        let messages: Vec<_> = req
+            .messages
+            .iter()
+            .map(|t| json!({ "role": t.role, "content": t.content }))
+            .collect();
+        let client = self.client.clone();
+        let started = async move {
+            let request = request(&req.model, json!(messages), true, None)?;
+            client.chat().create_stream(request).await.map_err(upstream)
+        };
+        futures_util::stream::once(started)
+            .flat_map(|opened| match opened {
+                Ok(stream) => stream
+                    .filter_map(|chunk| async move {
+                        match chunk {
+                            Ok(chunk) => chunk
+                                .choices
+                                .into_iter()
+                                .next()
+                                .and_then(|c| c.delta.content)
+                                .filter(|t| !t.is_empty())
+                                .map(Ok),
+                            Err(e) => Some(Err(upstream(e))),
+                        }
+                    })
+                    .boxed(),
+                Err(e) => futures_util::stream::once(async move { Err(e) }).boxed(),
+            })
+            .boxed()
+    }
+
+    fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>> {
+        let client = self.client.clone();
+        let messages = json!([
+            { "role": "system", "content": "Write a title of at most six words for a conversation that starts with the user's message. Answer with the title only, in the message's language, without quotes." },
+            { "role": "user", "content": first_message.chars().take(2000).collect::<String>() },
+        ]);
+        let model = model.to_owned();
+        Box::pin(async move {
+            let request = request(&model, messages, false, Some(24))?;
+            let response: CreateChatCompletionResponse =
+                client.chat().create(request).await.map_err(upstream)?;
+            let title = response
+                .choices
+                .into_iter()
+                .next()
+                .and_then(|c| c.message.content)
+                .unwrap_or_default();
+            Ok(title.trim().trim_matches('"').chars().take(80).collect())
+        })
+    }
+}

@@ -1,0 +1,89 @@
+//! A local OpenAI-compatible server: streams chat completions as server-sent events.
+//! The model name picks the behaviour: `stub` answers, `stub-error` fails with 500,
+//! `stub-stall` sends one chunk and then nothing, `stub-flood` streams 12 MB at once.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{web, App, HttpResponse, HttpServer};
+use bytes::Bytes;
+use futures_util::stream::{self, StreamExt};
+use serde_json::{json, Value};
+
+pub const STUB_WORDS: [&str; 5] = ["Hello ", "from ", "the ", "stub ", "model."];
+
+#[derive(Clone, Default)]
+pub struct ModelStub {
+    pub requests: Arc<Mutex<Vec<Value>>>,
+}
+
+fn chunk(content: Option<&str>, finish: Option<&str>) -> Bytes {
+    let delta = match content {
+        Some(c) => json!({ "content": c }),
+        None => json!({}),
+    };
+    let body = json!({
+        "id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": 1, "model": "stub",
+        "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+    });
+    Bytes::from(format!("data: {body}\n\n"))
+}
+
+async fn completions(stub: web::Data<ModelStub>, body: web::Json<Value>) -> HttpResponse {
+    let body = body.into_inner();
+    stub.requests.lock().unwrap().push(body.clone());
+    let model = body["model"].as_str().unwrap_or("").to_owned();
+    if model == "stub-error" {
+        return HttpResponse::InternalServerError()
+            .json(json!({ "error": { "message": "the stub failed", "type": "server_error" } }));
+    }
+    if body["stream"] != json!(true) {
+        return HttpResponse::Ok().json(json!({
+            "id": "chatcmpl-stub", "object": "chat.completion", "created": 1, "model": model,
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": "Stub title" }, "finish_reason": "stop" }],
+        }));
+    }
+    if model == "stub-flood" {
+        let block = "x".repeat(2048);
+        let events =
+            stream::iter((0..6000).map(move |_| Ok::<_, actix_web::Error>(chunk(Some(&block), None))))
+                .chain(stream::iter([Ok(Bytes::from_static(b"data: [DONE]\n\n"))]));
+        return HttpResponse::Ok()
+            .content_type("text/event-stream")
+            .streaming(events);
+    }
+    let stall = model == "stub-stall";
+    let events = stream::unfold(0usize, move |i| async move {
+        if stall && i == 1 {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let bytes = match i {
+            _ if i < STUB_WORDS.len() => chunk(Some(STUB_WORDS[i]), None),
+            _ if i == STUB_WORDS.len() => chunk(None, Some("stop")),
+            _ if i == STUB_WORDS.len() + 1 => Bytes::from_static(b"data: [DONE]\n\n"),
+            _ => return None,
+        };
+        Some((Ok::<_, actix_web::Error>(bytes), i + 1))
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .streaming(events)
+}
+
+/// Starts the stub; returns its base URL (`http://127.0.0.1:port/v1`).
+pub fn start() -> (String, ModelStub) {
+    let stub = ModelStub::default();
+    let data = web::Data::new(stub.clone());
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/v1/chat/completions", web::post().to(completions))
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let port = server.addrs()[0].port();
+    actix_web::rt::spawn(server.run());
+    (format!("http://127.0.0.1:{port}/v1"), stub)
+}
