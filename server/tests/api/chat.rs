@@ -703,3 +703,31 @@ async fn two_instances_keep_a_users_tabs_in_sync_through_redis() {
     let frames = here.until("message.completed").await;
     assert_eq!(frames.last().unwrap()["finishReason"], json!("cancelled"));
 }
+
+#[actix_web::test]
+async fn a_tab_that_stops_answering_pings_is_closed_as_idle() {
+    let app = spawn_app_with(|s| {
+        s.chat.heartbeat_secs = 1;
+        s.chat.idle_timeout_secs = 1;
+    })
+    .await;
+    let ann = app.register_ann().await;
+    // This client never reads, so it never answers the server's pings.
+    let mut silent = WsClient::connect_slow(&app, &ann.token).await;
+    let (mut live, _) = WsClient::ready(&app, &ann.token).await;
+    let mut idle_closed = false;
+    for _ in 0..100 {
+        // The live tab reads, which answers pings, and talks now and then.
+        live.send(json!({"type": "ping"})).await;
+        live.until("pong").await;
+        if sessions_of(&app, &ann.id).await == 1 {
+            idle_closed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(idle_closed, "the silent tab is still open");
+    let close = silent.close_frame().await.expect("a close frame");
+    assert_eq!(u16::from(close.code), 1001);
+    assert_eq!(close.reason.as_str(), "idle timeout");
+}
