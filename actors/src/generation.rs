@@ -5,14 +5,13 @@
 //! running generation on this instance.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
-use crate::hub::{Deliver, Event, Publish, SessionHub};
+use crate::hub::{Event, Publish, SessionHub};
 use crate::model::ModelError;
 use crate::protocol::ServerFrame;
 
@@ -52,15 +51,6 @@ pub struct Snapshot {
     pub content: String,
 }
 
-/// Relays a running generation's deltas to other instances, keeping its text so far
-/// where they can read a snapshot (Redis). Storing a delta and publishing it must be one
-/// step: a tab elsewhere that has seen delta N then finds a snapshot with at least N.
-pub trait LiveRelay: Send + Sync + 'static {
-    /// `at` carries the generation's ids and the delta's seq (its `content` is unused).
-    fn append(&self, user: &str, at: &Snapshot, delta: &str, frame: &Deliver);
-    fn finish(&self, conversation_id: &str);
-}
-
 pub type OnDone = Box<dyn FnOnce(Outcome) -> BoxFuture<'static, ()> + Send>;
 
 pub struct Generation {
@@ -68,7 +58,6 @@ pub struct Generation {
     conversation_id: String,
     message_id: String,
     hub: Addr<SessionHub>,
-    live: Option<Arc<dyn LiveRelay>>,
     batch: Duration,
     stream: Option<BoxStream<'static, Result<String, ModelError>>>,
     /// Sent so far, and not yet sent.
@@ -92,23 +81,7 @@ impl Generation {
             seq: self.seq,
             delta,
         };
-        let deliver = Deliver::frame(&frame);
-        if let (Some(live), ServerFrame::MessageDelta { delta, .. }) = (&self.live, &frame) {
-            let at = Snapshot {
-                conversation_id: self.conversation_id.clone(),
-                message_id: self.message_id.clone(),
-                seq: self.seq,
-                content: String::new(),
-            };
-            live.append(&self.user, &at, delta, &deliver);
-        }
-        // With a relay, other instances get the delta from it; the hub serves this one.
-        let remote = self.live.is_none();
-        self.hub.do_send(Publish {
-            user: self.user.clone(),
-            event: Event::Frame(deliver),
-            remote,
-        });
+        self.hub.do_send(Publish::frame(&self.user, &frame));
     }
 
     fn finish(&mut self, finish: FinishReason, error: Option<ModelError>, ctx: &mut Context<Self>) {
@@ -116,9 +89,14 @@ impl Generation {
             return;
         };
         self.flush();
-        if let Some(live) = &self.live {
-            live.finish(&self.conversation_id);
-        }
+        // After the last delta and through the same hub: a relay drops the stored text.
+        let ended = Event::Ended {
+            conversation_id: self.conversation_id.clone(),
+        };
+        self.hub.do_send(Publish {
+            user: self.user.clone(),
+            event: ended,
+        });
         let outcome = Outcome {
             content: self.content.clone(),
             finish,
@@ -215,15 +193,13 @@ struct Ended {
 /// The running generations of this instance, by conversation.
 pub struct Generations {
     hub: Addr<SessionHub>,
-    live: Option<Arc<dyn LiveRelay>>,
     running: HashMap<String, Addr<Generation>>,
 }
 
 impl Generations {
-    pub fn new(hub: Addr<SessionHub>, live: Option<Arc<dyn LiveRelay>>) -> Self {
+    pub fn new(hub: Addr<SessionHub>) -> Self {
         Generations {
             hub,
-            live,
             running: HashMap::new(),
         }
     }
@@ -260,7 +236,6 @@ impl Handler<Start> for Generations {
             conversation_id: msg.conversation_id,
             message_id: msg.message_id,
             hub: self.hub.clone(),
-            live: self.live.clone(),
             batch: msg.batch,
             stream: Some(msg.stream),
             content: String::new(),

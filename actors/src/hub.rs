@@ -1,6 +1,7 @@
 //! The hub: which sessions (tabs) each user has on this instance. Every event of a user
 //! goes through it to each of their sessions; with a [`FanOut`] (Redis pub/sub) it also
-//! reaches the user's sessions on other instances.
+//! reaches the user's sessions on other instances. Because everything a user's tabs get
+//! passes through this one mailbox, a relay sees events in the order they happened.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,6 +28,8 @@ pub struct DeltaMeta {
     pub conversation_id: Arc<str>,
     pub message_id: Arc<str>,
     pub seq: u64,
+    /// The delta's text, which a relay appends to the answer's stored text.
+    pub text: Arc<str>,
 }
 
 impl Deliver {
@@ -36,11 +39,12 @@ impl Deliver {
                 conversation_id,
                 message_id,
                 seq,
-                ..
+                delta,
             } => Some(DeltaMeta {
                 conversation_id: conversation_id.as_str().into(),
                 message_id: message_id.as_str().into(),
                 seq: *seq,
+                text: delta.as_str().into(),
             }),
             _ => None,
         };
@@ -53,16 +57,20 @@ impl Deliver {
     }
 }
 
-/// Something other instances must act on: a frame for a user's tabs, or a request to
-/// stop a generation that may run elsewhere.
+/// Something other instances must act on: a frame for a user's tabs, a request to stop
+/// a generation that may run elsewhere, or the end of a generation (whose stored text a
+/// relay then drops).
 #[derive(Clone, Debug)]
 pub enum Event {
     Frame(Deliver),
     Cancel { conversation_id: String },
+    Ended { conversation_id: String },
 }
 
-/// Carries events between instances (Redis pub/sub). Implementations hand what they
-/// receive from other instances to the hub as [`FromRemote`].
+/// Carries events between instances (Redis pub/sub). A relay also keeps a running
+/// answer's text (from each delta's [`DeltaMeta::text`]) until `Ended`, for snapshots on
+/// other instances. Implementations hand what other instances publish to the hub as
+/// [`FromRemote`].
 pub trait FanOut: Send + Sync + 'static {
     fn publish(&self, user: &str, event: &Event);
     /// This instance now has a session of `user` (first one) or none left.
@@ -91,9 +99,6 @@ pub struct Disconnect {
 pub struct Publish {
     pub user: String,
     pub event: Event,
-    /// False when the sender relays to other instances itself (a generation's deltas
-    /// go out with its text, see `generation::LiveRelay`).
-    pub remote: bool,
 }
 
 impl Publish {
@@ -101,7 +106,6 @@ impl Publish {
         Publish {
             user: user.to_owned(),
             event: Event::Frame(Deliver::frame(frame)),
-            remote: true,
         }
     }
 }
@@ -153,6 +157,7 @@ impl SessionHub {
                     generations.do_send(crate::generation::Cancel { conversation_id });
                 }
             }
+            Event::Ended { .. } => {}
         }
     }
 }
@@ -208,7 +213,7 @@ impl Handler<Publish> for SessionHub {
     type Result = ();
 
     fn handle(&mut self, msg: Publish, _: &mut Context<Self>) {
-        if let (Some(fan_out), true) = (&self.fan_out, msg.remote) {
+        if let Some(fan_out) = &self.fan_out {
             fan_out.publish(&msg.user, &msg.event);
         }
         self.deliver_locally(&msg.user, msg.event);

@@ -90,6 +90,13 @@ pub enum ServerFrame {
         seq: u64,
         delta: String,
     },
+    /// Answers `conversation.open`: whether an answer is streaming (its snapshot, if so,
+    /// came just before).
+    #[serde(rename = "conversation.opened", rename_all = "camelCase")]
+    ConversationOpened {
+        conversation_id: String,
+        streaming: bool,
+    },
     #[serde(rename = "message.snapshot", rename_all = "camelCase")]
     MessageSnapshot {
         conversation_id: String,
@@ -108,7 +115,12 @@ pub enum ServerFrame {
     #[serde(rename = "conversation.deleted", rename_all = "camelCase")]
     ConversationDeleted { conversation_id: String },
     #[serde(rename = "usage.updated", rename_all = "camelCase")]
-    UsageUpdated { limit_info: Value },
+    UsageUpdated {
+        has_active_limit: bool,
+        limit_info: Value,
+    },
+    #[serde(rename = "profile.updated")]
+    ProfileUpdated { user: Value },
     #[serde(rename = "settings.updated", rename_all = "camelCase")]
     SettingsUpdated { settings: Value, billing_info: Value },
     #[serde(rename = "subscription.updated")]
@@ -121,6 +133,9 @@ pub enum ServerFrame {
         client_id: Option<String>,
         code: String,
         message: String,
+        /// The field or period an error is about (`day` or `month` for `limit_reached`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        field: Option<String>,
     },
     #[serde(rename = "pong")]
     Pong,

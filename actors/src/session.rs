@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use actix_ws::{CloseCode, CloseReason};
+use actix_web::web::Bytes;
+use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason};
 use bytestring::ByteString;
 use futures_util::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
@@ -33,7 +34,7 @@ pub struct SessionConfig {
 #[derive(Debug, Clone)]
 pub struct SessionUser {
     pub id: String,
-    /// For the texts of errors (`en-US` or `hu-HU`).
+    /// For the texts of errors before the server looks the user up again.
     pub language: String,
 }
 
@@ -42,11 +43,14 @@ pub struct SessionUser {
 pub struct FrameError {
     pub code: String,
     pub message: String,
+    pub field: Option<String>,
 }
 
 /// What sessions need from the server: authentication, and the chat itself.
 pub trait ChatService: Send + Sync + 'static {
-    fn authenticate(&self, token: &str) -> BoxFuture<'static, Option<SessionUser>>;
+    /// `Ok(None)` for a bad, expired or revoked token; `Err` when it cannot be checked
+    /// now (the tab should retry, not log out).
+    fn authenticate(&self, token: &str) -> BoxFuture<'static, Result<Option<SessionUser>, FrameError>>;
     /// The `ready` frame: who the user is and their usage.
     fn ready(&self, user: &SessionUser) -> BoxFuture<'static, Result<ServerFrame, FrameError>>;
     fn send(&self, user: &SessionUser, send: ChatSend) -> BoxFuture<'static, Result<(), FrameError>>;
@@ -70,6 +74,9 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 enum Outgoing {
     Text(ByteString),
     Ping,
+    Pong(Bytes),
+    /// Close after everything queued before it (a revoked session).
+    Close(CloseReason),
 }
 
 pub struct WsSession {
@@ -84,17 +91,26 @@ pub struct WsSession {
     /// Closes the socket ahead of anything queued.
     close: Option<oneshot::Sender<CloseReason>>,
     last_seen: Instant,
-    /// Deltas held back while a snapshot of their conversation is being fetched.
-    waiting: HashMap<String, Vec<Deliver>>,
+    /// Snapshots being fetched; while any is, every frame for the tab is held back so
+    /// nothing of those conversations overtakes its snapshot.
+    opening: usize,
+    held: Vec<Deliver>,
     /// Per streaming message, the seq a snapshot covered: older deltas are dropped.
     covered: HashMap<Arc<str>, u64>,
+}
+
+fn policy(description: &str) -> CloseReason {
+    CloseReason {
+        code: CloseCode::Policy,
+        description: Some(description.to_owned()),
+    }
 }
 
 impl WsSession {
     /// Starts the actor for an upgraded socket; `token` is the one the upgrade carried.
     pub fn start(
         ws: actix_ws::Session,
-        incoming: actix_ws::MessageStream,
+        incoming: AggregatedMessageStream,
         token: Option<String>,
         hub: Addr<SessionHub>,
         service: Arc<dyn ChatService>,
@@ -116,46 +132,50 @@ impl WsSession {
                 out,
                 close: Some(close),
                 last_seen: Instant::now(),
-                waiting: HashMap::new(),
+                opening: 0,
+                held: Vec::new(),
                 covered: HashMap::new(),
             }
         })
     }
 
     fn send_frame(&mut self, frame: &ServerFrame, ctx: &mut Context<Self>) {
-        self.queue(frame.to_text().into(), ctx);
+        self.push(Outgoing::Text(frame.to_text().into()), ctx);
     }
 
-    fn queue(&mut self, text: ByteString, ctx: &mut Context<Self>) {
-        match self.out.try_send(Outgoing::Text(text)) {
+    fn push(&mut self, out: Outgoing, ctx: &mut Context<Self>) {
+        match self.out.try_send(out) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(_)) => {
                 tracing::info!(session = self.id, "closing a session that cannot keep up");
-                self.close_with(CloseCode::Again, "slow consumer: too many frames waiting", ctx);
+                self.close_with(
+                    CloseReason {
+                        code: CloseCode::Again,
+                        description: Some("slow consumer: too many frames waiting".into()),
+                    },
+                    ctx,
+                );
             }
             Err(mpsc::error::TrySendError::Closed(_)) => ctx.stop(),
         }
     }
 
-    fn close_with(&mut self, code: CloseCode, description: &str, ctx: &mut Context<Self>) {
+    /// Closes now, ahead of anything queued.
+    fn close_with(&mut self, reason: CloseReason, ctx: &mut Context<Self>) {
         if let Some(close) = self.close.take() {
-            let _ = close.send(CloseReason {
-                code,
-                description: Some(description.to_owned()),
-            });
+            let _ = close.send(reason);
         }
         ctx.stop();
     }
 
     fn send_error(&mut self, client_id: Option<String>, error: FrameError, ctx: &mut Context<Self>) {
-        self.send_frame(
-            &ServerFrame::Error {
-                client_id,
-                code: error.code,
-                message: error.message,
-            },
-            ctx,
-        );
+        let frame = ServerFrame::Error {
+            client_id,
+            code: error.code,
+            message: error.message,
+            field: error.field,
+        };
+        self.send_frame(&frame, ctx);
     }
 
     fn authenticate(&mut self, token: String, ctx: &mut Context<Self>) {
@@ -163,13 +183,21 @@ impl WsSession {
         ctx.wait(
             async move { service.authenticate(&token).await }
                 .into_actor(self)
-                .map(|user, act, ctx| match user {
-                    Some(user) => act.joined(user, ctx),
-                    None => act.close_with(
-                        CloseCode::Policy,
-                        "unauthorized: token missing, expired or revoked",
-                        ctx,
-                    ),
+                .map(|user, act, ctx| {
+                    match user {
+                        Ok(Some(user)) => act.joined(user, ctx),
+                        Ok(None) => {
+                            act.close_with(policy("unauthorized: token missing, expired or revoked"), ctx)
+                        }
+                        // Not the tab's fault: it should come back, still logged in.
+                        Err(_) => act.close_with(
+                            CloseReason {
+                                code: CloseCode::Error,
+                                description: Some("server error: try again".into()),
+                            },
+                            ctx,
+                        ),
+                    }
                 }),
         );
     }
@@ -197,7 +225,7 @@ impl WsSession {
         let Some(user) = self.user.clone() else {
             match frame {
                 ClientFrame::Auth { token } => self.authenticate(token, ctx),
-                _ => self.close_with(CloseCode::Policy, "unauthorized: send an auth frame first", ctx),
+                _ => self.close_with(policy("unauthorized: send an auth frame first"), ctx),
             }
             return;
         };
@@ -229,53 +257,66 @@ impl WsSession {
                 );
             }
             ClientFrame::ConversationOpen { conversation_id } => {
-                self.waiting.entry(conversation_id.clone()).or_default();
-                let key = conversation_id.clone();
+                self.opening += 1;
+                let id = conversation_id.clone();
                 ctx.spawn(
                     async move { service.snapshot(&user, conversation_id).await }
                         .into_actor(self)
-                        .map(move |result, act, ctx| act.caught_up(&key, result, ctx)),
+                        .map(move |result, act, ctx| act.caught_up(id, result, ctx)),
                 );
             }
         }
     }
 
-    /// Sends the snapshot, then the deltas held back meanwhile that it does not cover.
+    /// Sends the snapshot and the answer to `conversation.open`, then the frames held
+    /// back meanwhile (less the deltas the snapshot covers).
     fn caught_up(
         &mut self,
-        conversation_id: &str,
+        conversation_id: String,
         result: Result<Option<Snapshot>, FrameError>,
         ctx: &mut Context<Self>,
     ) {
-        let held = self.waiting.remove(conversation_id).unwrap_or_default();
+        self.opening -= 1;
         match result {
-            Ok(Some(snap)) => {
-                if self.covered.len() > 64 {
-                    self.covered.clear();
+            Ok(snapshot) => {
+                let streaming = snapshot.is_some();
+                if let Some(snap) = snapshot {
+                    // Messages that finished long ago need no entry.
+                    if self.covered.len() > 256 {
+                        self.covered.clear();
+                    }
+                    self.covered.insert(snap.message_id.as_str().into(), snap.seq);
+                    let frame = ServerFrame::MessageSnapshot {
+                        conversation_id: snap.conversation_id,
+                        message_id: snap.message_id,
+                        seq: snap.seq,
+                        content: snap.content,
+                    };
+                    self.send_frame(&frame, ctx);
                 }
-                self.covered.insert(snap.message_id.as_str().into(), snap.seq);
-                let frame = ServerFrame::MessageSnapshot {
-                    conversation_id: snap.conversation_id,
-                    message_id: snap.message_id,
-                    seq: snap.seq,
-                    content: snap.content,
-                };
-                self.send_frame(&frame, ctx);
+                self.send_frame(
+                    &ServerFrame::ConversationOpened {
+                        conversation_id,
+                        streaming,
+                    },
+                    ctx,
+                );
             }
-            Ok(None) => {}
             Err(e) => self.send_error(None, e, ctx),
         }
-        for deliver in held {
-            self.deliver(deliver, ctx);
+        if self.opening == 0 {
+            for deliver in std::mem::take(&mut self.held) {
+                self.deliver(deliver, ctx);
+            }
         }
     }
 
     fn deliver(&mut self, msg: Deliver, ctx: &mut Context<Self>) {
+        if self.opening > 0 {
+            self.held.push(msg);
+            return;
+        }
         if let Some(meta) = &msg.delta {
-            if let Some(held) = self.waiting.get_mut(&*meta.conversation_id) {
-                held.push(msg);
-                return;
-            }
             if self
                 .covered
                 .get(&meta.message_id)
@@ -285,12 +326,10 @@ impl WsSession {
             }
         }
         let close = msg.close;
-        self.queue(msg.text, ctx);
+        self.push(Outgoing::Text(msg.text), ctx);
         if close {
-            // Let the frame go out first.
-            ctx.run_later(Duration::from_millis(50), |act, ctx| {
-                act.close_with(CloseCode::Policy, "session revoked", ctx);
-            });
+            // Queued behind the frame, so the tab reads why before the socket closes.
+            self.push(Outgoing::Close(policy("session revoked")), ctx);
         }
     }
 }
@@ -304,16 +343,22 @@ impl Actor for WsSession {
             None => {
                 ctx.run_later(self.config.auth_timeout, |act, ctx| {
                     if act.user.is_none() {
-                        act.close_with(CloseCode::Policy, "unauthorized: no auth frame in time", ctx);
+                        act.close_with(policy("unauthorized: no auth frame in time"), ctx);
                     }
                 });
             }
         }
         ctx.run_interval(self.config.heartbeat, |act, ctx| {
             if act.last_seen.elapsed() > act.config.idle_timeout {
-                act.close_with(CloseCode::Away, "idle timeout", ctx);
-            } else if act.out.try_send(Outgoing::Ping).is_err() {
-                act.close_with(CloseCode::Again, "slow consumer: too many frames waiting", ctx);
+                act.close_with(
+                    CloseReason {
+                        code: CloseCode::Away,
+                        description: Some("idle timeout".into()),
+                    },
+                    ctx,
+                );
+            } else {
+                act.push(Outgoing::Ping, ctx);
             }
         });
     }
@@ -336,28 +381,37 @@ impl Handler<Deliver> for WsSession {
     }
 }
 
-impl StreamHandler<Result<actix_ws::Message, actix_ws::ProtocolError>> for WsSession {
-    fn handle(&mut self, msg: Result<actix_ws::Message, actix_ws::ProtocolError>, ctx: &mut Context<Self>) {
+impl StreamHandler<Result<AggregatedMessage, actix_ws::ProtocolError>> for WsSession {
+    fn handle(&mut self, msg: Result<AggregatedMessage, actix_ws::ProtocolError>, ctx: &mut Context<Self>) {
         self.last_seen = Instant::now();
         match msg {
-            Ok(actix_ws::Message::Text(text)) => match serde_json::from_str::<ClientFrame>(&text) {
+            Ok(AggregatedMessage::Text(text)) => match serde_json::from_str::<ClientFrame>(&text) {
                 Ok(frame) => self.on_frame(frame, ctx),
                 Err(_) if self.user.is_none() => {
-                    self.close_with(CloseCode::Policy, "unauthorized: send an auth frame first", ctx)
+                    self.close_with(policy("unauthorized: send an auth frame first"), ctx)
                 }
                 Err(_) => {
                     let error = self.service.error(self.user.as_ref(), "invalid_frame");
                     self.send_error(None, error, ctx);
                 }
             },
-            Ok(actix_ws::Message::Close(_)) => ctx.stop(),
-            Ok(actix_ws::Message::Binary(_)) => {
+            Ok(AggregatedMessage::Binary(_)) if self.user.is_none() => {
+                self.close_with(policy("unauthorized: send an auth frame first"), ctx)
+            }
+            Ok(AggregatedMessage::Binary(_)) => {
                 let error = self.service.error(self.user.as_ref(), "invalid_frame");
                 self.send_error(None, error, ctx);
             }
-            // Pings are answered by the writer's peer handling; pongs only prove life.
-            Ok(_) => {}
-            Err(_) => self.close_with(CloseCode::Protocol, "protocol error", ctx),
+            Ok(AggregatedMessage::Ping(payload)) => self.push(Outgoing::Pong(payload), ctx),
+            Ok(AggregatedMessage::Pong(_)) => {}
+            Ok(AggregatedMessage::Close(_)) => ctx.stop(),
+            Err(_) => self.close_with(
+                CloseReason {
+                    code: CloseCode::Protocol,
+                    description: Some("protocol error".into()),
+                },
+                ctx,
+            ),
         }
     }
 
@@ -384,6 +438,11 @@ async fn write_loop(
                 let sent = match next {
                     Some(Outgoing::Text(text)) => ws.text(text).await,
                     Some(Outgoing::Ping) => ws.ping(b"").await,
+                    Some(Outgoing::Pong(payload)) => ws.pong(&payload).await,
+                    Some(Outgoing::Close(reason)) => {
+                        let _ = ws.close(Some(reason)).await;
+                        break;
+                    }
                     None => {
                         let _ = ws.close(None).await;
                         return;

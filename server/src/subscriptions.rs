@@ -85,9 +85,12 @@ pub fn subscription_json(state: &AppState, sub: &SubscriptionRow) -> Value {
 pub async fn announce(state: &AppState, user_id: &str) {
     match state.db.subscription(user_id, state.now()).await {
         Ok(sub) => {
-            let frame = ServerFrame::SubscriptionUpdated {
-                subscription: subscription_json(state, &sub),
-            };
+            let mut subscription = subscription_json(state, &sub);
+            // The REST answer's shape, less its `success`.
+            if let Some(body) = subscription.as_object_mut() {
+                body.remove("success");
+            }
+            let frame = ServerFrame::SubscriptionUpdated { subscription };
             state.realtime.publish(user_id, &frame);
             crate::realtime::chat::publish_usage(state, user_id).await;
         }

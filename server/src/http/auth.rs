@@ -463,6 +463,17 @@ async fn reset_password(state: Data, body: web::Json<ResetBody>) -> Result<HttpR
     Ok(HttpResponse::Ok().json(json!({ "success": true })))
 }
 
+/// Tells every tab of the user their profile as it now is.
+fn announce_profile(state: &AppState, user: &UserRow) {
+    let mut profile = user_json(user);
+    if let Some(body) = profile.as_object_mut() {
+        body.remove("createdAt");
+    }
+    state
+        .realtime
+        .publish(&user.id, &ServerFrame::ProfileUpdated { user: profile });
+}
+
 /// Ends every open tab of the user (their tokens no longer work).
 fn revoke_sessions(state: &AppState, user_id: &str, reason: &str) {
     state.realtime.publish(
@@ -498,6 +509,7 @@ async fn update_profile(
         .user_by_id(user.id())
         .await?
         .ok_or(ErrorCode::Unauthorized)?;
+    announce_profile(&state, &updated);
     Ok(HttpResponse::Ok().json(user_json(&updated)))
 }
 
@@ -576,12 +588,18 @@ async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -
         .set_profile_image(user.id(), Some(&url), state.now())
         .await?;
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
+    if let Some(updated) = state.db.user_by_id(user.id()).await? {
+        announce_profile(&state, &updated);
+    }
     Ok(HttpResponse::Ok().json(json!({ "profileImage": url })))
 }
 
 async fn delete_profile_image(state: Data, user: AuthUser) -> Result<HttpResponse> {
     state.db.set_profile_image(user.id(), None, state.now()).await?;
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
+    if let Some(updated) = state.db.user_by_id(user.id()).await? {
+        announce_profile(&state, &updated);
+    }
     Ok(HttpResponse::Ok().json(json!({ "success": true, "profileImage": null })))
 }
 

@@ -2,7 +2,6 @@
 //! Another user's conversation is a 404, as on the websocket.
 
 use actix_web::{web, HttpResponse};
-use chat_actors::generation::Cancel;
 use chat_actors::protocol::ServerFrame;
 use serde::Deserialize;
 use serde_json::json;
@@ -94,7 +93,10 @@ async fn rename(
     if title.is_empty() {
         return Err(ApiError::field(ErrorCode::FieldRequired, "title"));
     }
-    if title.chars().count() > MAX_TITLE_CHARS || title.chars().any(char::is_control) {
+    if title.chars().any(char::is_control) {
+        return Err(ApiError::field(ErrorCode::ValidationError, "title"));
+    }
+    if title.chars().count() > MAX_TITLE_CHARS {
         return Err(ApiError::with_max(
             ErrorCode::FieldTooLong,
             Some("title"),
@@ -129,14 +131,9 @@ async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<Ht
         .conversation(user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    // A running answer stops first, so it does not write into a deleted conversation.
-    let _ = state
-        .realtime
-        .generations
-        .send(Cancel {
-            conversation_id: id.to_string(),
-        })
-        .await;
+    // A running answer stops first (wherever it runs), so it does not write into a
+    // deleted conversation.
+    crate::realtime::chat::cancel_everywhere(&state, user.id(), &id).await;
     state.db.delete_conversation(user.id(), &id).await?;
     state.realtime.publish(
         user.id(),

@@ -6,6 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chat_actors::session::WsSession;
 
 use crate::auth::request_token;
+use crate::error::{ApiError, ErrorCode};
 use crate::realtime::chat::Chat;
 use crate::state::AppState;
 
@@ -21,8 +22,14 @@ async fn connect(
     req: HttpRequest,
     body: web::Payload,
 ) -> actix_web::Result<HttpResponse> {
-    let (response, session, incoming) = actix_ws::handle(&req, body)?;
-    let incoming = incoming.max_frame_size(256 * 1024);
+    // A plain GET (no upgrade) is the API's JSON 400, not an empty body.
+    let (response, session, incoming) =
+        actix_ws::handle(&req, body).map_err(|_| ApiError::from(ErrorCode::ValidationError))?;
+    // Fragmented frames are joined, up to the size of the largest message a user may send.
+    let incoming = incoming
+        .max_frame_size(256 * 1024)
+        .aggregate_continuations()
+        .max_continuation_size(256 * 1024);
     let realtime = &state.realtime;
     WsSession::start(
         session,

@@ -9,7 +9,7 @@ use chat_actors::generation::{Cancel, FinishReason, GetSnapshot, Outcome, Snapsh
 use chat_actors::hub::{Event, Publish};
 use chat_actors::model::{ModelError, ModelRequest, Turn};
 use chat_actors::protocol::{ChatSend, ServerFrame};
-use chat_actors::quota::Service;
+use chat_actors::quota::{Decision, Service};
 use chat_actors::session::{ChatService, FrameError, SessionUser};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{self, BoxStream, StreamExt};
@@ -24,25 +24,38 @@ use crate::plans::PlanType;
 use crate::realtime::{conversation_view, message_view};
 use crate::state::AppState;
 
-/// How long a title may take before the conversation stays untitled.
+/// How long a title may take before the conversation is named by its first words.
 const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct Chat {
     pub state: web::Data<AppState>,
 }
 
-fn lang_of(user: &SessionUser) -> Lang {
-    Lang::parse_exact(&user.language).unwrap_or_default()
-}
-
 fn frame_error(e: ApiError, lang: Lang) -> FrameError {
     if let ApiError::Internal(cause) = &e {
         tracing::error!(error = ?cause, "chat request failed");
     }
+    let field = match &e {
+        ApiError::Client { field, .. } => field.map(str::to_owned),
+        ApiError::Internal(_) => None,
+    };
     FrameError {
         code: e.code().as_str().to_owned(),
         message: e.message(lang),
+        field,
     }
+}
+
+/// The user's language now (it may have changed since the socket connected).
+async fn current_lang(state: &AppState, session: &SessionUser) -> Lang {
+    let stored = state
+        .db
+        .user_by_id(&session.id)
+        .await
+        .ok()
+        .flatten()
+        .map(|u| u.language);
+    Lang::parse_exact(stored.as_deref().unwrap_or(&session.language)).unwrap_or_default()
 }
 
 /// The model's chunks, ending with `Timeout` when none comes for `limit`.
@@ -85,8 +98,17 @@ fn system_prompt(user: &UserRow) -> String {
     prompt
 }
 
+/// A send that passed the plan's rules, before anything is counted or stored.
+struct Checked {
+    user: UserRow,
+    content: String,
+    model: String,
+    model_used: String,
+    existing: Option<ConversationRow>,
+}
+
 impl Chat {
-    async fn send_checked(&self, session: &SessionUser, send: ChatSend) -> Result<(), ApiError> {
+    async fn check(&self, session: &SessionUser, send: &ChatSend) -> Result<Checked, ApiError> {
         let state = &self.state;
         let content = send.content.trim().to_owned();
         if content.is_empty() {
@@ -99,22 +121,13 @@ impl Chat {
         if !send.attachments.is_empty() {
             return Err(ErrorCode::AttachmentsUnsupported.into());
         }
-        let now = state.now();
         let user = state
             .db
             .user_by_id(&session.id)
             .await?
             .ok_or(ErrorCode::Unauthorized)?;
-        let subscription = state.db.subscription(&user.id, now).await?;
+        let subscription = state.db.subscription(&user.id, state.now()).await?;
         let plan = state.catalogue.plan(PlanType::from_db(&subscription.plan_type));
-        let model = match send.model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
-            Some(m) if plan.chat_models.iter().any(|allowed| allowed == m) => m.to_owned(),
-            Some(_) => return Err(ErrorCode::ModelNotAllowed.into()),
-            None => plan.models.base_chat_model.clone().unwrap_or_default(),
-        };
-        if send.web_search && !(plan.features.openai_web_search || plan.features.google_web_search) {
-            return Err(ApiError::field(ErrorCode::PremiumRequired, "webSearch"));
-        }
         let existing = match &send.conversation_id {
             Some(id) => Some(
                 state
@@ -125,34 +138,106 @@ impl Chat {
             ),
             None => None,
         };
-        if let Some(c) = &existing {
-            if state
+        // A follow-up keeps its conversation's model unless the user picks another.
+        let requested = send.model.as_deref().map(str::trim).filter(|m| !m.is_empty());
+        let model = match (requested, &existing) {
+            (Some(m), _) if plan.chat_models.iter().any(|allowed| allowed == m) => m.to_owned(),
+            (Some(_), _) => return Err(ErrorCode::ModelNotAllowed.into()),
+            (None, Some(c)) if plan.chat_models.contains(&c.model) => c.model.clone(),
+            (None, _) => plan.models.base_chat_model.clone().unwrap_or_default(),
+        };
+        if send.web_search && !(plan.features.openai_web_search || plan.features.google_web_search) {
+            return Err(ApiError::field(ErrorCode::PremiumRequired, "webSearch"));
+        }
+        let model_used = if send.web_search {
+            plan.models
+                .web_search_model
+                .clone()
+                .unwrap_or_else(|| model.clone())
+        } else {
+            model.clone()
+        };
+        Ok(Checked {
+            user,
+            content,
+            model,
+            model_used,
+            existing,
+        })
+    }
+
+    async fn send_checked(&self, session: &SessionUser, send: ChatSend) -> Result<(), ApiError> {
+        let state = &self.state;
+        let checked = self.check(session, &send).await?;
+        let user_id = checked.user.id.clone();
+        // One answer at a time per conversation, on any instance.
+        if let Some(c) = &checked.existing {
+            let running_here = state
                 .realtime
                 .generations
                 .send(GetSnapshot {
                     conversation_id: c.id.clone(),
                 })
-                .await
-                .ok()
-                .flatten()
-                .is_some()
-            {
+                .await;
+            if matches!(running_here, Ok(Some(_))) {
                 return Err(ErrorCode::GenerationInProgress.into());
             }
-        }
-
-        // Count the response (and the search) before anything is stored.
-        state.quotas.consume_response(&user.id).await?;
-        if send.web_search {
-            if let chat_actors::quota::Decision::Refused { .. } =
-                state.quotas.consume(&user.id, Service::WebSearches).await?
-            {
-                state.quotas.refund(&user.id, Service::Responses).await?;
-                return Err(ErrorCode::SearchLimitReached.into());
+            if let Some(relay) = &state.realtime.relay {
+                if !relay.claim(&c.id).await? {
+                    return Err(ErrorCode::GenerationInProgress.into());
+                }
             }
         }
+        let claimed = checked.existing.as_ref().map(|c| c.id.clone());
+        let release_claim = || async {
+            if let (Some(relay), Some(id)) = (&state.realtime.relay, &claimed) {
+                relay.release(id).await;
+            }
+        };
+        // Count the response (and the search) before anything is stored.
+        if let Err(e) = state.quotas.consume_response(&user_id).await {
+            release_claim().await;
+            return Err(e);
+        }
+        if send.web_search {
+            let searched = state.quotas.consume(&user_id, Service::WebSearches).await;
+            if !matches!(searched, Ok(Decision::Allowed { .. })) {
+                state.quotas.refund(&user_id, Service::Responses).await?;
+                release_claim().await;
+                return Err(match searched {
+                    Err(e) => e,
+                    Ok(_) => ErrorCode::SearchLimitReached.into(),
+                });
+            }
+        }
+        let web_search = send.web_search;
+        match self.start_answer(checked, send).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                // Nothing will answer: give the units back.
+                state.quotas.refund(&user_id, Service::Responses).await?;
+                if web_search {
+                    state.quotas.refund(&user_id, Service::WebSearches).await?;
+                }
+                release_claim().await;
+                publish_usage(state, &user_id).await;
+                Err(e)
+            }
+        }
+    }
 
+    /// Stores the question and an empty answer, announces them, and starts streaming.
+    async fn start_answer(&self, checked: Checked, send: ChatSend) -> Result<(), ApiError> {
+        let state = &self.state;
         let realtime = &state.realtime;
+        let Checked {
+            user,
+            content,
+            model,
+            model_used,
+            existing,
+        } = checked;
+        let now = state.now();
         let conversation = match existing {
             Some(c) => c,
             None => {
@@ -166,17 +251,14 @@ impl Chat {
                     updated_at: now,
                 };
                 state.db.insert_conversation(&c).await?;
-                realtime.publish(
-                    &user.id,
-                    &ServerFrame::ConversationCreated {
-                        client_id: send.client_id.clone(),
-                        conversation: conversation_view(&c),
-                    },
-                );
+                let frame = ServerFrame::ConversationCreated {
+                    client_id: send.client_id.clone(),
+                    conversation: conversation_view(&c),
+                };
+                realtime.publish(&user.id, &frame);
                 c
             }
         };
-        let first_exchange = conversation.title.is_none();
         let question = MessageRow {
             id: uuid::Uuid::now_v7().to_string(),
             conversation_id: conversation.id.clone(),
@@ -195,21 +277,19 @@ impl Chat {
             role: "assistant".into(),
             content: String::new(),
             status: "streaming".into(),
-            model: Some(model.clone()),
+            model: Some(model_used.clone()),
             client_id: Some(send.client_id.clone()),
             finish_reason: None,
             created_at: state.now().max(now + 1),
         };
         state.db.insert_message(&answer).await?;
         for m in [&question, &answer] {
-            realtime.publish(
-                &user.id,
-                &ServerFrame::MessageCreated {
-                    conversation_id: conversation.id.clone(),
-                    client_id: Some(send.client_id.clone()),
-                    message: message_view(m),
-                },
-            );
+            let frame = ServerFrame::MessageCreated {
+                conversation_id: conversation.id.clone(),
+                client_id: Some(send.client_id.clone()),
+                message: message_view(m),
+            };
+            realtime.publish(&user.id, &frame);
         }
         publish_usage(state, &user.id).await;
 
@@ -230,11 +310,6 @@ impl Chat {
                 content: m.content.clone(),
             });
         }
-        let model_used = if send.web_search {
-            plan.models.web_search_model.clone().unwrap_or(model.clone())
-        } else {
-            model.clone()
-        };
         let limit = Duration::from_secs(state.settings.model.timeout_secs.max(1));
         let stream = with_timeout(
             realtime.provider.stream(ModelRequest {
@@ -251,7 +326,7 @@ impl Chat {
             conversation: conversation.clone(),
             answer: answer.clone(),
             web_search: send.web_search,
-            title_from: first_exchange.then(|| content.clone()),
+            title_from: conversation.title.is_none().then(|| content.clone()),
         };
         let started = realtime
             .generations
@@ -266,23 +341,11 @@ impl Chat {
             .await
             .map_err(|e| anyhow::anyhow!("generation registry: {e}"))?;
         if !started {
-            // Another tab started an answer in this conversation at the same moment.
-            let failed = Outcome {
-                content: String::new(),
-                finish: FinishReason::Error,
-                error: None,
-                seq: 0,
-            };
-            let done = Finished {
-                state: state.clone(),
-                user_id: user.id.clone(),
-                lang: lang_of(session),
-                conversation,
-                answer,
-                web_search: send.web_search,
-                title_from: None,
-            };
-            done.handle(failed).await;
+            // Another tab of this instance started an answer here at the same moment.
+            state
+                .db
+                .finish_message(&answer.id, "", "error", FinishReason::Error.as_str(), state.now())
+                .await?;
             return Err(ErrorCode::GenerationInProgress.into());
         }
         Ok(())
@@ -348,14 +411,13 @@ impl Finished {
         if let Some(error) = &outcome.error {
             tracing::warn!(error = %error, conversation = %self.conversation.id, "model error");
             let e = ApiError::from(ErrorCode::ModelError);
-            realtime.publish(
-                &self.user_id,
-                &ServerFrame::Error {
-                    client_id: self.answer.client_id.clone(),
-                    code: e.code().as_str().into(),
-                    message: e.message(self.lang),
-                },
-            );
+            let frame = ServerFrame::Error {
+                client_id: self.answer.client_id.clone(),
+                code: e.code().as_str().into(),
+                message: e.message(self.lang),
+                field: None,
+            };
+            realtime.publish(&self.user_id, &frame);
         }
         if outcome.finish != FinishReason::Stop {
             publish_usage(state, &self.user_id).await;
@@ -396,26 +458,47 @@ impl Finished {
 pub async fn publish_usage(state: &AppState, user_id: &str) {
     match state.quotas.limit_info(user_id).await {
         Ok((has_active_limit, limit_info)) => {
-            let mut info = limit_info;
-            info["hasActiveLimit"] = json!(has_active_limit);
-            state
-                .realtime
-                .publish(user_id, &ServerFrame::UsageUpdated { limit_info: info });
+            state.realtime.publish(
+                user_id,
+                &ServerFrame::UsageUpdated {
+                    has_active_limit,
+                    limit_info,
+                },
+            );
         }
         Err(e) => tracing::warn!(error = ?e, "reading usage for usage.updated"),
     }
 }
 
+/// Stops a conversation's answer wherever it runs.
+pub async fn cancel_everywhere(state: &AppState, user_id: &str, conversation_id: &str) {
+    let cancel = Cancel {
+        conversation_id: conversation_id.to_owned(),
+    };
+    let stopped_here = state.realtime.generations.send(cancel).await.unwrap_or(false);
+    if !stopped_here && state.realtime.relay.is_some() {
+        let event = Event::Cancel {
+            conversation_id: conversation_id.to_owned(),
+        };
+        state.realtime.hub.do_send(Publish {
+            user: user_id.to_owned(),
+            event,
+        });
+    }
+}
+
 impl ChatService for Chat {
-    fn authenticate(&self, token: &str) -> BoxFuture<'static, Option<SessionUser>> {
+    fn authenticate(&self, token: &str) -> BoxFuture<'static, Result<Option<SessionUser>, FrameError>> {
         let state = self.state.clone();
         let token = token.to_owned();
         Box::pin(async move {
-            let user = state.authenticate(&token).await.ok().flatten()?;
-            Some(SessionUser {
-                id: user.id,
-                language: user.language,
-            })
+            match state.authenticate(&token).await {
+                Ok(user) => Ok(user.map(|u| SessionUser {
+                    id: u.id,
+                    language: u.language,
+                })),
+                Err(e) => Err(frame_error(e, Lang::default())),
+            }
         })
     }
 
@@ -423,7 +506,6 @@ impl ChatService for Chat {
         let state = self.state.clone();
         let session = session.clone();
         Box::pin(async move {
-            let lang = lang_of(&session);
             let result: Result<ServerFrame, ApiError> = async {
                 let user = state
                     .db
@@ -443,7 +525,10 @@ impl ChatService for Chat {
                 })
             }
             .await;
-            result.map_err(|e| frame_error(e, lang))
+            match result {
+                Ok(frame) => Ok(frame),
+                Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+            }
         })
     }
 
@@ -453,9 +538,10 @@ impl ChatService for Chat {
         };
         let session = session.clone();
         Box::pin(async move {
-            chat.send_checked(&session, send)
-                .await
-                .map_err(|e| frame_error(e, lang_of(&session)))
+            match chat.send_checked(&session, send).await {
+                Ok(()) => Ok(()),
+                Err(e) => Err(frame_error(e, current_lang(&chat.state, &session).await)),
+            }
         })
     }
 
@@ -467,33 +553,18 @@ impl ChatService for Chat {
         let state = self.state.clone();
         let session = session.clone();
         Box::pin(async move {
-            let result: Result<(), ApiError> = async {
-                state
-                    .db
-                    .conversation(&session.id, &conversation_id)
-                    .await?
-                    .ok_or(ErrorCode::NotFound)?;
-                let stopped_here = state
-                    .realtime
-                    .generations
-                    .send(Cancel {
-                        conversation_id: conversation_id.clone(),
-                    })
-                    .await
-                    .unwrap_or(false);
-                if !stopped_here && state.realtime.relay.is_some() {
-                    // It may run on another instance: ask them all.
-                    let event = Event::Cancel { conversation_id };
-                    state.realtime.hub.do_send(Publish {
-                        user: session.id.clone(),
-                        event,
-                        remote: true,
-                    });
+            let owned = state.db.conversation(&session.id, &conversation_id).await;
+            match owned {
+                Ok(Some(_)) => {
+                    cancel_everywhere(&state, &session.id, &conversation_id).await;
+                    Ok(())
                 }
-                Ok(())
+                Ok(None) => Err(frame_error(
+                    ErrorCode::NotFound.into(),
+                    current_lang(&state, &session).await,
+                )),
+                Err(e) => Err(frame_error(e.into(), current_lang(&state, &session).await)),
             }
-            .await;
-            result.map_err(|e| frame_error(e, lang_of(&session)))
         })
     }
 
@@ -527,12 +598,17 @@ impl ChatService for Chat {
                 }
             }
             .await;
-            result.map_err(|e| frame_error(e, lang_of(&session)))
+            match result {
+                Ok(snapshot) => Ok(snapshot),
+                Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+            }
         })
     }
 
     fn error(&self, session: Option<&SessionUser>, code: &str) -> FrameError {
-        let lang = session.map(lang_of).unwrap_or_default();
+        let lang = session
+            .and_then(|s| Lang::parse_exact(&s.language))
+            .unwrap_or_default();
         let code = ErrorCode::ALL
             .iter()
             .copied()

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::{Actor, Addr};
-use chat_actors::generation::{Generations, LiveRelay};
+use chat_actors::generation::Generations;
 use chat_actors::hub::{FanOut, Publish, SessionHub, SetGenerations};
 use chat_actors::model::{DemoProvider, ModelProvider};
 use chat_actors::protocol::{self, ServerFrame};
@@ -39,8 +39,7 @@ impl Realtime {
             .map(|(client, conn)| Arc::new(RedisRelay::new(client, conn, settings.redis.prefix.clone())));
         let fan_out = relay.clone().map(|r| r as Arc<dyn FanOut>);
         let hub = SessionHub::new(fan_out).start();
-        let live = relay.clone().map(|r| r as Arc<dyn LiveRelay>);
-        let generations = Generations::new(hub.clone(), live).start();
+        let generations = Generations::new(hub.clone()).start();
         hub.do_send(SetGenerations(generations.clone().recipient()));
         if let Some(relay) = &relay {
             relay.attach(hub.clone());

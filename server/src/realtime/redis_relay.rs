@@ -1,23 +1,28 @@
 //! Events between instances over Redis.
 //!
 //! - Every user has a channel (`{prefix}user:<id>`); an instance subscribes to the
-//!   channels of the users it has sessions for.
-//! - Everything this instance sends goes through one writer task, in order, batched
-//!   into MULTI/EXEC transactions: a generation's delta is appended to its stored text,
-//!   its seq recorded and the delta published in one step, so another instance that has
-//!   seen delta N always finds a snapshot with at least N.
+//!   channels of the users it has sessions for. Cancels go on one control channel that
+//!   every instance watches, since the instance running an answer may have no tab of
+//!   its user left.
+//! - Everything this instance sends comes from the hub, in the order things happened,
+//!   and goes through one writer task batched into MULTI/EXEC transactions: a delta is
+//!   appended to its answer's stored text, its seq recorded and the delta published in
+//!   one step, so another instance that has seen delta N finds a snapshot with at least
+//!   N; `Ended` drops the text after the last delta.
+//! - A conversation's answer is claimed (`SET NX`), so two instances never write one at
+//!   the same time.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use actix::Addr;
-use chat_actors::generation::{LiveRelay, Snapshot};
+use chat_actors::generation::Snapshot;
 use chat_actors::hub::{Deliver, DeltaMeta, Event, FanOut, FromRemote, SessionHub};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
-/// Running text kept this long at most (a generation never runs that long).
+/// Running text and claims kept this long at most (no answer runs that long).
 const LIVE_TTL_SECS: u64 = 3600;
 
 enum Command {
@@ -35,8 +40,7 @@ enum Command {
         payload: String,
     },
     Forget {
-        text_key: String,
-        meta_key: String,
+        keys: [String; 3],
     },
 }
 
@@ -82,12 +86,15 @@ impl RedisRelay {
             tokio::spawn(write_loop(self.conn.clone(), rx));
         }
         if let Some(rx) = self.watch_rx.lock().unwrap().take() {
-            let channel_prefix = format!("{}user:", self.prefix);
+            let channels = Channels {
+                user_prefix: self.channel(""),
+                control: self.control_channel(),
+            };
             tokio::spawn(subscribe_loop(
                 self.client.clone(),
                 rx,
                 hub,
-                channel_prefix,
+                channels,
                 self.origin.clone(),
             ));
         }
@@ -97,14 +104,49 @@ impl RedisRelay {
         format!("{}user:{user}", self.prefix)
     }
 
-    fn live_keys(&self, conversation_id: &str) -> (String, String) {
-        let base = format!("{}live:{{{conversation_id}}}", self.prefix);
-        (format!("{base}:text"), format!("{base}:meta"))
+    fn control_channel(&self) -> String {
+        format!("{}control", self.prefix)
     }
 
-    /// The running generation of a conversation, whichever instance runs it.
+    /// Text, metadata and owner of a conversation's running answer; the braces keep
+    /// them in one Redis Cluster slot.
+    fn live_keys(&self, conversation_id: &str) -> [String; 3] {
+        let base = format!("{}live:{{{conversation_id}}}", self.prefix);
+        [
+            format!("{base}:text"),
+            format!("{base}:meta"),
+            format!("{base}:owner"),
+        ]
+    }
+
+    /// Claims the right to answer in a conversation; false if another answer holds it.
+    pub async fn claim(&self, conversation_id: &str) -> anyhow::Result<bool> {
+        let [_, _, owner] = self.live_keys(conversation_id);
+        let mut conn = self.conn.clone();
+        let claimed: Option<String> = redis::cmd("SET")
+            .arg(owner)
+            .arg(&self.origin)
+            .arg("NX")
+            .arg("EX")
+            .arg(LIVE_TTL_SECS)
+            .query_async(&mut conn)
+            .await?;
+        Ok(claimed.is_some())
+    }
+
+    /// Gives up a claim whose answer never started.
+    pub async fn release(&self, conversation_id: &str) {
+        let [_, _, owner] = self.live_keys(conversation_id);
+        let mut conn = self.conn.clone();
+        let released: redis::RedisResult<()> = redis::cmd("DEL").arg(owner).query_async(&mut conn).await;
+        if let Err(e) = released {
+            tracing::warn!(error = %e, "releasing an answer claim (it expires by itself)");
+        }
+    }
+
+    /// The running answer of a conversation, whichever instance runs it.
     pub async fn snapshot(&self, conversation_id: &str) -> anyhow::Result<Option<Snapshot>> {
-        let (text_key, meta_key) = self.live_keys(conversation_id);
+        let [text_key, meta_key, _] = self.live_keys(conversation_id);
         let mut conn = self.conn.clone();
         let (message_id, seq, text): (Option<String>, Option<u64>, Option<String>) = redis::pipe()
             .atomic()
@@ -140,6 +182,7 @@ fn encode(origin: &str, event: &Event) -> String {
             )
         }
         Event::Cancel { conversation_id } => format!("C\n{origin}\n{conversation_id}"),
+        Event::Ended { conversation_id } => format!("E\n{origin}\n{conversation_id}"),
     }
 }
 
@@ -151,10 +194,12 @@ fn decode(payload: &str) -> Option<(&str, Event)> {
             let close = parts.next()? == "1";
             let (conv, msg, seq) = (parts.next()?, parts.next()?, parts.next()?);
             let text = parts.next()?;
+            // Receivers need the ids and seq; the delta's text is inside the frame.
             let delta = (!conv.is_empty()).then(|| DeltaMeta {
                 conversation_id: conv.into(),
                 message_id: msg.into(),
                 seq: seq.parse().unwrap_or(0),
+                text: "".into(),
             });
             Some((
                 origin,
@@ -180,10 +225,34 @@ fn decode(payload: &str) -> Option<(&str, Event)> {
 
 impl FanOut for RedisRelay {
     fn publish(&self, user: &str, event: &Event) {
-        let _ = self.writer.send(Command::Publish {
-            channel: self.channel(user),
-            payload: encode(&self.origin, event),
-        });
+        let command = match event {
+            Event::Frame(Deliver {
+                delta: Some(meta), ..
+            }) => {
+                let [text_key, meta_key, _] = self.live_keys(&meta.conversation_id);
+                Command::Append {
+                    text_key,
+                    meta_key,
+                    message_id: meta.message_id.to_string(),
+                    seq: meta.seq,
+                    delta: meta.text.to_string(),
+                    channel: self.channel(user),
+                    payload: encode(&self.origin, event),
+                }
+            }
+            Event::Frame(_) => Command::Publish {
+                channel: self.channel(user),
+                payload: encode(&self.origin, event),
+            },
+            Event::Cancel { .. } => Command::Publish {
+                channel: self.control_channel(),
+                payload: encode(&self.origin, event),
+            },
+            Event::Ended { conversation_id } => Command::Forget {
+                keys: self.live_keys(conversation_id),
+            },
+        };
+        let _ = self.writer.send(command);
     }
 
     fn watch(&self, user: &str, watching: bool) {
@@ -193,26 +262,6 @@ impl FanOut for RedisRelay {
         } else {
             Watch::Remove(channel)
         });
-    }
-}
-
-impl LiveRelay for RedisRelay {
-    fn append(&self, user: &str, at: &Snapshot, delta: &str, frame: &Deliver) {
-        let (text_key, meta_key) = self.live_keys(&at.conversation_id);
-        let _ = self.writer.send(Command::Append {
-            text_key,
-            meta_key,
-            message_id: at.message_id.clone(),
-            seq: at.seq,
-            delta: delta.to_owned(),
-            channel: self.channel(user),
-            payload: encode(&self.origin, &Event::Frame(frame.clone())),
-        });
-    }
-
-    fn finish(&self, conversation_id: &str) {
-        let (text_key, meta_key) = self.live_keys(conversation_id);
-        let _ = self.writer.send(Command::Forget { text_key, meta_key });
     }
 }
 
@@ -247,8 +296,8 @@ async fn write_loop(mut conn: redis::aio::ConnectionManager, mut rx: mpsc::Unbou
                         .publish(channel, payload)
                         .ignore();
                 }
-                Command::Forget { text_key, meta_key } => {
-                    pipe.del(&[text_key, meta_key]).ignore();
+                Command::Forget { keys } => {
+                    pipe.del(&keys).ignore();
                 }
             }
         }
@@ -258,16 +307,22 @@ async fn write_loop(mut conn: redis::aio::ConnectionManager, mut rx: mpsc::Unbou
     }
 }
 
-/// Keeps one subscriber connection with the channels of the users this instance
-/// serves, reconnecting (and subscribing again) when it drops.
+struct Channels {
+    /// `{prefix}user:`, followed by a user id.
+    user_prefix: String,
+    control: String,
+}
+
+/// Keeps one subscriber connection with the control channel and the channels of the
+/// users this instance serves, reconnecting (and subscribing again) when it drops.
 async fn subscribe_loop(
     client: redis::Client,
     mut watch: mpsc::UnboundedReceiver<Watch>,
     hub: Addr<SessionHub>,
-    channel_prefix: String,
+    channels: Channels,
     origin: String,
 ) {
-    let watched: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let mut watched: HashSet<String> = HashSet::from([channels.control.clone()]);
     loop {
         let pubsub = match client.get_async_pubsub().await {
             Ok(p) => p,
@@ -278,20 +333,20 @@ async fn subscribe_loop(
             }
         };
         let (mut sink, mut stream) = pubsub.split();
-        let current: Vec<String> = watched.lock().unwrap().iter().cloned().collect();
-        for channel in current {
-            let _ = sink.subscribe(&channel).await;
+        for channel in &watched {
+            let _ = sink.subscribe(channel).await;
         }
         loop {
             tokio::select! {
                 change = watch.recv() => {
                     let result = match change {
                         Some(Watch::Add(channel)) => {
-                            watched.lock().unwrap().insert(channel.clone());
-                            sink.subscribe(&channel).await
+                            let r = sink.subscribe(&channel).await;
+                            watched.insert(channel);
+                            r
                         }
                         Some(Watch::Remove(channel)) => {
-                            watched.lock().unwrap().remove(&channel);
+                            watched.remove(&channel);
                             sink.unsubscribe(&channel).await
                         }
                         None => return,
@@ -302,7 +357,16 @@ async fn subscribe_loop(
                 }
                 message = stream.next() => {
                     let Some(message) = message else { break };
-                    let Some(user) = message.get_channel_name().strip_prefix(&channel_prefix).map(str::to_owned) else { continue };
+                    let name = message.get_channel_name();
+                    // Cancels come on the control channel, for no user in particular.
+                    let user = if name == channels.control {
+                        String::new()
+                    } else {
+                        match name.strip_prefix(&channels.user_prefix) {
+                            Some(user) => user.to_owned(),
+                            None => continue,
+                        }
+                    };
                     let Ok(payload) = message.get_payload::<String>() else { continue };
                     if let Some((from, event)) = decode(&payload) {
                         if from != origin {
@@ -331,6 +395,7 @@ mod tests {
                 conversation_id: "c1".into(),
                 message_id: "m1".into(),
                 seq: 7,
+                text: "".into(),
             }),
             close: false,
         };

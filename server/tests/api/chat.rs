@@ -260,7 +260,7 @@ async fn a_tab_opening_a_conversation_mid_stream_gets_a_snapshot_then_the_rest()
 }
 
 #[actix_web::test]
-async fn opening_a_conversation_with_nothing_streaming_sends_nothing() {
+async fn opening_a_conversation_with_nothing_streaming_says_so() {
     let app = chat_app(2000, 5).await;
     let ann = app.register_ann().await;
     let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
@@ -269,8 +269,9 @@ async fn opening_a_conversation_with_nothing_streaming_sends_nothing() {
     tab.until("conversation.updated").await;
     tab.send(json!({"type": "conversation.open", "conversationId": conversation}))
         .await;
-    tab.send(json!({"type": "ping"})).await;
-    tab.expect("pong").await;
+    let opened = tab.expect("conversation.opened").await;
+    assert_eq!(opened["conversationId"], conversation);
+    assert_eq!(opened["streaming"], json!(false));
 }
 
 #[actix_web::test]
@@ -730,4 +731,22 @@ async fn a_tab_that_stops_answering_pings_is_closed_as_idle() {
     let close = silent.close_frame().await.expect("a close frame");
     assert_eq!(u16::from(close.code), 1001);
     assert_eq!(close.reason.as_str(), "idle timeout");
+}
+
+#[actix_web::test]
+async fn a_profile_change_reaches_every_tab_and_client_pings_are_answered() {
+    let app = chat_app(2000, 5).await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    assert_ok(
+        app.put_auth("/api/auth/profile", &ann.token, json!({"name": "Ann Smith"}))
+            .await,
+    )
+    .await;
+    let updated = tab.expect("profile.updated").await;
+    assert_eq!(updated["user"]["name"], json!("Ann Smith"));
+    assert!(tab.ping_answered().await);
+    // A plain GET without an upgrade is the API's JSON error.
+    let plain = app.client.get(app.url("/api/ws")).send().await.unwrap();
+    assert_error(plain, 400, "validation_error").await;
 }

@@ -106,6 +106,21 @@ impl WsClient {
         }
     }
 
+    /// Sends a websocket ping and waits for the server's pong.
+    pub async fn ping_answered(&mut self) -> bool {
+        self.ws.send(Message::Ping(b"hi".to_vec().into())).await.unwrap();
+        loop {
+            match tokio::time::timeout(FRAME_TIMEOUT, self.ws.next())
+                .await
+                .expect("a pong in time")
+            {
+                Some(Ok(Message::Pong(payload))) => return &payload[..] == b"hi",
+                Some(Ok(_)) => continue,
+                _ => return false,
+            }
+        }
+    }
+
     /// Reads until the server closes; returns its close frame.
     pub async fn close_frame(&mut self) -> Option<CloseFrame> {
         loop {
