@@ -1,6 +1,6 @@
 //! Payments: checkouts and renewals, the invoices of the user.
 
-use super::subscriptions::Activation;
+use super::subscriptions::{activation_query, Activation};
 use super::{on_pool, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -104,9 +104,6 @@ impl Db {
     ) -> sqlx::Result<bool> {
         self.subscription(&payment.user_id, now).await?;
         let close = "UPDATE payments SET status = 'succeeded', completed_at = $2 WHERE id = $1 AND status = 'pending'";
-        let activate = "UPDATE subscriptions SET plan_type = $2, status = 'active', billing_cycle = $3, \
-                        payment_method = $4, currency = $5, start_date = $6, end_date = $7, pending_plan_type = NULL, \
-                        pending_since = NULL, updated_at = $8 WHERE user_id = $1";
         let others = "UPDATE payments SET status = 'canceled', completed_at = $2 \
                       WHERE user_id = $1 AND status = 'pending' AND kind = 'checkout'";
         on_pool!(self, pool => {
@@ -115,17 +112,7 @@ impl Db {
             if closed != 1 {
                 return Ok(false);
             }
-            sqlx::query(activate)
-                .bind(&payment.user_id)
-                .bind(a.plan_type)
-                .bind(a.billing_cycle)
-                .bind(a.payment_method)
-                .bind(a.currency)
-                .bind(a.start_date)
-                .bind(a.end_date)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
+            activation_query!(&payment.user_id, a, now).execute(&mut *tx).await?;
             sqlx::query(others).bind(&payment.user_id).bind(now).execute(&mut *tx).await?;
             tx.commit().await?;
             Ok(true)

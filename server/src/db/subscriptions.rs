@@ -20,6 +20,27 @@ pub struct SubscriptionRow {
 const COLUMNS: &str = "id, user_id, plan_type, status, billing_cycle, payment_method, currency, start_date, \
      end_date, pending_plan_type, pending_since";
 
+/// The statement that starts a paid period (dropping any scheduled change), bound and
+/// ready to run on a pool or inside a transaction of either backend.
+macro_rules! activation_query {
+    ($user_id:expr, $a:expr, $now:expr) => {
+        sqlx::query(
+            "UPDATE subscriptions SET plan_type = $2, status = 'active', billing_cycle = $3, payment_method = $4, \
+             currency = $5, start_date = $6, end_date = $7, pending_plan_type = NULL, pending_since = NULL, \
+             updated_at = $8 WHERE user_id = $1",
+        )
+        .bind($user_id)
+        .bind($a.plan_type)
+        .bind($a.billing_cycle)
+        .bind($a.payment_method)
+        .bind($a.currency)
+        .bind($a.start_date)
+        .bind($a.end_date)
+        .bind($now)
+    };
+}
+pub(crate) use activation_query;
+
 /// A paid period that starts now.
 pub struct Activation<'a> {
     pub plan_type: &'a str,
@@ -58,21 +79,7 @@ impl Db {
         now: i64,
     ) -> sqlx::Result<()> {
         self.subscription(user_id, now).await?;
-        let sql = "UPDATE subscriptions SET plan_type = $2, status = 'active', billing_cycle = $3, payment_method = $4, \
-                   currency = $5, start_date = $6, end_date = $7, pending_plan_type = NULL, pending_since = NULL, \
-                   updated_at = $8 WHERE user_id = $1";
-        on_pool!(self, pool => sqlx::query(sql)
-            .bind(user_id)
-            .bind(a.plan_type)
-            .bind(a.billing_cycle)
-            .bind(a.payment_method)
-            .bind(a.currency)
-            .bind(a.start_date)
-            .bind(a.end_date)
-            .bind(now)
-            .execute(pool)
-            .await
-            .map(drop))
+        on_pool!(self, pool => activation_query!(user_id, a, now).execute(pool).await.map(drop))
     }
 
     /// Puts the user back on free, with no end date and nothing scheduled.
