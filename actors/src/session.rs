@@ -313,6 +313,15 @@ impl WsSession {
 
     fn deliver(&mut self, msg: Deliver, ctx: &mut Context<Self>) {
         if self.opening > 0 {
+            // Held frames count against the same budget as queued ones.
+            if self.held.len() >= self.config.queue {
+                let reason = CloseReason {
+                    code: CloseCode::Again,
+                    description: Some("slow consumer: too many frames waiting".into()),
+                };
+                self.close_with(reason, ctx);
+                return;
+            }
             self.held.push(msg);
             return;
         }

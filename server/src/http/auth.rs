@@ -588,7 +588,8 @@ async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -
         .set_profile_image(user.id(), Some(&url), state.now())
         .await?;
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
-    if let Some(updated) = state.db.user_by_id(user.id()).await? {
+    // The change is saved; telling the other tabs is best effort.
+    if let Ok(Some(updated)) = state.db.user_by_id(user.id()).await {
         announce_profile(&state, &updated);
     }
     Ok(HttpResponse::Ok().json(json!({ "profileImage": url })))
@@ -597,7 +598,8 @@ async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -
 async fn delete_profile_image(state: Data, user: AuthUser) -> Result<HttpResponse> {
     state.db.set_profile_image(user.id(), None, state.now()).await?;
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
-    if let Some(updated) = state.db.user_by_id(user.id()).await? {
+    // The change is saved; telling the other tabs is best effort.
+    if let Ok(Some(updated)) = state.db.user_by_id(user.id()).await {
         announce_profile(&state, &updated);
     }
     Ok(HttpResponse::Ok().json(json!({ "success": true, "profileImage": null })))

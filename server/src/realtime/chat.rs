@@ -214,10 +214,13 @@ impl Chat {
         match self.start_answer(checked, send).await {
             Ok(()) => Ok(()),
             Err(e) => {
-                // Nothing will answer: give the units back.
-                state.quotas.refund(&user_id, Service::Responses).await?;
+                // Nothing will answer: give the units back (and go on if that fails).
+                let mut refunds = vec![state.quotas.refund(&user_id, Service::Responses).await];
                 if web_search {
-                    state.quotas.refund(&user_id, Service::WebSearches).await?;
+                    refunds.push(state.quotas.refund(&user_id, Service::WebSearches).await);
+                }
+                for failed in refunds.into_iter().filter_map(Result::err) {
+                    tracing::error!(error = ?failed, "giving back a unit after a failed send");
                 }
                 release_claim().await;
                 publish_usage(state, &user_id).await;
@@ -251,6 +254,11 @@ impl Chat {
                     updated_at: now,
                 };
                 state.db.insert_conversation(&c).await?;
+                // Claimed at once, so a follow-up sent to another instance meanwhile
+                // waits for this answer (a fresh id: the claim cannot be taken).
+                if let Some(relay) = &realtime.relay {
+                    relay.claim(&c.id).await?;
+                }
                 let frame = ServerFrame::ConversationCreated {
                     client_id: send.client_id.clone(),
                     conversation: conversation_view(&c),
@@ -293,12 +301,53 @@ impl Chat {
         }
         publish_usage(state, &user.id).await;
 
+        if let Some(relay) = &realtime.relay {
+            // Other instances see the answer as streaming before its first delta.
+            relay.start_live(&conversation.id, &answer.id).await?;
+        }
+        let title_from = conversation.title.is_none().then(|| content.clone());
+        let web_search = send.web_search;
+        let streamed = self
+            .stream_answer(&user, &conversation, &answer, model_used, web_search, title_from)
+            .await;
+        if let Err(e) = streamed {
+            // Tabs were told an answer is coming: tell them it will not.
+            let now = state.now();
+            state
+                .db
+                .finish_message(&answer.id, "", "error", FinishReason::Error.as_str(), now)
+                .await?;
+            let mut failed = answer.clone();
+            failed.status = "error".into();
+            let frame = ServerFrame::MessageCompleted {
+                conversation_id: conversation.id.clone(),
+                message: message_view(&failed),
+                finish_reason: FinishReason::Error.as_str().into(),
+            };
+            realtime.publish(&user.id, &frame);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Builds the prompt and hands the model's stream to a generation actor.
+    async fn stream_answer(
+        &self,
+        user: &UserRow,
+        conversation: &ConversationRow,
+        answer: &MessageRow,
+        model_used: String,
+        web_search: bool,
+        title_from: Option<String>,
+    ) -> Result<(), ApiError> {
+        let state = &self.state;
+        let realtime = &state.realtime;
         // The conversation so far (the new question included), newest last.
         let history = state.db.messages(&conversation.id).await?;
         let keep = state.settings.chat.history_messages.max(1);
         let mut turns = vec![Turn {
             role: "system",
-            content: system_prompt(&user),
+            content: system_prompt(user),
         }];
         let earlier: Vec<&MessageRow> = history
             .iter()
@@ -325,8 +374,8 @@ impl Chat {
             lang: Lang::parse_exact(&user.language).unwrap_or_default(),
             conversation: conversation.clone(),
             answer: answer.clone(),
-            web_search: send.web_search,
-            title_from: conversation.title.is_none().then(|| content.clone()),
+            web_search,
+            title_from,
         };
         let started = realtime
             .generations
@@ -342,10 +391,6 @@ impl Chat {
             .map_err(|e| anyhow::anyhow!("generation registry: {e}"))?;
         if !started {
             // Another tab of this instance started an answer here at the same moment.
-            state
-                .db
-                .finish_message(&answer.id, "", "error", FinishReason::Error.as_str(), state.now())
-                .await?;
             return Err(ErrorCode::GenerationInProgress.into());
         }
         Ok(())

@@ -134,6 +134,24 @@ impl RedisRelay {
         Ok(claimed.is_some())
     }
 
+    /// Marks a conversation's answer as running (seq 0, no text yet), so another
+    /// instance's tab that opens it before the first delta learns it is streaming.
+    pub async fn start_live(&self, conversation_id: &str, message_id: &str) -> anyhow::Result<()> {
+        let [text_key, meta_key, _] = self.live_keys(conversation_id);
+        let mut conn = self.conn.clone();
+        redis::pipe()
+            .atomic()
+            .del(&text_key)
+            .ignore()
+            .hset_multiple(&meta_key, &[("message", message_id), ("seq", "0")])
+            .ignore()
+            .expire(&meta_key, LIVE_TTL_SECS as i64)
+            .ignore()
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(())
+    }
+
     /// Gives up a claim whose answer never started.
     pub async fn release(&self, conversation_id: &str) {
         let [_, _, owner] = self.live_keys(conversation_id);

@@ -670,13 +670,20 @@ async fn two_instances_keep_a_users_tabs_in_sync_through_redis() {
     {
         early.push(here.next().await.unwrap());
     }
+    // The other instance will not start a second answer in the same conversation.
+    let conversation = early[0]["conversation"]["_id"].clone();
+    there.send(send("c9", Some(&conversation), "Me too")).await;
+    let mut there_frames = there.until("error").await;
+    assert_eq!(
+        there_frames.last().unwrap()["code"],
+        json!("generation_in_progress")
+    );
     // A tab on the other instance catches up from the text kept in Redis.
     let (mut late, _) = WsClient::ready(&second, &ann.token).await;
-    let conversation = early[0]["conversation"]["_id"].clone();
     late.send(json!({"type": "conversation.open", "conversationId": conversation}))
         .await;
     early.extend(here.until("message.completed").await);
-    let there_frames = there.until("message.completed").await;
+    there_frames.extend(there.until("message.completed").await);
     let late_frames = late.until("message.completed").await;
     let content = early.last().unwrap()["message"]["content"].clone();
     let message_id = early.last().unwrap()["message"]["_id"].clone();
