@@ -7,8 +7,9 @@ export CARGO_TARGET_DIR
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
 TEST_LOG := $(CARGO_TARGET_DIR)/test-output.log
+WEB_TEST_JSON := $(CARGO_TARGET_DIR)/web-test-results.json
 
-.PHONY: run build web test test-rust test-backends lint
+.PHONY: run build web web-deps test test-rust test-backends test-web lint
 
 ## Build everything and start the server on its embedded defaults at http://127.0.0.1:8080
 run: build
@@ -17,16 +18,25 @@ run: build
 build: web
 	cargo build --release -p chat-server
 
-## The web client, once it exists (web/package.json), built into web/dist
-web:
-	@if [ -f web/package.json ]; then cd web && npm ci --no-audit --no-fund && npm run build; fi
+## The web client, built into web/dist (the server serves it at /)
+web: web-deps
+	cd web && npm run build
+
+web-deps:
+	cd web && npm ci --no-audit --no-fund
 
 ## Everything CI checks: formatting, lints, and all tests on SQLite; again on Postgres and
-## Redis when TEST_DATABASE_URL and TEST_REDIS_URL are set (.ci/run sets them). Ends with
-## one line that sums up every test run.
-test: lint test-rust test-backends
-	@awk '/^test result:/ { passed += $$4; failed += $$6 } \
-		END { printf "tests: %d passed, %d failed\n", passed, failed }' $(TEST_LOG)
+## Redis when TEST_DATABASE_URL and TEST_REDIS_URL are set (.ci/run sets them); the web
+## client's lint, type check and unit tests. Ends with one line that sums up every run.
+test: lint test-rust test-backends test-web
+	@rust=$$(awk '/^test result:/ { p += $$4; f += $$6 } END { print p + 0, f + 0 }' $(TEST_LOG)); \
+	web=$$(node -e 'const r = require(process.argv[1]); console.log(r.numPassedTests, r.numFailedTests)' $(WEB_TEST_JSON)); \
+	set -- $$rust $$web; \
+	echo "tests: $$(( $$1 + $$3 )) passed, $$(( $$2 + $$4 )) failed"
+
+test-web: web-deps
+	cd web && npm run lint && npm run typecheck
+	cd web && npx vitest run --reporter=default --reporter=json --outputFile=$(WEB_TEST_JSON)
 
 lint:
 	cargo fmt --all -- --check

@@ -1,0 +1,43 @@
+/**
+ * Start-up wiring between lib code and features: lib must not import features, so the
+ * app connects them here, once, before the first render.
+ */
+import { useAuthStore } from '@/features/auth';
+import { initAppearance } from '@/features/settings';
+import { setUnauthorizedHandler } from '@/lib/api-client';
+import { detectLanguage, setLanguage } from '@/lib/i18n';
+import { chatSocket } from '@/lib/socket';
+import { onTokenChangeInOtherTab } from '@/lib/token';
+
+let started = false;
+
+export function startApp(): void {
+  if (started) return;
+  started = true;
+  const auth = () => useAuthStore.getState();
+
+  initAppearance();
+  // The browser's language first; the user's saved one replaces it once logged in.
+  void setLanguage(detectLanguage());
+
+  // SPEC §8: a 401 clears the token (done by the api-client) and opens the login dialog.
+  setUnauthorizedHandler(() => auth().expireSession());
+  // A login or logout in another tab reaches this one.
+  onTokenChangeInOtherTab((token) => auth().syncFromOtherTab(token));
+
+  chatSocket.on('ready', ({ user }) => {
+    auth().updateUser(user);
+    auth().applySettings(user.settings);
+  });
+  chatSocket.on('settings.updated', ({ settings }) => auth().applySettings(settings));
+  chatSocket.on('session.ended', ({ reason }) => auth().endSession(reason));
+
+  // The socket follows the session: open while signed in (with the current token), closed otherwise.
+  useAuthStore.subscribe((state, previous) => {
+    if (state.status === previous.status && state.token === previous.token) return;
+    if (state.status === 'authenticated') chatSocket.start();
+    else if (state.status === 'anonymous') chatSocket.stop();
+  });
+
+  void auth().init();
+}

@@ -1,0 +1,78 @@
+import { render, screen } from '@testing-library/react';
+import { createMemoryRouter, RouterProvider } from 'react-router';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useAuthStore } from '@/features/auth';
+import { i18n } from '@/lib/i18n';
+import { anna } from '@/test/fixtures';
+import { routes } from './routes';
+
+function renderAt(path: string) {
+  const router = createMemoryRouter(routes, { initialEntries: [path] });
+  render(<RouterProvider router={router} />);
+  return router;
+}
+
+function signIn() {
+  useAuthStore.setState({ status: 'authenticated', token: 't', user: anna, settings: anna.settings });
+}
+
+beforeEach(async () => {
+  useAuthStore.setState({ status: 'anonymous', token: null, user: null, settings: null });
+  await i18n.changeLanguage('en-US');
+});
+
+describe('guests (SPEC §2)', () => {
+  it('may open the index page', async () => {
+    renderAt('/');
+    expect(await screen.findByRole('heading', { level: 1, name: /your ai assistant/i })).toBeDefined();
+    expect(screen.getAllByRole('button', { name: 'Log in' }).length).toBeGreaterThan(0);
+  });
+
+  it('may open the privacy policy', async () => {
+    const router = renderAt('/privacy-policy');
+    expect(await screen.findByRole('heading', { level: 1, name: 'Privacy policy' })).toBeDefined();
+    expect(router.state.location.pathname).toBe('/privacy-policy');
+  });
+
+  it.each(['/chat', '/chat/abc', '/profile', '/settings', '/payment/status', '/payment-success', '/payment-cancel', '/nope'])(
+    'are redirected from %s to /',
+    async (path) => {
+      const router = renderAt(path);
+      expect(await screen.findByRole('heading', { level: 1, name: /your ai assistant/i })).toBeDefined();
+      expect(router.state.location.pathname).toBe('/');
+    },
+  );
+});
+
+describe('signed-in users', () => {
+  it.each([
+    ['/chat', 'Chat'],
+    ['/chat/0195', 'Chat'],
+    ['/profile', 'Profile'],
+    ['/settings', 'Settings'],
+    ['/payment/status', 'Payment status'],
+    ['/payment-success', 'Payment successful'],
+    ['/payment-cancel', 'Payment cancelled'],
+  ])('open %s inside the main layout', async (path, heading) => {
+    signIn();
+    renderAt(path);
+    expect(await screen.findByRole('heading', { level: 1, name: heading })).toBeDefined();
+    expect(screen.getAllByRole('navigation', { name: 'Main navigation' }).length).toBeGreaterThan(0);
+    expect(screen.getByRole('button', { name: /account menu for anna/i })).toBeDefined();
+  });
+
+  it('see the not-found page, outside the main layout, for unknown paths', async () => {
+    signIn();
+    renderAt('/no/such/page');
+    expect(await screen.findByRole('heading', { level: 1, name: 'Page not found' })).toBeDefined();
+    expect(screen.queryByRole('navigation', { name: 'Main navigation' })).toBeNull();
+    expect(screen.getByRole('link', { name: 'Back to the home page' }).getAttribute('href')).toBe('/');
+  });
+
+  it('wait for the stored token’s profile instead of being redirected', async () => {
+    useAuthStore.setState({ status: 'loading', token: 't' });
+    const router = renderAt('/chat');
+    expect(await screen.findByRole('status')).toBeDefined();
+    expect(router.state.location.pathname).toBe('/chat');
+  });
+});

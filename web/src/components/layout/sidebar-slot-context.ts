@@ -1,0 +1,27 @@
+/** The layout's sidebar slot: the context, apart from the components (fast refresh). */
+import { createContext, useContext } from 'react';
+
+export interface SidebarSlot {
+  target: HTMLElement | null;
+  setTarget: (element: HTMLElement | null) => void;
+  /** How many <LayoutSidebar> are mounted; the layout shows the column only when > 0. */
+  users: number;
+  addUser: () => () => void;
+}
+
+export const SidebarSlotContext = createContext<SidebarSlot | null>(null);
+
+export function useSidebarSlot(): SidebarSlot {
+  const slot = useContext(SidebarSlotContext);
+  if (!slot) throw new Error('LayoutSidebar must be used inside the main layout');
+  return slot;
+}
+
+/**
+ * For the layout: `attach` (a ref callback for the element pages render into) and whether
+ * a page fills it.
+ */
+export function useSidebarHost(): { attach: (element: HTMLElement | null) => void; hasContent: boolean } {
+  const { setTarget, users } = useSidebarSlot();
+  return { attach: setTarget, hasContent: users > 0 };
+}

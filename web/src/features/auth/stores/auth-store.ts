@@ -1,0 +1,254 @@
+/**
+ * The session: token, user and server-side settings, with the account flows of SPEC §4.
+ * Side effects outside the session (the websocket, cross-tab sync, the 401 handler) are
+ * wired by the app (src/app/bootstrap.ts), so this store can be tested with fetch alone.
+ */
+import { create } from 'zustand';
+import {
+  currentLanguage,
+  i18n,
+  rememberGuestLanguage,
+  setLanguage,
+  type Language,
+} from '@/lib/i18n';
+import { clearToken, getToken, replaceToken as storeReplacedToken, setToken } from '@/lib/token';
+import type { RevokeReason } from '@/lib/socket-protocol';
+import type { User, UserSettings } from '@/types/api';
+import { toast } from '@/components/toast';
+import { authApi, type LoginRequest, type RegisterRequest } from '../api/auth-api';
+import { closeAuthDialog, openAuthDialog } from './auth-dialog-store';
+
+export type AuthStatus =
+  /** No token. */
+  | 'anonymous'
+  /** A stored token, its profile not loaded yet. */
+  | 'loading'
+  | 'authenticated';
+
+export interface AuthState {
+  token: string | null;
+  user: User | null;
+  settings: UserSettings | null;
+  status: AuthStatus;
+  /** SPEC §3 "registration token, registration email": between send-code and verify. */
+  registration: { token: string; email: string } | null;
+  /** Between forgot-password and reset-password; `verified` once the code was accepted. */
+  passwordReset: { token: string; email: string; verified: boolean } | null;
+}
+
+export interface AuthActions {
+  /** Startup: a stored token loads the profile. */
+  init: () => Promise<void>;
+  /** Fetches the profile with the stored token; on failure logs out and opens login. */
+  loadProfile: () => Promise<User | null>;
+  login: (input: LoginRequest) => Promise<User>;
+  /** Step 1 of registration: mails a code. The interface language goes along. */
+  register: (input: Omit<RegisterRequest, 'language'>) => Promise<void>;
+  /** Step 2: the code; the user is then logged in for 30 days. */
+  verify: (code: string) => Promise<User>;
+  resend: () => Promise<void>;
+  forgot: (email: string) => Promise<void>;
+  verifyResetCode: (code: string) => Promise<void>;
+  resetPassword: (newPassword: string, confirmPassword: string) => Promise<void>;
+  logout: () => void;
+  /** A 401 or a refused startup token: log out and ask for a new login. */
+  expireSession: () => void;
+  /** The server ended every session (socket `session.ended`). */
+  endSession: (reason: RevokeReason | 'unauthorized') => void;
+  /** Settings changed (settings page, or `settings.updated` from another tab). */
+  applySettings: (settings: UserSettings) => void;
+  updateUser: (changes: Partial<User>) => void;
+  changeLanguage: (language: Language) => Promise<void>;
+  /** A password change answered a fresh token for this tab. */
+  replaceToken: (token: string) => void;
+  /** Another tab logged in, out, or swapped the token. */
+  syncFromOtherTab: (token: string | null) => void;
+}
+
+export type AuthStore = AuthState & AuthActions;
+
+const signedOut: Pick<AuthState, 'token' | 'user' | 'settings' | 'status'> = {
+  token: null,
+  user: null,
+  settings: null,
+  status: 'anonymous',
+};
+
+export const initialAuthState: AuthState = { ...signedOut, registration: null, passwordReset: null };
+
+export const useAuthStore = create<AuthStore>()((set, get) => {
+  /** The one way into the signed-in state, so user, settings and language agree. */
+  const signIn = (user: User, token: string) => {
+    set({ token, user, settings: user.settings, status: 'authenticated' });
+    // A dialog left open (e.g. login here while another tab logged in) has no purpose now.
+    closeAuthDialog();
+    void setLanguage(user.settings.language);
+  };
+
+  const requireRegistration = () => {
+    const registration = get().registration;
+    if (!registration) throw new Error('No registration in progress');
+    return registration;
+  };
+
+  const requirePasswordReset = () => {
+    const reset = get().passwordReset;
+    if (!reset) throw new Error('No password reset in progress');
+    return reset;
+  };
+
+  return {
+    ...initialAuthState,
+
+    init: async () => {
+      const token = getToken();
+      if (!token) {
+        set(signedOut);
+        return;
+      }
+      set({ token, status: 'loading' });
+      await get().loadProfile();
+    },
+
+    loadProfile: async () => {
+      const token = get().token ?? getToken();
+      if (!token) {
+        set(signedOut);
+        return null;
+      }
+      try {
+        const user = await authApi.getProfile();
+        if (!user?._id) throw new Error('empty profile');
+        // A login in this or another tab may have replaced the token meanwhile.
+        if (get().token !== token) return get().user;
+        signIn(user, token);
+        return user;
+      } catch {
+        // SPEC §4: a profile fetch that fails or returns nothing logs out and asks to log in.
+        if (get().token === token) get().expireSession();
+        return null;
+      }
+    },
+
+    login: async ({ email, password, rememberMe }) => {
+      const { token, ...user } = await authApi.login({ email: email.trim(), password, rememberMe });
+      setToken(token, { remember: rememberMe });
+      signIn(user, token);
+      return user;
+    },
+
+    register: async (input) => {
+      const email = input.email.trim();
+      const { token } = await authApi.sendRegistrationCode({
+        ...input,
+        name: input.name.trim(),
+        email,
+        language: currentLanguage(),
+      });
+      set({ registration: { token, email } });
+    },
+
+    verify: async (code) => {
+      const registration = requireRegistration();
+      const { token, ...user } = await authApi.verifyRegistration({ token: registration.token, code: code.trim() });
+      // SPEC §9: always 30 days after registration.
+      setToken(token, { remember: true });
+      set({ registration: null });
+      signIn(user, token);
+      return user;
+    },
+
+    resend: async () => {
+      const registration = requireRegistration();
+      const { token } = await authApi.resendRegistrationCode({ token: registration.token });
+      set({ registration: { ...registration, token } });
+    },
+
+    forgot: async (rawEmail) => {
+      const email = rawEmail.trim();
+      const { token } = await authApi.forgotPassword({ email, lang: currentLanguage() });
+      set({ passwordReset: { token, email, verified: false } });
+    },
+
+    verifyResetCode: async (code) => {
+      const reset = requirePasswordReset();
+      const { token } = await authApi.verifyResetCode({ email: reset.email, code: code.trim(), token: reset.token });
+      set({ passwordReset: { ...reset, token, verified: true } });
+    },
+
+    resetPassword: async (newPassword, confirmPassword) => {
+      const reset = requirePasswordReset();
+      if (!reset.verified) throw new Error('The reset code was not verified yet');
+      await authApi.resetPassword({ token: reset.token, newPassword, confirmPassword, lang: currentLanguage() });
+      // SPEC §4: the temporary token is cleared afterwards.
+      set({ passwordReset: null });
+    },
+
+    logout: () => {
+      clearToken();
+      set({ ...signedOut, registration: null, passwordReset: null });
+    },
+
+    expireSession: () => {
+      const hadSession = get().status !== 'anonymous';
+      get().logout();
+      openAuthDialog('login', hadSession ? i18n.t('auth:session.ended') : undefined);
+    },
+
+    endSession: (reason) => {
+      if (get().status === 'anonymous') return;
+      if (reason === 'account_deleted') {
+        get().logout();
+        toast.info(i18n.t('auth:session.accountDeleted'));
+        return;
+      }
+      get().expireSession();
+    },
+
+    applySettings: (settings) => {
+      const user = get().user;
+      set({ settings, user: user ? { ...user, settings } : user });
+      void setLanguage(settings.language);
+    },
+
+    updateUser: (changes) => {
+      const user = get().user;
+      if (!user) return;
+      const next = { ...user, ...changes };
+      set({ user: next, settings: next.settings });
+    },
+
+    changeLanguage: async (language) => {
+      await setLanguage(language);
+      // Kept for the next visit as a guest too, e.g. after logging out.
+      rememberGuestLanguage(language);
+      if (get().status !== 'authenticated') return;
+      try {
+        const { settings } = await authApi.saveLanguage(language);
+        get().applySettings(settings);
+      } catch {
+        // The api-client already reported it; the interface keeps the chosen language.
+      }
+    },
+
+    replaceToken: (token) => {
+      storeReplacedToken(token);
+      set({ token });
+    },
+
+    syncFromOtherTab: (token) => {
+      if (!token) {
+        if (get().status !== 'anonymous') set({ ...signedOut, registration: null, passwordReset: null });
+        return;
+      }
+      if (token === get().token) return;
+      set({ token, user: null, settings: null, status: 'loading' });
+      void get().loadProfile();
+    },
+  };
+});
+
+export const selectIsAuthenticated = (state: AuthState) => state.status === 'authenticated';
+export const selectAuthStatus = (state: AuthState) => state.status;
+export const selectUser = (state: AuthState) => state.user;
+export const selectSettings = (state: AuthState) => state.settings;

@@ -1,0 +1,2 @@
+/** The profile feature's public surface (nothing shared yet; its page is in routes.ts). */
+export {};

@@ -1,0 +1,71 @@
+/**
+ * The websocket frames (actors/src/protocol.rs, docs/protocol.md). Each key is a frame's
+ * `type`; the value is the rest of the frame.
+ */
+import type {
+  BillingInfo,
+  Conversation,
+  LimitInfo,
+  Message,
+  User,
+  UserSettings,
+  Usage,
+} from '@/types/api';
+
+export type RevokeReason = 'password_changed' | 'password_reset' | 'account_deleted';
+export type FinishReason = 'stop' | 'cancelled' | 'error';
+
+/** Frames the server sends. */
+export interface ServerFrames {
+  ready: { user: User; usage: Usage };
+  'conversation.created': { clientId: string; conversation: Conversation };
+  'message.created': { conversationId: string; clientId: string | null; message: Message };
+  'message.delta': { conversationId: string; messageId: string; seq: number; delta: string };
+  'message.snapshot': { conversationId: string; messageId: string; seq: number; content: string };
+  'message.completed': { conversationId: string; message: Message; finishReason: FinishReason };
+  'conversation.updated': { conversation: Conversation };
+  'conversation.deleted': { conversationId: string };
+  /** Unlike `ready` and REST, `hasActiveLimit` sits inside `limitInfo` here. */
+  'usage.updated': { limitInfo: LimitInfo };
+  'settings.updated': { settings: UserSettings; billingInfo: BillingInfo | null };
+  /**
+   * The whole `GET /api/subscription` answer. Left untyped here: its shape belongs to the
+   * subscription feature, which narrows it.
+   */
+  'subscription.updated': { subscription: unknown };
+  'session.revoked': { reason: RevokeReason };
+  error: { clientId?: string; code: string; message: string };
+  pong: Record<string, never>;
+}
+
+/** Frames the client sends (besides `auth`, which the socket module sends itself). */
+export interface ClientFrames {
+  'chat.send': {
+    /** The tab's own id for this send; every frame it causes carries it back. */
+    clientId: string;
+    /** null starts a new conversation. */
+    conversationId: string | null;
+    content: string;
+    model?: string | null;
+    webSearch?: boolean;
+    attachments?: unknown[];
+  };
+  'chat.cancel': { conversationId: string };
+  'conversation.open': { conversationId: string };
+  ping: Record<string, never>;
+}
+
+/** Events the socket module raises itself, delivered through the same `on()`. */
+export interface SocketEvents {
+  /**
+   * This tab's session is over: its token was revoked (password changed elsewhere, reset,
+   * account deleted) or refused. The socket has stopped; the app logs out.
+   */
+  'session.ended': { reason: RevokeReason | 'unauthorized' };
+}
+
+export type ServerFrameType = keyof ServerFrames;
+export type ClientFrameType = keyof ClientFrames;
+export type SocketEventMap = ServerFrames & SocketEvents;
+export type SocketEventType = keyof SocketEventMap;
+export type ServerFrame = { [K in ServerFrameType]: { type: K } & ServerFrames[K] }[ServerFrameType];

@@ -1,0 +1,102 @@
+/**
+ * Shapes the server sends (docs/api.md, docs/protocol.md, actors/src/protocol.rs) that more
+ * than one feature reads. A feature's own request and response shapes live in its api/.
+ */
+import type { Language } from '@/lib/i18n';
+
+export interface AiPersonalization {
+  enabled: boolean;
+  /** How the AI addresses the user. */
+  userName: string;
+  /** Free text about the user. */
+  userInfo: string;
+}
+
+/** Settings kept by the server; theme, font size and notifications stay in the browser. */
+export interface UserSettings {
+  language: Language;
+  aiPersonalization: AiPersonalization;
+}
+
+export interface User {
+  _id: string;
+  name: string;
+  email: string;
+  /** A path under /uploads, or null. */
+  profileImage: string | null;
+  settings: UserSettings;
+  /** Absent in the websocket `ready` frame. */
+  createdAt?: string;
+}
+
+export type BillingType = 'private' | 'company';
+
+export interface BillingInfo {
+  billingType: BillingType;
+  name: string;
+  companyName: string | null;
+  address: string;
+  city: string;
+  postalCode: string;
+  country: string;
+  vatNumber: string | null;
+}
+
+export type PlanType = 'free' | 'base' | 'plus' | 'pro';
+
+export interface UsageCounter {
+  limit: number | null;
+  used: number;
+  remaining: number | null;
+  unlimited: boolean;
+  resetsAt: string;
+}
+
+export interface UsageService {
+  daily: UsageCounter;
+  monthly: UsageCounter;
+}
+
+export interface LimitInfo {
+  limitType: PlanType;
+  startDate: string;
+  endDate: string;
+  monthStartDate: string;
+  monthEndDate: string;
+  timezone: string;
+  services: {
+    responses: UsageService;
+    searches: UsageService;
+    images: UsageService;
+  };
+  /** Only in `usage.updated` frames, where it sits inside `limitInfo`. */
+  hasActiveLimit?: boolean;
+}
+
+export interface Usage {
+  hasActiveLimit: boolean;
+  limitInfo: LimitInfo;
+}
+
+export interface Conversation {
+  _id: string;
+  title: string | null;
+  model: string;
+  webSearch: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type MessageRole = 'user' | 'assistant';
+export type MessageStatus = 'complete' | 'streaming' | 'cancelled' | 'error';
+
+export interface Message {
+  _id: string;
+  conversationId: string;
+  role: MessageRole;
+  content: string;
+  status: MessageStatus;
+  model: string | null;
+  clientId: string | null;
+  createdAt: string;
+}
