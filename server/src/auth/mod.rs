@@ -31,6 +31,27 @@ pub fn request_token(req: &HttpRequest) -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
+/// Whether the request's token would come from the `token` cookie (no bearer header).
+pub fn token_is_from_cookie(req: &HttpRequest) -> bool {
+    let header = req.headers().get(AUTHORIZATION).and_then(|h| h.to_str().ok());
+    let bearer = header.and_then(|h| h.strip_prefix("Bearer ")).map(str::trim);
+    bearer.is_none_or(str::is_empty) && req.cookie("token").is_some_and(|c| !c.value().is_empty())
+}
+
+/// Whether the request comes from a page of this site: no `Origin` (not a browser) or
+/// one whose host is the request's own host.
+pub fn same_origin(req: &HttpRequest) -> bool {
+    let Some(origin) = req
+        .headers()
+        .get(actix_web::http::header::ORIGIN)
+        .and_then(|h| h.to_str().ok())
+    else {
+        return true;
+    };
+    let origin_host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+    origin_host.eq_ignore_ascii_case(req.connection_info().host())
+}
+
 /// A caller with a valid, unexpired, unrevoked token, and their user row.
 #[derive(Debug)]
 pub struct AuthUser {

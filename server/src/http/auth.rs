@@ -61,8 +61,11 @@ fn user_json(user: &UserRow) -> serde_json::Value {
     })
 }
 
-fn with_token(mut user: serde_json::Value, token: String) -> HttpResponse {
+/// The user with a fresh token and when it expires, so the client can give the `token`
+/// cookie the same lifetime.
+fn with_token(mut user: serde_json::Value, token: String, now: i64, days: i64) -> HttpResponse {
     user["token"] = json!(token);
+    user["expiresAt"] = json!(crate::quota::iso(now + days * DAY_MS));
     HttpResponse::Ok().json(user)
 }
 
@@ -283,10 +286,9 @@ async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBo
         .user_by_id(&id)
         .await?
         .ok_or_else(|| anyhow::anyhow!("new user vanished"))?;
-    let token = state
-        .tokens
-        .issue(&id, user.token_version, now, state.settings.auth.remember_days)?;
-    Ok(with_token(user_json(&user), token))
+    let days = state.settings.auth.remember_days;
+    let token = state.tokens.issue(&id, user.token_version, now, days)?;
+    Ok(with_token(user_json(&user), token, now, days))
 }
 
 #[derive(Deserialize)]
@@ -321,10 +323,9 @@ async fn login(state: Data, req: HttpRequest, body: web::Json<LoginBody>) -> Res
     } else {
         auth.session_days
     };
-    let token = state
-        .tokens
-        .issue(&user.id, user.token_version, state.now(), days)?;
-    Ok(with_token(user_json(&user), token))
+    let now = state.now();
+    let token = state.tokens.issue(&user.id, user.token_version, now, days)?;
+    Ok(with_token(user_json(&user), token, now, days))
 }
 
 #[derive(Deserialize)]
@@ -654,5 +655,6 @@ async fn change_password(
             ((c.exp - c.iat) / 86_400).max(1)
         });
     let token = state.tokens.issue(user.id(), version, now, days)?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "token": token })))
+    let expires_at = crate::quota::iso(now + days * DAY_MS);
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "token": token, "expiresAt": expires_at })))
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chat_actors::session::WsSession;
 
-use crate::auth::request_token;
+use crate::auth::{request_token, same_origin, token_is_from_cookie};
 use crate::error::{ApiError, ErrorCode};
 use crate::realtime::chat::Chat;
 use crate::state::AppState;
@@ -30,11 +30,18 @@ async fn connect(
         .max_frame_size(256 * 1024)
         .aggregate_continuations()
         .max_continuation_size(256 * 1024);
+    // Browsers send cookies with websockets from any site: a cookie only counts from a
+    // page of this site (others must send the token in an auth frame, which they lack).
+    let token = if token_is_from_cookie(&req) && !same_origin(&req) {
+        None
+    } else {
+        request_token(&req)
+    };
     let realtime = &state.realtime;
     WsSession::start(
         session,
         incoming,
-        request_token(&req),
+        token,
         realtime.hub.clone(),
         Arc::new(Chat { state: state.clone() }),
         realtime.session.clone(),

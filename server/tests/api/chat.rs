@@ -757,3 +757,15 @@ async fn a_profile_change_reaches_every_tab_and_client_pings_are_answered() {
     let plain = app.client.get(app.url("/api/ws")).send().await.unwrap();
     assert_error(plain, 400, "validation_error").await;
 }
+
+#[actix_web::test]
+async fn the_token_cookie_opens_a_socket_only_from_a_page_of_this_site() {
+    let app = chat_app(2000, 5).await;
+    let ann = app.register_ann().await;
+    let mut same_site = WsClient::connect_with_cookie(&app, &ann.token, &app.address).await;
+    same_site.expect("ready").await;
+    // Another site's page gets no cookie login: it would have to send the token itself.
+    let mut other_site = WsClient::connect_with_cookie(&app, &ann.token, "https://evil.example").await;
+    let close = other_site.close_frame().await.expect("a close frame");
+    assert!(close.reason.contains("no auth frame"), "{}", close.reason);
+}

@@ -59,6 +59,15 @@ async fn remember_me_keeps_the_token_for_thirty_days_instead_of_one() {
         .await,
     )
     .await;
+    // The answers say when each token expires, so the client can set its cookie to match.
+    let expiry = |body: &serde_json::Value| {
+        chrono::DateTime::parse_from_rfc3339(body["expiresAt"].as_str().unwrap())
+            .unwrap()
+            .timestamp_millis()
+    };
+    let day = 24 * 3600 * 1000;
+    assert!((expiry(&short) - app.clock_now() - day).abs() < 2000);
+    assert!((expiry(&long) - app.clock_now() - 30 * day).abs() < 2000);
     let (short, long) = (short["token"].as_str().unwrap(), long["token"].as_str().unwrap());
     app.advance_minutes(23 * 60);
     assert_ok(app.get_auth("/api/auth/profile", short).await).await;

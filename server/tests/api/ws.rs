@@ -37,6 +37,19 @@ impl WsClient {
         WsClient { ws }
     }
 
+    /// Connects as a browser would: the token in the `token` cookie, from `origin`.
+    pub async fn connect_with_cookie(app: &TestApp, token: &str, origin: &str) -> WsClient {
+        let mut request = Self::url(app).into_client_request().unwrap();
+        request
+            .headers_mut()
+            .insert("Cookie", format!("token={token}").parse().unwrap());
+        request.headers_mut().insert("Origin", origin.parse().unwrap());
+        let (ws, _) = tokio_tungstenite::connect_async(request)
+            .await
+            .expect("websocket upgrade");
+        WsClient { ws }
+    }
+
     /// Connects and waits for `ready`.
     pub async fn ready(app: &TestApp, token: &str) -> (WsClient, Value) {
         let mut client = Self::connect(app, Some(token)).await;
