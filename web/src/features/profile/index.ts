@@ -1,2 +1,2 @@
-/** The profile feature's public surface (nothing shared yet; its page is in routes.ts). */
-export {};
+/** The profile feature's public surface (its page is in routes.ts). */
+export { useProfileUpdates } from './hooks/use-profile-updates';

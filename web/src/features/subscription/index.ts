@@ -1,2 +1,4 @@
-/** The subscription feature's public surface (nothing shared yet; its pages are in routes.ts). */
-export {};
+/** The subscription feature's public surface; its pages are in routes.ts. */
+export { SubscriptionSection } from './components/subscription-section';
+export { useSubscriptionStore, type SubscriptionStore } from './stores/subscription-store';
+export type { Payment, Plan, PlanType, SubscriptionState } from './api/types';

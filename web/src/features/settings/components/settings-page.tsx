@@ -1,8 +1,55 @@
+import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
-import { PlaceholderPage } from '@/components/placeholder-page';
+import { useLocation } from 'react-router';
+import { PageSpinner } from '@/components/spinner';
+import { selectUser, useAuthStore } from '@/features/auth';
+import { useProfileUpdates } from '@/features/profile';
+import { useDocumentTitle } from '@/hooks/use-document-title';
+import { AccountSection } from './account-section';
+import { AiPersonalizationForm } from './ai-personalization-form';
+import { AppSection } from './app-section';
+import { PrivacySection } from './privacy-section';
+import styles from './settings-page.module.css';
+import { SubscriptionSlot } from './subscription-slot';
+import { UsageSection } from './usage-section';
 
-/** Placeholder: the application settings screen (SPEC §2) is built next. */
+/**
+ * `/settings` (SPEC §2): account, app, usage limits, AI personalisation, privacy and the
+ * subscription (`/settings#subscription`). Server settings come from the auth store, which
+ * `settings.updated` keeps current in every tab (wired in src/app/bootstrap.ts).
+ */
 export function SettingsPage() {
   const { t } = useTranslation('settings');
-  return <PlaceholderPage title={t('title')} />;
+  useDocumentTitle(t('title'));
+  useProfileUpdates();
+  useScrollToHash();
+  const user = useAuthStore(selectUser);
+  const settings = useAuthStore((s) => s.settings);
+  if (!user) return <PageSpinner />;
+  const ai = (settings ?? user.settings).aiPersonalization;
+
+  return (
+    <div className={styles.page}>
+      <h1>{t('title')}</h1>
+      <AccountSection user={user} />
+      <AppSection />
+      <UsageSection />
+      <AiPersonalizationForm value={ai} />
+      <PrivacySection />
+      <SubscriptionSlot />
+    </div>
+  );
+}
+
+/**
+ * The router does not scroll to a fragment, and this page loads lazily, after the browser
+ * would have tried: scroll to `#section` once it is rendered.
+ */
+function useScrollToHash(): void {
+  const { hash } = useLocation();
+  useEffect(() => {
+    if (!hash) return;
+    const target = document.getElementById(decodeURIComponent(hash.slice(1)));
+    target?.scrollIntoView?.({ block: 'start' });
+  }, [hash]);
 }

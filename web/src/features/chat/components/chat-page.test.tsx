@@ -1,0 +1,244 @@
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { createMemoryRouter, RouterProvider } from 'react-router';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { SidebarSlotProvider } from '@/components/layout/sidebar-slot';
+import { useSidebarHost } from '@/components/layout/sidebar-slot-context';
+import { useAuthStore } from '@/features/auth';
+import { i18n } from '@/lib/i18n';
+import { chatSocket } from '@/lib/socket';
+import { anna, jsonResponse } from '@/test/fixtures';
+import type { ChatPlan } from '../api/chat-api';
+import { useChatStore } from '../stores/chat-store';
+import { usePlanStore } from '../stores/plan-store';
+import {
+  answer,
+  basePlan,
+  conversation,
+  CONVERSATION_ID,
+  freePlan,
+  subscriptionAnswer,
+  usageAnswer,
+  userMessage,
+} from '../test/fixtures';
+import { ChatPage } from './chat-page';
+
+const fetchMock = vi.fn<typeof fetch>();
+const urlOf = (input: RequestInfo | URL) =>
+  typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+const emit = vi.fn<typeof chatSocket.emit>();
+let plan: ChatPlan = freePlan;
+let conversations = [conversation({ title: 'Python notes' })];
+
+function serverFrame(type: string, payload: unknown) {
+  act(() => (chatSocket as unknown as { dispatch(t: string, p: unknown): void }).dispatch(type, payload));
+}
+
+function SidebarHost() {
+  const { attach } = useSidebarHost();
+  return <aside ref={attach} data-testid="sidebar" />;
+}
+
+function renderAt(path: string) {
+  const page = (
+    <SidebarSlotProvider>
+      <SidebarHost />
+      <ChatPage />
+    </SidebarSlotProvider>
+  );
+  const router = createMemoryRouter(
+    [
+      { path: '/chat', element: page },
+      { path: '/chat/:id', element: page },
+      { path: '/settings', element: <p>settings</p> },
+    ],
+    { initialEntries: [path] },
+  );
+  render(<RouterProvider router={router} />);
+  return router;
+}
+
+function sentFrames(type: string) {
+  return emit.mock.calls.filter(([t]) => t === type).map(([, payload]) => payload as unknown as Record<string, unknown>);
+}
+
+beforeEach(async () => {
+  await i18n.changeLanguage('en-US');
+  plan = freePlan;
+  conversations = [conversation({ title: 'Python notes' })];
+  vi.stubGlobal('fetch', fetchMock);
+  fetchMock.mockReset().mockImplementation((input) => {
+    const path = urlOf(input).replace(/^\/api/, '');
+    if (path.startsWith('/conversations?')) {
+      return Promise.resolve(jsonResponse(200, { success: true, data: conversations, nextCursor: null }));
+    }
+    if (path === `/conversations/${CONVERSATION_ID}`) {
+      return Promise.resolve(
+        jsonResponse(200, {
+          success: true,
+          data: { ...conversations[0], messages: [userMessage(), answer({ content: 'Use **lists**.', status: 'complete' })] },
+        }),
+      );
+    }
+    if (path === '/conversations/c-new') {
+      // REST may be older than the socket: nothing stored yet as far as it knows.
+      return Promise.resolve(jsonResponse(200, { success: true, data: { ...conversation({ _id: 'c-new' }), messages: [] } }));
+    }
+    if (path === '/subscription') return Promise.resolve(jsonResponse(200, subscriptionAnswer(plan)));
+    if (path === '/usage/limits') return Promise.resolve(jsonResponse(200, usageAnswer({ limit: 50, used: 12 })));
+    return Promise.resolve(jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' }));
+  });
+  emit.mockReset().mockReturnValue(true);
+  vi.spyOn(chatSocket, 'emit').mockImplementation(emit);
+  useAuthStore.setState({ status: 'authenticated', token: 't', user: anna, settings: anna.settings });
+  useChatStore.getState().reset();
+  usePlanStore.getState().reset();
+});
+
+describe('the chat page', () => {
+  it('lists the conversations and shows the counters of the plan', async () => {
+    renderAt('/chat');
+    const list = await screen.findByTestId('conversation-list');
+    expect(await within(list).findByRole('link', { name: 'Python notes' })).toBeDefined();
+    expect(screen.getAllByTestId('conversation-item')).toHaveLength(1);
+    expect(await screen.findByText('38 of 50 messages left today')).toBeDefined();
+    expect(screen.getByTestId('new-chat-button')).toBeDefined();
+    expect(screen.getByRole('heading', { level: 1, name: 'Chat' })).toBeDefined();
+  });
+
+  it('loads a conversation, opens it on the socket and renders the answer as Markdown', async () => {
+    renderAt(`/chat/${CONVERSATION_ID}`);
+    const bubble = await screen.findByTestId('message-assistant');
+    expect(bubble.getAttribute('data-status')).toBe('complete');
+    expect(bubble.querySelector('strong')?.textContent).toBe('lists');
+    expect(screen.getByTestId('message-user').textContent).toContain('Hello there');
+    expect(sentFrames('conversation.open')).toContainEqual({ conversationId: CONVERSATION_ID });
+    expect(within(screen.getByTestId('conversation-list')).getByRole('link', { current: 'page' })).toBeDefined();
+  });
+
+  it('on a free plan, answers web search and attachments with the premium message (SPEC §8)', async () => {
+    renderAt('/chat');
+    const toggle = await screen.findByTestId('web-search-toggle');
+    await vi.waitFor(() => expect(toggle.getAttribute('data-gate')).toBe('premium'));
+    fireEvent.click(toggle);
+    const notice = await screen.findByTestId('chat-notice');
+    expect(notice.textContent).toContain('Web search is a premium feature');
+    expect(within(notice).getByRole('link', { name: 'Upgrade plan' }).getAttribute('href')).toBe('/settings#subscription');
+    expect(toggle.getAttribute('aria-pressed')).toBe('false');
+
+    fireEvent.click(screen.getByRole('button', { name: 'Attach a file' }));
+    expect(screen.getByTestId('chat-notice').textContent).toContain('Document upload is a premium feature');
+    const select = screen.getByRole<HTMLSelectElement>('combobox', { name: 'Model' });
+    expect([...select.options].map((o) => o.value)).toEqual(['gpt-4o-mini']);
+  });
+
+  it('follows a plan change (subscription.updated): more models, web search unlocked', async () => {
+    renderAt('/chat');
+    const toggle = await screen.findByTestId('web-search-toggle');
+    await vi.waitFor(() => expect(toggle.getAttribute('data-gate')).toBe('premium'));
+    serverFrame('subscription.updated', { subscription: subscriptionAnswer(basePlan) });
+    expect(toggle.getAttribute('data-gate')).toBe('available');
+    const select = screen.getByRole<HTMLSelectElement>('combobox', { name: 'Model' });
+    expect([...select.options].map((o) => o.value)).toEqual(['gpt-4o-mini', 'gpt-4.1-mini']);
+  });
+
+  it('on a paid plan, toggles web search into the send and calls attachments "coming soon"', async () => {
+    plan = basePlan;
+    renderAt('/chat');
+    const toggle = await screen.findByTestId('web-search-toggle');
+    await vi.waitFor(() => expect(toggle.getAttribute('data-gate')).toBe('available'));
+    fireEvent.click(toggle);
+    expect(toggle.getAttribute('aria-pressed')).toBe('true');
+    fireEvent.click(screen.getByTestId('attach-button'));
+    expect(screen.getByTestId('chat-notice').textContent).toContain('coming soon');
+    expect(within(screen.getByTestId('chat-notice')).queryByRole('link')).toBeNull();
+
+    fireEvent.change(screen.getByRole('combobox', { name: 'Model' }), { target: { value: 'gpt-4.1-mini' } });
+    const input = screen.getByTestId('composer-input');
+    fireEvent.change(input, { target: { value: '  Search this  ' } });
+    fireEvent.keyDown(input, { key: 'Enter' });
+    expect(sentFrames('chat.send')[0]).toMatchObject({
+      conversationId: null,
+      content: 'Search this',
+      model: 'gpt-4.1-mini',
+      webSearch: true,
+    });
+  });
+
+  it('sends with Enter, streams the answer live and stops it', async () => {
+    const router = renderAt('/chat');
+    const input = await screen.findByTestId('composer-input');
+    fireEvent.change(input, { target: { value: 'Line one' } });
+    fireEvent.keyDown(input, { key: 'Enter', shiftKey: true });
+    expect(sentFrames('chat.send')).toEqual([]);
+    fireEvent.keyDown(input, { key: 'Enter' });
+    const [send] = sentFrames('chat.send');
+    const clientId = send!.clientId as string;
+    expect(screen.getByTestId('message-user').getAttribute('data-pending')).toBe('true');
+
+    const created = conversation({ _id: 'c-new' });
+    serverFrame('conversation.created', { clientId, conversation: created });
+    await vi.waitFor(() => expect(router.state.location.pathname).toBe('/chat/c-new'));
+    serverFrame('message.created', {
+      conversationId: 'c-new',
+      clientId,
+      message: userMessage({ _id: 'm1', conversationId: 'c-new', clientId, content: 'Line one' }),
+    });
+    serverFrame('message.created', {
+      conversationId: 'c-new',
+      clientId,
+      message: answer({ _id: 'm2', conversationId: 'c-new', clientId }),
+    });
+    serverFrame('message.delta', { conversationId: 'c-new', messageId: 'm2', seq: 1, delta: 'Hello ' });
+    serverFrame('message.delta', { conversationId: 'c-new', messageId: 'm2', seq: 2, delta: '*world*' });
+    const bubble = await screen.findByTestId('message-assistant');
+    expect(bubble.getAttribute('data-status')).toBe('streaming');
+    await vi.waitFor(() => expect(bubble.querySelector('em')?.textContent).toBe('world'));
+    expect(screen.queryByTestId('send-button')).toBeNull();
+
+    fireEvent.click(screen.getByTestId('stop-button'));
+    expect(sentFrames('chat.cancel')).toEqual([{ conversationId: 'c-new' }]);
+    serverFrame('message.completed', {
+      conversationId: 'c-new',
+      message: answer({ _id: 'm2', conversationId: 'c-new', clientId, content: 'Hello *world*', status: 'cancelled' }),
+      finishReason: 'cancelled',
+    });
+    expect(screen.getByTestId('message-assistant').getAttribute('data-status')).toBe('cancelled');
+    expect(screen.getByTestId('send-button')).toBeDefined();
+  });
+
+  it('shows a refused send near the composer, with "Upgrade plan" for a reached limit', async () => {
+    renderAt('/chat');
+    const input = await screen.findByTestId<HTMLTextAreaElement>('composer-input');
+    fireEvent.change(input, { target: { value: 'One more' } });
+    fireEvent.click(screen.getByTestId('send-button'));
+    const clientId = sentFrames('chat.send')[0]!.clientId;
+    serverFrame('error', {
+      clientId,
+      code: 'limit_reached',
+      message: 'Elérte a napi üzenetkorlátját. A folytatáshoz váltson nagyobb csomagra.',
+      field: 'day',
+    });
+    const error = screen.getByTestId('chat-error');
+    expect(error.textContent).toContain('Elérte a napi üzenetkorlátját.');
+    expect(within(error).getByRole('link', { name: 'Upgrade plan' }).getAttribute('href')).toBe('/settings#subscription');
+    expect(input.value).toBe('One more');
+    expect(screen.queryByTestId('message-user')).toBeNull();
+  });
+
+  it('keeps the list live: created and renamed elsewhere, usage updated', async () => {
+    renderAt('/chat');
+    const list = await screen.findByTestId('conversation-list');
+    await within(list).findByRole('link', { name: 'Python notes' });
+    serverFrame('conversation.created', {
+      clientId: 'other-tab',
+      conversation: conversation({ _id: 'c-other', updatedAt: '2025-03-15T00:00:00.000+00:00' }),
+    });
+    serverFrame('conversation.updated', {
+      conversation: conversation({ _id: 'c-other', title: 'From the other tab', updatedAt: '2025-03-15T00:00:00.000+00:00' }),
+    });
+    const items = within(list).getAllByTestId('conversation-item');
+    expect(items.map((item) => item.textContent)).toEqual(['From the other tab', 'Python notes']);
+    serverFrame('usage.updated', usageAnswer({ limit: 50, used: 50 }));
+    expect(screen.getByTestId('usage-counter').textContent).toContain('You have reached your daily message limit.');
+  });
+});

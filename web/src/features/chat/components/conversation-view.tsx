@@ -1,0 +1,200 @@
+import { useEffect, useId, useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { useNavigate } from 'react-router';
+import { Button } from '@/components/button';
+import { Spinner } from '@/components/spinner';
+import { toast } from '@/components/toast';
+import { useChatSocket, useOpenConversation } from '@/hooks/use-chat-socket';
+import { useDocumentTitle } from '@/hooks/use-document-title';
+import { defaultModel, resolveModel, webSearchGate } from '../lib/gating';
+import { DEFAULT_OPTIONS, NEW_CHAT, useChatStore, type PendingSend } from '../stores/chat-store';
+import { usePlanStore } from '../stores/plan-store';
+import { EMPTY_THREAD, streamingMessage } from '../stores/thread';
+import { Composer, type ComposerNoticeKind } from './composer';
+import { ChatErrorNotice, GateNotice, UsageCounter } from './composer-notices';
+import styles from './conversation-view.module.css';
+import { MessageList } from './message-list';
+
+/**
+ * No delta and no end for this long while an answer shows streaming: ask again
+ * (docs/protocol.md: `model.timeout_secs`, 60 s, "and a few seconds more").
+ */
+export const STREAM_WATCHDOG_MS = 65_000;
+
+const NARROW = '(max-width: 768px)';
+
+/** After a new chat got its conversation, its view takes the focus even on a phone. */
+let focusNextView = false;
+
+/** One conversation (or the new chat): its messages, then the composer with its notices. */
+export function ConversationView({ conversationId }: { conversationId: string | null }) {
+  const { t } = useTranslation('chat');
+  const navigate = useNavigate();
+  const { emit } = useChatSocket();
+  const noticeId = useId();
+  const key = conversationId ?? NEW_CHAT;
+
+  useOpenConversation(conversationId);
+
+  const entry = useChatStore((s) => (conversationId ? s.threads[conversationId] : undefined));
+  const allPending = useChatStore((s) => s.pending);
+  const draft = useChatStore((s) => s.drafts[key] ?? '');
+  const error = useChatStore((s) => s.errors[key]);
+  const options = useChatStore((s) => s.options[key]) ?? DEFAULT_OPTIONS;
+  const stopping = useChatStore((s) => (conversationId ? s.cancelling[conversationId] === true : false));
+  const plan = usePlanStore((s) => s.plan);
+  const usage = usePlanStore((s) => s.usage);
+  const [notice, setNotice] = useState<ComposerNoticeKind | null>(null);
+  const [sentClientId, setSentClientId] = useState<string | null>(null);
+  const createdId = useChatStore((s) => (sentClientId ? s.createdFor[sentClientId] : undefined));
+
+  const messages = entry?.messages ?? EMPTY_THREAD;
+  const stale = entry?.staleStream ?? false;
+  const streaming = stale ? undefined : streamingMessage(messages);
+  const pending = useMemo(
+    () =>
+      Object.values(allPending)
+        .filter((send: PendingSend) => send.conversationId === conversationId)
+        .sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1)),
+    [allPending, conversationId],
+  );
+  const listed = useChatStore((s) => (conversationId ? s.list.items.find((c) => c._id === conversationId) : undefined));
+  const conversation = entry?.conversation ?? listed ?? null;
+  const model = resolveModel(options.model, defaultModel(plan, conversation?.model, messages), plan);
+  const webSearch = options.webSearch && webSearchGate(plan) === 'available';
+  const status = entry?.status;
+
+  useDocumentTitle(conversation?.title ?? t('title'));
+
+  // Typing is what a view is for; on a phone only when asked (the keyboard covers half of it).
+  useEffect(() => {
+    if (!window.matchMedia(NARROW).matches || focusNextView) useChatStore.getState().requestComposerFocus();
+    focusNextView = false;
+  }, []);
+
+  // Shown: conversation.open went first (useOpenConversation), then the REST load.
+  useEffect(() => {
+    if (!conversationId) return;
+    const chat = useChatStore.getState();
+    chat.setShown(conversationId);
+    void chat.loadThread(conversationId);
+    return () => {
+      if (useChatStore.getState().shownId === conversationId) useChatStore.getState().setShown(null);
+    };
+  }, [conversationId]);
+
+  // The new chat's first send created its conversation: show it there.
+  useEffect(() => {
+    if (conversationId || !createdId) return;
+    focusNextView = true;
+    void navigate(`/chat/${createdId}`, { replace: true });
+  }, [conversationId, createdId, navigate]);
+
+  // Deleted (here or in another tab): back to a new chat.
+  useEffect(() => {
+    if (status !== 'deleted' || !conversationId) return;
+    if (!useChatStore.getState().deletedHere[conversationId]) toast.info(t('delete.deletedElsewhere'));
+    void navigate('/chat', { replace: true });
+  }, [status, conversationId, navigate, t]);
+
+  // An answer that shows streaming but stopped moving: ask the server again.
+  const streamingId = streaming?._id;
+  const lastActivity = entry?.lastActivity ?? 0;
+  useEffect(() => {
+    if (!conversationId || !streamingId) return;
+    const wait = Math.max(1000, lastActivity + STREAM_WATCHDOG_MS - Date.now());
+    const timer = setTimeout(() => {
+      emit('conversation.open', { conversationId });
+      void useChatStore.getState().loadThread(conversationId);
+    }, wait);
+    return () => clearTimeout(timer);
+  }, [conversationId, streamingId, lastActivity, emit]);
+
+  const send = () => {
+    setNotice(null);
+    const clientId = useChatStore.getState().send({ conversationId, content: draft.trim(), model, webSearch });
+    if (clientId && !conversationId) setSentClientId(clientId);
+  };
+
+  if (conversationId && (status === 'notFound' || status === 'error')) {
+    return (
+      <section className={styles.view}>
+        <div className={styles.state} role={status === 'error' ? 'alert' : undefined}>
+          <p>{t(status === 'notFound' ? 'view.notFound' : 'view.loadFailed')}</p>
+          <div className={styles.stateActions}>
+            {status === 'error' && (
+              <Button variant="secondary" onClick={() => void useChatStore.getState().loadThread(conversationId)}>
+                {t('actions.retry')}
+              </Button>
+            )}
+            <Button onClick={() => void navigate('/chat')}>{t('view.startNew')}</Button>
+          </div>
+        </div>
+      </section>
+    );
+  }
+
+  const loading = conversationId !== null && (!entry || (status === 'loading' && messages.length === 0));
+  const noticeIds = [error && `${noticeId}-error`, notice && `${noticeId}-notice`].filter(Boolean).join(' ');
+
+  return (
+    <section className={styles.view} aria-labelledby={`${noticeId}-title`}>
+      <header className={styles.header}>
+        <h2 id={`${noticeId}-title`} className={styles.title} data-testid="conversation-title">
+          {conversationId ? (conversation?.title ?? t('untitled')) : t('newChat')}
+        </h2>
+      </header>
+
+      {loading ? (
+        <div className={styles.state}>
+          <Spinner label={t('view.loading')} />
+        </div>
+      ) : (
+        <MessageList
+          messages={messages}
+          pending={pending}
+          stale={stale}
+          empty={
+            conversationId ? undefined : (
+              <>
+                <h3 className={styles.greeting}>{t('view.emptyTitle')}</h3>
+                <p>{t('view.emptyHint')}</p>
+              </>
+            )
+          }
+        />
+      )}
+
+      <div className={styles.bottom}>
+        {error && (
+          <ChatErrorNotice
+            id={`${noticeId}-error`}
+            error={error}
+            onDismiss={() => useChatStore.getState().setError(key, undefined)}
+          />
+        )}
+        {notice && <GateNotice id={`${noticeId}-notice`} kind={notice} onDismiss={() => setNotice(null)} />}
+        <Composer
+          key={key}
+          text={draft}
+          onTextChange={(text) => useChatStore.getState().setDraft(key, text)}
+          onSend={send}
+          onStop={() => {
+            if (conversationId) useChatStore.getState().cancel(conversationId);
+          }}
+          streaming={streaming !== undefined}
+          stopping={stopping}
+          sending={pending.length > 0}
+          plan={plan}
+          model={model}
+          onModelChange={(picked) => useChatStore.getState().setOptions(key, { model: picked })}
+          webSearch={webSearch}
+          onWebSearchChange={(on) => useChatStore.getState().setOptions(key, { webSearch: on })}
+          onNotice={setNotice}
+          describedBy={noticeIds || undefined}
+        />
+        <UsageCounter usage={usage} />
+      </div>
+    </section>
+  );
+}

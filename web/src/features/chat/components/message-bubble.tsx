@@ -1,0 +1,62 @@
+import { memo } from 'react';
+import { useTranslation } from 'react-i18next';
+import { assistantStatus } from '../lib/message-status';
+import type { ChatMessage } from '../stores/thread';
+import { MarkdownContent } from './markdown-content';
+import styles from './messages.module.css';
+
+
+export const UserBubble = memo(function UserBubble({ content, pending = false }: { content: string; pending?: boolean }) {
+  const { t } = useTranslation('chat');
+  return (
+    <article className={`${styles.row} ${styles.userRow}`} data-testid="message-user" data-pending={pending || undefined}>
+      <div className={`${styles.bubble} ${styles.user}`}>
+        <span className="visually-hidden">{t('message.you')}: </span>
+        <p className={styles.plain}>{content}</p>
+        {pending && <span className={styles.meta}>{t('message.sending')}</span>}
+      </div>
+    </article>
+  );
+});
+
+export const AssistantBubble = memo(function AssistantBubble({
+  message,
+  stale,
+}: {
+  message: ChatMessage;
+  stale: boolean;
+}) {
+  const { t } = useTranslation('chat');
+  const status = assistantStatus(message, stale);
+  const streaming = status === 'streaming';
+  return (
+    <article
+      className={`${styles.row} ${styles.assistantRow}`}
+      data-testid="message-assistant"
+      data-status={status}
+      data-message-id={message._id}
+      aria-busy={streaming || undefined}
+    >
+      <div className={`${styles.bubble} ${styles.assistant}`}>
+        <span className="visually-hidden">{t('message.assistant')}: </span>
+        {message.content ? (
+          <MarkdownContent source={message.content} />
+        ) : streaming ? (
+          <span className={styles.typing} aria-hidden="true">
+            <span />
+            <span />
+            <span />
+          </span>
+        ) : null}
+        {streaming && message.content === '' && <span className="visually-hidden">{t('message.writing')}</span>}
+        {status === 'cancelled' && <p className={styles.note}>{t('message.cancelled')}</p>}
+        {status === 'error' && (
+          <p className={`${styles.note} ${styles.noteError}`}>
+            {stale ? t('message.interrupted') : t('message.error')}
+          </p>
+        )}
+        {message.model && !streaming && <span className={styles.meta}>{t('message.model', { model: message.model })}</span>}
+      </div>
+    </article>
+  );
+});

@@ -1,0 +1,117 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Button } from '@/components/button';
+import { assistantStatus } from '../lib/message-status';
+import type { PendingSend } from '../stores/chat-store';
+import type { ChatMessage } from '../stores/thread';
+import { ArrowDownIcon } from './chat-icons';
+import { AssistantBubble, UserBubble } from './message-bubble';
+import styles from './messages.module.css';
+
+/** Closer than this to the bottom counts as "at the bottom": new text keeps it in view. */
+const STICK_THRESHOLD_PX = 64;
+
+export interface MessageListProps {
+  messages: readonly ChatMessage[];
+  pending: readonly PendingSend[];
+  /** The streaming answer's server was lost (see ThreadEntry.staleStream). */
+  stale: boolean;
+  /** Shown instead of messages when there are none (the new chat's greeting). */
+  empty?: ReactNode;
+}
+
+/**
+ * The messages, oldest first, in a scrolling log. It follows new text while the reader is
+ * at the bottom, and stays put when they scrolled up to read (with a button back down).
+ */
+export function MessageList({ messages, pending, stale, empty }: MessageListProps) {
+  const { t } = useTranslation('chat');
+  const scrollerRef = useRef<HTMLDivElement>(null);
+  const logRef = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const [atBottom, setAtBottom] = useState(true);
+
+  const scrollToBottom = useCallback(() => {
+    const scroller = scrollerRef.current;
+    if (scroller) scroller.scrollTop = scroller.scrollHeight;
+  }, []);
+
+  // The user's own message always comes into view.
+  const lastPending = pending[pending.length - 1]?.clientId;
+  useLayoutEffect(() => {
+    if (lastPending) stick.current = true;
+  }, [lastPending]);
+
+  useLayoutEffect(() => {
+    if (stick.current) scrollToBottom();
+  });
+
+  // Markdown renders a moment after the text arrives, and code blocks grow: follow the
+  // log's size too.
+  useEffect(() => {
+    const log = logRef.current;
+    if (!log || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(() => {
+      if (stick.current) scrollToBottom();
+    });
+    observer.observe(log);
+    return () => observer.disconnect();
+  }, [scrollToBottom]);
+
+  const onScroll = () => {
+    const scroller = scrollerRef.current;
+    if (!scroller) return;
+    const near = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < STICK_THRESHOLD_PX;
+    stick.current = near;
+    setAtBottom(near);
+  };
+
+  const last = messages[messages.length - 1];
+  const liveStatus = last?.role === 'assistant' ? assistantStatus(last, stale) : null;
+
+  return (
+    <div ref={scrollerRef} className={styles.scroller} onScroll={onScroll}>
+      {messages.length === 0 && pending.length === 0 && empty ? (
+        <div className={styles.empty}>{empty}</div>
+      ) : (
+        <div
+          ref={logRef}
+          className={styles.log}
+          role="log"
+          aria-label={t('view.messages')}
+          aria-busy={liveStatus === 'streaming' || undefined}
+        >
+          {messages.map((message) =>
+            message.role === 'user' ? (
+              <UserBubble key={message._id} content={message.content} />
+            ) : (
+              <AssistantBubble key={message._id} message={message} stale={stale} />
+            ),
+          )}
+          {pending.map((send) => (
+            <UserBubble key={send.clientId} content={send.content} pending />
+          ))}
+        </div>
+      )}
+      <p role="status" className="visually-hidden">
+        {liveStatus ? t(`live.${liveStatus}`) : ''}
+      </p>
+      {!atBottom && (
+        <div className={styles.jump}>
+          <Button
+            variant="secondary"
+            size="small"
+            onClick={() => {
+              stick.current = true;
+              setAtBottom(true);
+              scrollToBottom();
+            }}
+          >
+            <ArrowDownIcon width={16} height={16} />
+            {t('view.scrollToLatest')}
+          </Button>
+        </div>
+      )}
+    </div>
+  );
+}

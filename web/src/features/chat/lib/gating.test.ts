@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { planFromSubscription, usageFrom } from '../api/chat-api';
+import { fromServer } from '../stores/thread';
+import { answer, basePlan, freePlan, subscriptionAnswer, usageAnswer } from '../test/fixtures';
+import {
+  allowedModels,
+  attachmentGate,
+  defaultModel,
+  exhaustedPeriod,
+  offersUpgrade,
+  resolveModel,
+  webSearchGate,
+} from './gating';
+
+describe('web search (SPEC §5: premium)', () => {
+  it('is premium on a plan without a web search feature', () => {
+    expect(webSearchGate(freePlan)).toBe('premium');
+  });
+
+  it('works with either OpenAI or Google web search', () => {
+    expect(webSearchGate(basePlan)).toBe('available');
+    const google = { ...freePlan, features: { ...freePlan.features, googleWebSearch: true } };
+    expect(webSearchGate(google)).toBe('available');
+  });
+
+  it('waits while the plan is unknown', () => {
+    expect(webSearchGate(null)).toBe('unknown');
+  });
+});
+
+describe('attachments (SPEC §5: document upload is premium)', () => {
+  it('are premium without document processing', () => {
+    expect(attachmentGate(freePlan)).toBe('premium');
+  });
+
+  it('are "coming soon" on a paid plan, since the server takes none yet', () => {
+    expect(attachmentGate(basePlan)).toBe('comingSoon');
+  });
+
+  it('wait while the plan is unknown', () => {
+    expect(attachmentGate(null)).toBe('unknown');
+  });
+});
+
+describe('models', () => {
+  it('are the plan’s chatModels', () => {
+    expect(allowedModels(basePlan)).toEqual(['gpt-4o-mini', 'gpt-4.1-mini']);
+    expect(allowedModels(null)).toEqual([]);
+  });
+
+  it('start on the latest answer’s model, then the conversation’s, then the base model', () => {
+    const messages = [fromServer(answer({ model: 'gpt-4.1-mini', status: 'complete' }), false)];
+    expect(defaultModel(basePlan, 'gpt-4o-mini', messages)).toBe('gpt-4.1-mini');
+    expect(defaultModel(basePlan, 'gpt-4.1-mini', [])).toBe('gpt-4.1-mini');
+    expect(defaultModel(basePlan, null, [])).toBe('gpt-4o-mini');
+  });
+
+  it('skip models the plan no longer allows (a web search model, a downgrade)', () => {
+    const messages = [fromServer(answer({ model: 'gpt-4o-mini-search-preview', status: 'complete' }), false)];
+    expect(defaultModel(freePlan, 'gpt-4o', messages)).toBe('gpt-4o-mini');
+    const odd = { ...freePlan, chatModels: ['gpt-4.1-mini'], models: { baseChatModel: 'gpt-4o' } };
+    expect(defaultModel(odd, null, [])).toBe('gpt-4.1-mini');
+    expect(defaultModel(null, 'gpt-4o-mini', [])).toBeNull();
+  });
+
+  it('send the pick while allowed, else the default, else nothing', () => {
+    expect(resolveModel('gpt-4.1-mini', 'gpt-4o-mini', basePlan)).toBe('gpt-4.1-mini');
+    expect(resolveModel('gpt-4.1-mini', 'gpt-4o-mini', freePlan)).toBe('gpt-4o-mini');
+    expect(resolveModel(null, 'gpt-4o-mini', basePlan)).toBe('gpt-4o-mini');
+    expect(resolveModel('gpt-4o', null, null)).toBeNull();
+  });
+});
+
+describe('refused sends', () => {
+  it('offer "Upgrade plan" where a bigger plan helps', () => {
+    for (const code of ['limit_reached', 'search_limit_reached', 'premium_required', 'model_not_allowed']) {
+      expect(offersUpgrade(code), code).toBe(true);
+    }
+    for (const code of ['generation_in_progress', 'model_error', 'message_too_long', 'server_error', 'offline']) {
+      expect(offersUpgrade(code), code).toBe(false);
+    }
+  });
+});
+
+describe('usage', () => {
+  it('tells which response counter is used up', () => {
+    expect(exhaustedPeriod(usageFrom(usageAnswer({ limit: 50, used: 50 }))!.limitInfo.services.responses)).toBe('day');
+    expect(exhaustedPeriod(usageFrom(usageAnswer({ limit: 50, used: 12 }))!.limitInfo.services.responses)).toBeNull();
+    expect(exhaustedPeriod(usageFrom(usageAnswer({ limit: null, used: 900 }))!.limitInfo.services.responses)).toBeNull();
+    expect(exhaustedPeriod(undefined)).toBeNull();
+  });
+
+  it('reads hasActiveLimit beside limitInfo (the server) or inside it', () => {
+    const frame = usageAnswer({ limit: 50, used: 1 });
+    expect(usageFrom(frame)?.hasActiveLimit).toBe(true);
+    const inside = { limitInfo: { ...frame.limitInfo, hasActiveLimit: false } };
+    expect(usageFrom(inside)?.hasActiveLimit).toBe(false);
+    expect(usageFrom({ nope: true })).toBeNull();
+  });
+});
+
+describe('the plan of a subscription answer', () => {
+  it('is read from GET /api/subscription or subscription.updated', () => {
+    expect(planFromSubscription(subscriptionAnswer(basePlan))).toEqual(basePlan);
+    expect(planFromSubscription({ subscriptionPlan: null })).toBeNull();
+    expect(planFromSubscription('nonsense')).toBeNull();
+  });
+});

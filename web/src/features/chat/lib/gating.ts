@@ -1,0 +1,84 @@
+/**
+ * What the user's plan allows in the composer (SPEC §5, §6; docs/api.md "The plan
+ * object"). The server checks everything again: this only decides what the controls do.
+ */
+import type { UsageCounter } from '@/types/api';
+import type { ChatPlan } from '../api/chat-api';
+import type { ChatMessage } from '../stores/thread';
+
+export type WebSearchGate =
+  /** The toggle works. */
+  | 'available'
+  /** SPEC §8 "Web search is a premium feature". */
+  | 'premium'
+  /** The plan is not known yet (loading, or it failed to load): the toggle waits. */
+  | 'unknown';
+
+export type AttachmentGate =
+  /** SPEC §8 "Document upload is a premium feature". */
+  | 'premium'
+  /** A paid plan, but the server takes no attachments yet (docs/api.md "Not yet"). */
+  | 'comingSoon'
+  | 'unknown';
+
+export function webSearchGate(plan: ChatPlan | null): WebSearchGate {
+  if (!plan) return 'unknown';
+  return plan.features.openaiWebSearch || plan.features.googleWebSearch ? 'available' : 'premium';
+}
+
+export function attachmentGate(plan: ChatPlan | null): AttachmentGate {
+  if (!plan) return 'unknown';
+  return plan.features.documentProcessing ? 'comingSoon' : 'premium';
+}
+
+/** The models the picker offers: the plan's `chatModels`, in the plan's order. */
+export function allowedModels(plan: ChatPlan | null): string[] {
+  return plan ? [...new Set(plan.chatModels)] : [];
+}
+
+/**
+ * The model the picker starts on for a conversation: the model of its latest answer if
+ * the plan allows it (the conversation's model field is only its first send's), else the
+ * conversation's model, else the plan's base model, else the plan's first model.
+ */
+export function defaultModel(
+  plan: ChatPlan | null,
+  conversationModel: string | null | undefined,
+  messages: readonly ChatMessage[] = [],
+): string | null {
+  const models = allowedModels(plan);
+  if (!plan || models.length === 0) return null;
+  const allowed = (model: string | null | undefined): model is string => !!model && models.includes(model);
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const message = messages[i]!;
+    if (message.role === 'assistant' && allowed(message.model)) return message.model;
+  }
+  if (allowed(conversationModel)) return conversationModel;
+  if (allowed(plan.models.baseChatModel)) return plan.models.baseChatModel;
+  return models[0] ?? null;
+}
+
+/**
+ * The model to send: the user's pick while the plan still allows it, else the default.
+ * null sends no `model`, and the server picks.
+ */
+export function resolveModel(selected: string | null, fallback: string | null, plan: ChatPlan | null): string | null {
+  const models = allowedModels(plan);
+  if (selected && models.includes(selected)) return selected;
+  return fallback && models.includes(fallback) ? fallback : null;
+}
+
+/** Error codes of a refused send that a bigger plan would lift: they offer "Upgrade plan". */
+const UPGRADE_CODES = new Set(['limit_reached', 'search_limit_reached', 'premium_required', 'model_not_allowed']);
+
+export function offersUpgrade(code: string): boolean {
+  return UPGRADE_CODES.has(code);
+}
+
+/** The response counter that blocks the next message, if one is used up. */
+export function exhaustedPeriod(responses: { daily: UsageCounter; monthly: UsageCounter } | undefined): 'day' | 'month' | null {
+  if (!responses) return null;
+  if (!responses.daily.unlimited && responses.daily.remaining === 0) return 'day';
+  if (!responses.monthly.unlimited && responses.monthly.remaining === 0) return 'month';
+  return null;
+}

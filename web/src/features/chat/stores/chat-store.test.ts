@@ -1,0 +1,293 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { chatSocket } from '@/lib/socket';
+import { jsonResponse } from '@/test/fixtures';
+import { answer, conversation, CONVERSATION_ID, userMessage } from '../test/fixtures';
+import { NEW_CHAT, STALE_RECHECK_MS, useChatStore } from './chat-store';
+
+const fetchMock = vi.fn<typeof fetch>();
+const urlOf = (input: RequestInfo | URL) =>
+  typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+const chat = () => useChatStore.getState();
+const emit = vi.fn<typeof chatSocket.emit>();
+const ANSWER_ID = answer()._id;
+
+function route(handler: (method: string, path: string) => Response | undefined) {
+  fetchMock.mockImplementation((input, init) => {
+    const path = urlOf(input).replace(/^\/api/, '');
+    const response = handler(init?.method ?? 'GET', path);
+    return Promise.resolve(response ?? jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' }));
+  });
+}
+
+/** This tab sent a first message from the new chat; returns its clientId. */
+function sendFromNewChat(content = 'Hello there'): string {
+  chat().setDraft(NEW_CHAT, content);
+  const clientId = chat().send({ conversationId: null, content, model: 'gpt-4o-mini', webSearch: false });
+  expect(clientId).not.toBeNull();
+  return clientId!;
+}
+
+beforeEach(() => {
+  vi.stubGlobal('fetch', fetchMock);
+  fetchMock.mockReset();
+  route(() => undefined);
+  emit.mockReset().mockReturnValue(true);
+  vi.spyOn(chatSocket, 'emit').mockImplementation(emit);
+  chat().reset();
+});
+
+describe('sending', () => {
+  it('emits chat.send with a fresh clientId and shows the message as pending', () => {
+    const clientId = sendFromNewChat();
+    expect(emit).toHaveBeenCalledWith('chat.send', {
+      clientId,
+      conversationId: null,
+      content: 'Hello there',
+      model: 'gpt-4o-mini',
+      webSearch: false,
+    });
+    expect(chat().pending[clientId]).toMatchObject({ conversationId: null, content: 'Hello there' });
+    expect(chat().drafts[NEW_CHAT]).toBe('');
+  });
+
+  it('keeps the text and says so when the socket is down (nothing is queued)', () => {
+    emit.mockReturnValue(false);
+    chat().setDraft(NEW_CHAT, 'Hi');
+    expect(chat().send({ conversationId: null, content: 'Hi', model: null, webSearch: false })).toBeNull();
+    expect(chat().pending).toEqual({});
+    expect(chat().drafts[NEW_CHAT]).toBe('Hi');
+    expect(chat().errors[NEW_CHAT]).toEqual({ code: 'offline' });
+  });
+
+  it('follows its own new conversation: created, then both messages, deltas and the end', () => {
+    const clientId = sendFromNewChat();
+    chat().onConversationCreated({ clientId, conversation: conversation() });
+    expect(chat().createdFor[clientId]).toBe(CONVERSATION_ID);
+    expect(chat().list.items.map((c) => c._id)).toEqual([CONVERSATION_ID]);
+    expect(chat().pending[clientId]?.conversationId).toBe(CONVERSATION_ID);
+
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: userMessage({ clientId }) });
+    expect(chat().pending[clientId]).toBeUndefined();
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: answer({ clientId }) });
+    chat().onMessageDelta({ conversationId: CONVERSATION_ID, messageId: ANSWER_ID, seq: 1, delta: 'Hi' });
+    chat().onMessageDelta({ conversationId: CONVERSATION_ID, messageId: ANSWER_ID, seq: 1, delta: 'Hi' });
+    chat().onMessageDelta({ conversationId: CONVERSATION_ID, messageId: ANSWER_ID, seq: 2, delta: '!' });
+    expect(chat().threads[CONVERSATION_ID]!.messages[1]).toMatchObject({ content: 'Hi!', status: 'streaming' });
+
+    chat().onMessageCompleted({
+      conversationId: CONVERSATION_ID,
+      message: answer({ clientId, content: 'Hi!', status: 'complete' }),
+      finishReason: 'stop',
+    });
+    expect(chat().threads[CONVERSATION_ID]!.messages[1]).toMatchObject({ content: 'Hi!', final: true });
+  });
+
+  it('puts a refused send back into the composer with the server’s message', () => {
+    const clientId = sendFromNewChat('Too much');
+    chat().onError({
+      clientId,
+      code: 'limit_reached',
+      message: 'You have reached your daily message limit. Upgrade your plan to continue.',
+      field: 'day',
+    });
+    expect(chat().pending).toEqual({});
+    expect(chat().drafts[NEW_CHAT]).toBe('Too much');
+    expect(chat().errors[NEW_CHAT]).toEqual({
+      code: 'limit_reached',
+      message: 'You have reached your daily message limit. Upgrade your plan to continue.',
+      field: 'day',
+    });
+  });
+
+  it('shows a model error in the conversation of the failed answer', () => {
+    chat().onConversationCreated({ clientId: 'other', conversation: conversation() });
+    route((method, path) =>
+      method === 'GET' && path === `/conversations/${CONVERSATION_ID}`
+        ? jsonResponse(200, { success: true, data: { ...conversation(), messages: [userMessage({ clientId: 'e1' })] } })
+        : undefined,
+    );
+    return chat()
+      .loadThread(CONVERSATION_ID)
+      .then(() => {
+        chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId: 'e1', message: answer({ clientId: 'e1' }) });
+        chat().onMessageCompleted({
+          conversationId: CONVERSATION_ID,
+          message: answer({ clientId: 'e1', status: 'error' }),
+          finishReason: 'error',
+        });
+        chat().onError({ clientId: 'e1', code: 'model_error', message: 'The AI model is not available right now.' });
+        expect(chat().errors[CONVERSATION_ID]?.code).toBe('model_error');
+      });
+  });
+
+  it('ends an answer whose send failed after it was announced (no message.completed comes)', async () => {
+    route((method, path) =>
+      method === 'GET' && path === `/conversations/${CONVERSATION_ID}`
+        ? jsonResponse(200, { success: true, data: { ...conversation(), messages: [] } })
+        : undefined,
+    );
+    await chat().loadThread(CONVERSATION_ID);
+    const clientId = chat().send({ conversationId: CONVERSATION_ID, content: 'x', model: null, webSearch: false })!;
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: userMessage({ clientId }) });
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: answer({ clientId }) });
+    chat().onError({ clientId, code: 'generation_in_progress', message: 'An answer is still being written' });
+    const thread = chat().threads[CONVERSATION_ID]!;
+    expect(thread.messages[1]).toMatchObject({ status: 'error', final: true });
+    expect(chat().errors[CONVERSATION_ID]?.code).toBe('generation_in_progress');
+  });
+
+  it('sends chat.cancel and waits for the answer’s end', () => {
+    chat().cancel(CONVERSATION_ID);
+    expect(emit).toHaveBeenCalledWith('chat.cancel', { conversationId: CONVERSATION_ID });
+    expect(chat().cancelling[CONVERSATION_ID]).toBe(true);
+    chat().onMessageCompleted({
+      conversationId: CONVERSATION_ID,
+      message: answer({ status: 'cancelled', content: 'Par' }),
+      finishReason: 'cancelled',
+    });
+    expect(chat().cancelling[CONVERSATION_ID]).toBeUndefined();
+  });
+});
+
+describe('another tab', () => {
+  it('adds a conversation created elsewhere to the list, without loading its messages', () => {
+    chat().onConversationCreated({ clientId: 'not-mine', conversation: conversation({ title: null }) });
+    expect(chat().list.items).toHaveLength(1);
+    expect(chat().threads[CONVERSATION_ID]).toBeUndefined();
+    expect(chat().createdFor).toEqual({});
+  });
+
+  it('streams into a shown conversation: the snapshot, then live deltas', async () => {
+    route((method, path) =>
+      method === 'GET' && path === `/conversations/${CONVERSATION_ID}`
+        ? jsonResponse(200, { success: true, data: { ...conversation(), messages: [userMessage(), answer()] } })
+        : undefined,
+    );
+    const loading = chat().loadThread(CONVERSATION_ID);
+    // The snapshot can beat the REST answer.
+    chat().onMessageDelta({ conversationId: CONVERSATION_ID, messageId: ANSWER_ID, seq: 1, delta: 'ignored' });
+    chat().onMessageSnapshot({ conversationId: CONVERSATION_ID, messageId: ANSWER_ID, seq: 2, content: 'ab' });
+    chat().onConversationOpened({ conversationId: CONVERSATION_ID, streaming: true });
+    await loading;
+    chat().onMessageDelta({ conversationId: CONVERSATION_ID, messageId: ANSWER_ID, seq: 3, delta: 'c' });
+    const messages = chat().threads[CONVERSATION_ID]!.messages;
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(messages[1]).toMatchObject({ content: 'abc', seq: 3 });
+  });
+
+  it('reports a gap so the conversation is opened again', () => {
+    // A conversation this tab created is loaded from the start.
+    const clientId = sendFromNewChat('x');
+    chat().onConversationCreated({ clientId, conversation: conversation() });
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: answer({ clientId }) });
+    expect(chat().onMessageDelta({ conversationId: CONVERSATION_ID, messageId: ANSWER_ID, seq: 1, delta: 'a' })).toBe(false);
+    expect(chat().onMessageDelta({ conversationId: CONVERSATION_ID, messageId: ANSWER_ID, seq: 3, delta: 'c' })).toBe(true);
+  });
+
+  it('removes a deleted conversation and marks it deleted for the view', async () => {
+    route((method, path) =>
+      method === 'GET' && path === `/conversations/${CONVERSATION_ID}`
+        ? jsonResponse(200, { success: true, data: { ...conversation(), messages: [userMessage()] } })
+        : undefined,
+    );
+    chat().onConversationCreated({ clientId: 'x', conversation: conversation() });
+    await chat().loadThread(CONVERSATION_ID);
+    chat().onConversationDeleted({ conversationId: CONVERSATION_ID });
+    expect(chat().list.items).toEqual([]);
+    expect(chat().threads[CONVERSATION_ID]?.status).toBe('deleted');
+    expect(chat().deletedHere[CONVERSATION_ID]).toBeUndefined();
+    // A late message.completed of the stopped answer is ignored.
+    chat().onMessageCompleted({ conversationId: CONVERSATION_ID, message: answer({ status: 'cancelled' }), finishReason: 'cancelled' });
+    expect(chat().threads[CONVERSATION_ID]?.messages).toEqual([]);
+  });
+
+  it('marks an answer whose server was lost once a reload still shows it streaming', async () => {
+    vi.useFakeTimers();
+    try {
+      route((method, path) =>
+        method === 'GET' && path === `/conversations/${CONVERSATION_ID}`
+          ? jsonResponse(200, { success: true, data: { ...conversation(), messages: [userMessage(), answer()] } })
+          : undefined,
+      );
+      await chat().loadThread(CONVERSATION_ID);
+      chat().onConversationOpened({ conversationId: CONVERSATION_ID, streaming: false });
+      expect(chat().threads[CONVERSATION_ID]!.staleStream).toBe(false);
+      await vi.advanceTimersByTimeAsync(STALE_RECHECK_MS + 10);
+      expect(chat().threads[CONVERSATION_ID]!.staleStream).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('a reconnect', () => {
+  it('forgets stream positions, reloads the shown conversation and settles sends in flight', async () => {
+    let stored = false;
+    route((method, path) => {
+      if (path.startsWith('/conversations?')) return jsonResponse(200, { success: true, data: [conversation()], nextCursor: null });
+      if (method === 'GET' && path === `/conversations/${CONVERSATION_ID}`) {
+        const messages = stored ? [userMessage({ clientId: 'kept' })] : [];
+        return jsonResponse(200, { success: true, data: { ...conversation(), messages } });
+      }
+      return undefined;
+    });
+    await chat().loadConversations();
+    await chat().loadThread(CONVERSATION_ID);
+    chat().setShown(CONVERSATION_ID);
+    const lost = chat().send({ conversationId: CONVERSATION_ID, content: 'lost one', model: null, webSearch: false })!;
+    const fresh = chat().send({ conversationId: null, content: 'new one', model: null, webSearch: false })!;
+
+    chat().onReady();
+    await vi.waitFor(() => expect(chat().pending).toEqual({}));
+    expect(chat().drafts[CONVERSATION_ID]).toBe('lost one');
+    expect(chat().errors[CONVERSATION_ID]).toEqual({ code: 'not_sent' });
+    expect(chat().drafts[NEW_CHAT]).toBe('new one');
+    expect(chat().errors[NEW_CHAT]).toEqual({ code: 'maybe_not_sent' });
+    expect(lost).not.toBe(fresh);
+
+    // A send the server did store just shows up.
+    stored = true;
+    useChatStore.setState({ drafts: {}, errors: {} });
+    useChatStore.setState((state) => ({
+      pending: { kept: { clientId: 'kept', conversationId: CONVERSATION_ID, content: 'x', createdAt: '' } },
+      threads: state.threads,
+    }));
+    chat().onReady();
+    await vi.waitFor(() => expect(chat().pending).toEqual({}));
+    expect(chat().errors[CONVERSATION_ID]).toBeUndefined();
+    expect(chat().threads[CONVERSATION_ID]!.messages.map((m) => m.clientId)).toEqual(['kept']);
+  });
+});
+
+describe('the list', () => {
+  it('loads pages by cursor', async () => {
+    const first = [conversation({ _id: 'b', updatedAt: '2025-03-14T10:00:02Z' })];
+    const second = [conversation({ _id: 'a', updatedAt: '2025-03-14T10:00:01Z' })];
+    route((_method, path) => {
+      if (path === '/conversations?limit=20') return jsonResponse(200, { success: true, data: first, nextCursor: 'k' });
+      if (path === '/conversations?limit=20&cursor=k') return jsonResponse(200, { success: true, data: second, nextCursor: null });
+      return undefined;
+    });
+    await chat().loadConversations();
+    expect(chat().list).toEqual({ items: first, nextCursor: 'k' });
+    await chat().loadMoreConversations();
+    expect(chat().list.items.map((c) => c._id)).toEqual(['b', 'a']);
+    expect(chat().list.nextCursor).toBeNull();
+  });
+
+  it('renames and deletes through the API', async () => {
+    const renamed = conversation({ title: 'Python notes', updatedAt: '2025-03-14T11:00:00Z' });
+    route((method, path) => {
+      if (method === 'PATCH' && path === `/conversations/${CONVERSATION_ID}`) return jsonResponse(200, { success: true, data: renamed });
+      if (method === 'DELETE' && path === `/conversations/${CONVERSATION_ID}`) return jsonResponse(200, { success: true });
+      return undefined;
+    });
+    chat().onConversationCreated({ clientId: 'x', conversation: conversation() });
+    await chat().rename(CONVERSATION_ID, 'Python notes');
+    expect(JSON.parse(fetchMock.mock.calls[0]![1]!.body as string)).toEqual({ title: 'Python notes' });
+    expect(chat().list.items[0]!.title).toBe('Python notes');
+    await chat().remove(CONVERSATION_ID);
+    expect(chat().list.items).toEqual([]);
+    expect(chat().deletedHere[CONVERSATION_ID]).toBe(true);
+  });
+});

@@ -1,0 +1,550 @@
+/**
+ * The chat's state: the conversation list, the messages of the conversations this tab
+ * has loaded, the sends in flight, drafts and errors per conversation. REST loads it; the
+ * socket's frames keep it live (applied by chat-sync.ts through the `on…` actions here).
+ */
+import { create } from 'zustand';
+import { isApiError } from '@/lib/api-client';
+import { chatSocket } from '@/lib/socket';
+import type { Conversation } from '@/types/api';
+import { chatApi } from '../api/chat-api';
+import type { ChatFrames } from '../api/frames';
+import {
+  appendPage,
+  EMPTY_LIST,
+  removeConversation,
+  replaceWithFirstPage,
+  touchConversation,
+  upsertConversation,
+  type ConversationList,
+} from './conversation-list';
+import {
+  applyCompleted,
+  applyCreated,
+  applyDelta,
+  applyRest,
+  applySnapshot,
+  EMPTY_THREAD,
+  forgetStreamPositions,
+  streamingMessage,
+  type Thread,
+} from './thread';
+
+/** The key of drafts and errors of the "new chat" view (no conversation yet). */
+export const NEW_CHAT = 'new';
+
+/** How long after `conversation.opened` (not streaming) a still-streaming answer is rechecked. */
+export const STALE_RECHECK_MS = 3000;
+
+type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
+
+export interface ThreadEntry {
+  status: 'loading' | 'ready' | 'notFound' | 'error' | 'deleted';
+  conversation: Conversation | null;
+  messages: Thread;
+  /** When a frame last moved its streaming answer (Date.now()), for the watchdog. */
+  lastActivity: number;
+  /**
+   * The server said nothing is being written, yet a reload still shows an answer
+   * streaming: its server was lost. Shown as interrupted; the composer is not blocked.
+   */
+  staleStream: boolean;
+}
+
+export interface PendingSend {
+  clientId: string;
+  /** null until `conversation.created` for a new conversation. */
+  conversationId: string | null;
+  content: string;
+  createdAt: string;
+}
+
+/** A refused send or failed answer; client-side codes (`offline`) have no message. */
+export interface ChatError {
+  code: string;
+  message?: string;
+  field?: string;
+}
+
+export interface SendInput {
+  conversationId: string | null;
+  content: string;
+  model: string | null;
+  webSearch: boolean;
+}
+
+export interface ChatState {
+  list: ConversationList;
+  listStatus: LoadStatus;
+  loadingMore: boolean;
+  loadMoreFailed: boolean;
+  threads: Record<string, ThreadEntry>;
+  pending: Record<string, PendingSend>;
+  /** clientId of a send → the conversation `conversation.created` made for it. */
+  createdFor: Record<string, string>;
+  /** Keyed by conversation id, or NEW_CHAT. */
+  drafts: Record<string, string>;
+  errors: Record<string, ChatError | undefined>;
+  /** The conversation the page shows, reopened and reloaded after a reconnect. */
+  shownId: string | null;
+  /** Conversations whose `chat.cancel` was sent, until their answer ends. */
+  cancelling: Record<string, true>;
+  /** The composer's model and web search choices, keyed like drafts. */
+  options: Record<string, ComposerOptions>;
+  /** Conversations this tab deleted (not "deleted elsewhere"). */
+  deletedHere: Record<string, true>;
+  /** Bumped to ask the composer to take the focus (the "new chat" button). */
+  focusRequest: number;
+}
+
+export interface ComposerOptions {
+  /** The picked model; null follows the conversation's default. */
+  model: string | null;
+  webSearch: boolean;
+}
+
+export interface ChatActions {
+  reset: () => void;
+  loadConversations: () => Promise<void>;
+  loadMoreConversations: () => Promise<void>;
+  loadThread: (id: string) => Promise<void>;
+  setShown: (id: string | null) => void;
+  setDraft: (key: string, text: string) => void;
+  setError: (key: string, error: ChatError | undefined) => void;
+  setOptions: (key: string, options: Partial<ComposerOptions>) => void;
+  requestComposerFocus: () => void;
+  /** Sends a message; the clientId, or null when the socket is not connected. */
+  send: (input: SendInput) => string | null;
+  cancel: (conversationId: string) => boolean;
+  rename: (id: string, title: string) => Promise<void>;
+  remove: (id: string) => Promise<void>;
+
+  onReady: () => void;
+  onConversationCreated: (frame: ChatFrames['conversation.created']) => void;
+  onConversationUpdated: (frame: ChatFrames['conversation.updated']) => void;
+  onConversationDeleted: (frame: ChatFrames['conversation.deleted']) => void;
+  onConversationOpened: (frame: ChatFrames['conversation.opened']) => void;
+  onMessageCreated: (frame: ChatFrames['message.created']) => void;
+  /** Returns whether a gap was found (the caller reopens the conversation). */
+  onMessageDelta: (frame: ChatFrames['message.delta']) => boolean;
+  onMessageSnapshot: (frame: ChatFrames['message.snapshot']) => void;
+  onMessageCompleted: (frame: ChatFrames['message.completed']) => void;
+  onError: (frame: ChatFrames['error']) => void;
+}
+
+export type ChatStore = ChatState & ChatActions;
+
+const initialState: ChatState = {
+  list: EMPTY_LIST,
+  listStatus: 'idle',
+  loadingMore: false,
+  loadMoreFailed: false,
+  threads: {},
+  pending: {},
+  createdFor: {},
+  drafts: {},
+  errors: {},
+  shownId: null,
+  cancelling: {},
+  options: {},
+  deletedHere: {},
+  focusRequest: 0,
+};
+
+export const DEFAULT_OPTIONS: ComposerOptions = { model: null, webSearch: false };
+
+/** A random id for a send. `crypto.randomUUID` needs a secure context; plain http has none. */
+export function newClientId(): string {
+  if (typeof crypto.randomUUID === 'function' && globalThis.isSecureContext) return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+// Bookkeeping of the list's first-page fetch: what frames changed while it ran.
+let listRequest = 0;
+let touchedDuringLoad = new Set<string>();
+let deletedDuringLoad = new Set<string>();
+const threadRequests = new Map<string, number>();
+/** Conversations being fetched because a message arrived in one the list lacks. */
+const fetchingListed = new Set<string>();
+
+function omit<T>(record: Record<string, T>, key: string): Record<string, T> {
+  if (!(key in record)) return record;
+  const next = { ...record };
+  delete next[key];
+  return next;
+}
+
+export const useChatStore = create<ChatStore>()((set, get) => {
+  const noteTouched = (id: string) => touchedDuringLoad.add(id);
+
+  /** Applies `update` to a thread this tab has loaded; frames for others are dropped. */
+  const updateThread = (id: string, update: (entry: ThreadEntry) => ThreadEntry) => {
+    const entry = get().threads[id];
+    if (!entry || entry.status === 'deleted') return;
+    const next = update(entry);
+    if (next !== entry) set((state) => ({ threads: { ...state.threads, [id]: next } }));
+  };
+
+  const withMessages = (entry: ThreadEntry, messages: Thread, activity = false): ThreadEntry => {
+    if (messages === entry.messages && !activity) return entry;
+    return {
+      ...entry,
+      messages,
+      lastActivity: activity ? Date.now() : entry.lastActivity,
+      staleStream: entry.staleStream && streamingMessage(messages) !== undefined,
+    };
+  };
+
+  const endCancelling = (conversationId: string) => {
+    if (get().cancelling[conversationId]) set((state) => ({ cancelling: omit(state.cancelling, conversationId) }));
+  };
+
+  /** A message arrived in a conversation the list does not have: fetch and list it. */
+  const ensureListed = (id: string, at: string) => {
+    const { list, listStatus } = get();
+    if (list.items.some((c) => c._id === id)) {
+      set({ list: touchConversation(list, id, at) });
+      return;
+    }
+    if (listStatus !== 'ready' || fetchingListed.has(id)) return;
+    fetchingListed.add(id);
+    chatApi
+      .getConversation(id)
+      .then(({ data }) => {
+        const { messages: _messages, ...conversation } = data;
+        if (deletedDuringLoad.has(id)) return;
+        noteTouched(id);
+        set((state) => ({ list: upsertConversation(state.list, conversation) }));
+      })
+      .catch(() => undefined)
+      .finally(() => fetchingListed.delete(id));
+  };
+
+  return {
+    ...initialState,
+
+    reset: () => {
+      listRequest += 1;
+      threadRequests.clear();
+      touchedDuringLoad = new Set();
+      deletedDuringLoad = new Set();
+      set(initialState);
+    },
+
+    loadConversations: async () => {
+      const request = ++listRequest;
+      touchedDuringLoad = new Set();
+      deletedDuringLoad = new Set();
+      set((state) => ({ listStatus: state.listStatus === 'ready' ? 'ready' : 'loading', loadMoreFailed: false }));
+      try {
+        const page = await chatApi.listConversations(null);
+        if (request !== listRequest) return;
+        set((state) => ({
+          list: replaceWithFirstPage(
+            state.list,
+            { items: page.data, nextCursor: page.nextCursor },
+            touchedDuringLoad,
+            deletedDuringLoad,
+          ),
+          listStatus: 'ready',
+        }));
+      } catch {
+        if (request === listRequest) set((state) => ({ listStatus: state.listStatus === 'ready' ? 'ready' : 'error' }));
+      }
+    },
+
+    loadMoreConversations: async () => {
+      const { list, loadingMore } = get();
+      if (loadingMore || !list.nextCursor) return;
+      const request = listRequest;
+      set({ loadingMore: true, loadMoreFailed: false });
+      try {
+        const page = await chatApi.listConversations(list.nextCursor);
+        if (request !== listRequest) return;
+        set((state) => ({
+          list: appendPage(state.list, {
+            items: page.data.filter((c) => !deletedDuringLoad.has(c._id)),
+            nextCursor: page.nextCursor,
+          }),
+        }));
+      } catch {
+        if (request === listRequest) set({ loadMoreFailed: true });
+      } finally {
+        if (request === listRequest) set({ loadingMore: false });
+      }
+    },
+
+    loadThread: async (id) => {
+      const request = (threadRequests.get(id) ?? 0) + 1;
+      threadRequests.set(id, request);
+      set((state) => {
+        const existing = state.threads[id];
+        const entry: ThreadEntry = existing
+          ? { ...existing, status: existing.status === 'ready' ? 'ready' : 'loading' }
+          : { status: 'loading', conversation: null, messages: EMPTY_THREAD, lastActivity: Date.now(), staleStream: false };
+        return { threads: { ...state.threads, [id]: entry } };
+      });
+      try {
+        const { data } = await chatApi.getConversation(id);
+        if (threadRequests.get(id) !== request) return;
+        const { messages, ...conversation } = data;
+        updateThread(id, (entry) => ({
+          ...withMessages(entry, applyRest(entry.messages, messages), true),
+          status: 'ready',
+          conversation: entry.conversation && entry.conversation.updatedAt > conversation.updatedAt ? entry.conversation : conversation,
+        }));
+      } catch (error) {
+        if (threadRequests.get(id) !== request) return;
+        const notFound = isApiError(error) && (error.status === 404 || error.code === 'not_found' || error.code === 'validation_error');
+        updateThread(id, (entry) => ({
+          ...entry,
+          status: notFound ? 'notFound' : entry.status === 'ready' ? 'ready' : 'error',
+        }));
+      }
+    },
+
+    setShown: (id) => set({ shownId: id }),
+
+    setDraft: (key, text) => set((state) => ({ drafts: { ...state.drafts, [key]: text } })),
+
+    setError: (key, error) => set((state) => ({ errors: { ...state.errors, [key]: error } })),
+
+    setOptions: (key, options) =>
+      set((state) => ({ options: { ...state.options, [key]: { ...DEFAULT_OPTIONS, ...state.options[key], ...options } } })),
+
+    requestComposerFocus: () => set((state) => ({ focusRequest: state.focusRequest + 1 })),
+
+    send: ({ conversationId, content, model, webSearch }) => {
+      const key = conversationId ?? NEW_CHAT;
+      const clientId = newClientId();
+      const sent = chatSocket.emit('chat.send', {
+        clientId,
+        conversationId,
+        content,
+        ...(model ? { model } : {}),
+        webSearch,
+      });
+      if (!sent) {
+        set((state) => ({ errors: { ...state.errors, [key]: { code: 'offline' } } }));
+        return null;
+      }
+      const pending: PendingSend = { clientId, conversationId, content, createdAt: new Date().toISOString() };
+      set((state) => ({
+        pending: { ...state.pending, [clientId]: pending },
+        drafts: { ...state.drafts, [key]: '' },
+        errors: { ...state.errors, [key]: undefined },
+      }));
+      return clientId;
+    },
+
+    cancel: (conversationId) => {
+      const sent = chatSocket.emit('chat.cancel', { conversationId });
+      if (sent) set((state) => ({ cancelling: { ...state.cancelling, [conversationId]: true } }));
+      else set((state) => ({ errors: { ...state.errors, [conversationId]: { code: 'offline' } } }));
+      return sent;
+    },
+
+    rename: async (id, title) => {
+      const { data } = await chatApi.renameConversation(id, title);
+      get().onConversationUpdated({ conversation: data });
+    },
+
+    remove: async (id) => {
+      set((state) => ({ deletedHere: { ...state.deletedHere, [id]: true } }));
+      try {
+        await chatApi.deleteConversation(id);
+      } catch (error) {
+        set((state) => ({ deletedHere: omit(state.deletedHere, id) }));
+        throw error;
+      }
+      get().onConversationDeleted({ conversationId: id });
+    },
+
+    // --- frames ---------------------------------------------------------------------
+
+    onReady: () => {
+      // Frames were missed while disconnected: positions are unknown until a snapshot,
+      // and the list and the shown conversation are reloaded (docs/protocol.md).
+      const inFlight = Object.values(get().pending);
+      set((state) => {
+        const threads: Record<string, ThreadEntry> = {};
+        for (const [id, entry] of Object.entries(state.threads)) {
+          const messages = forgetStreamPositions(entry.messages);
+          threads[id] = messages === entry.messages ? entry : { ...entry, messages };
+        }
+        return { threads, cancelling: {} };
+      });
+      const { listStatus, shownId } = get();
+      if (listStatus !== 'idle') void get().loadConversations();
+      const reloads = new Map<string, Promise<void>>();
+      if (shownId) reloads.set(shownId, get().loadThread(shownId));
+      // Sends in flight when the socket closed may or may not have been processed: look
+      // for their clientId in the reloaded conversation before offering them again.
+      for (const send of inFlight) {
+        const id = send.conversationId;
+        if (id && !reloads.has(id)) reloads.set(id, get().loadThread(id));
+        void (id ? reloads.get(id)! : Promise.resolve()).then(() => {
+          if (!get().pending[send.clientId]) return;
+          const stored = id ? get().threads[id]?.messages.some((m) => m.clientId === send.clientId) : false;
+          const key = id ?? NEW_CHAT;
+          set((state) => ({
+            pending: omit(state.pending, send.clientId),
+            ...(stored
+              ? {}
+              : {
+                  // A new chat's conversation may exist without this tab knowing.
+                  errors: { ...state.errors, [key]: { code: id ? 'not_sent' : 'maybe_not_sent' } },
+                  drafts: (state.drafts[key] ?? '').trim() ? state.drafts : { ...state.drafts, [key]: send.content },
+                }),
+          }));
+        });
+      }
+    },
+
+    onConversationCreated: ({ clientId, conversation }) => {
+      noteTouched(conversation._id);
+      set((state) => {
+        const mine = state.pending[clientId];
+        const next: Partial<ChatState> = { list: upsertConversation(state.list, conversation) };
+        if (mine) {
+          next.pending = { ...state.pending, [clientId]: { ...mine, conversationId: conversation._id } };
+          next.createdFor = { ...state.createdFor, [clientId]: conversation._id };
+          // The new chat's choices go along to the conversation.
+          const options = state.options[NEW_CHAT];
+          if (options) next.options = { ...omit(state.options, NEW_CHAT), [conversation._id]: options };
+          // This tab made it: its frames are applied from the start, no reload needed.
+          next.threads = {
+            ...state.threads,
+            [conversation._id]: {
+              status: 'ready',
+              conversation,
+              messages: EMPTY_THREAD,
+              lastActivity: Date.now(),
+              staleStream: false,
+            },
+          };
+        }
+        return next;
+      });
+    },
+
+    onConversationUpdated: ({ conversation }) => {
+      noteTouched(conversation._id);
+      set((state) => ({ list: upsertConversation(state.list, conversation) }));
+      updateThread(conversation._id, (entry) => ({ ...entry, conversation }));
+    },
+
+    onConversationDeleted: ({ conversationId }) => {
+      deletedDuringLoad.add(conversationId);
+      set((state) => {
+        const entry = state.threads[conversationId];
+        const pending = Object.fromEntries(
+          Object.entries(state.pending).filter(([, p]) => p.conversationId !== conversationId),
+        );
+        return {
+          list: removeConversation(state.list, conversationId),
+          threads: entry
+            ? { ...state.threads, [conversationId]: { ...entry, status: 'deleted', messages: EMPTY_THREAD } }
+            : state.threads,
+          pending,
+          drafts: omit(state.drafts, conversationId),
+          errors: omit(state.errors, conversationId),
+          cancelling: omit(state.cancelling, conversationId),
+        };
+      });
+    },
+
+    onConversationOpened: ({ conversationId, streaming }) => {
+      if (streaming) return;
+      const entry = get().threads[conversationId];
+      if (!entry || !streamingMessage(entry.messages)) return;
+      // The server runs no answer here, yet one shows streaming: either it has just
+      // ended (its message.completed follows) or its server was lost. Look again shortly.
+      setTimeout(() => {
+        const current = get().threads[conversationId];
+        if (!current || !streamingMessage(current.messages)) return;
+        void get()
+          .loadThread(conversationId)
+          .then(() =>
+            updateThread(conversationId, (e) =>
+              streamingMessage(e.messages)?.seq === null && !e.staleStream ? { ...e, staleStream: true } : e,
+            ),
+          );
+      }, STALE_RECHECK_MS);
+    },
+
+    onMessageCreated: ({ conversationId, clientId, message }) => {
+      noteTouched(conversationId);
+      ensureListed(conversationId, message.createdAt);
+      if (message.role === 'user' && clientId && get().pending[clientId]) {
+        set((state) => ({ pending: omit(state.pending, clientId) }));
+      }
+      updateThread(conversationId, (entry) => ({
+        ...withMessages(entry, applyCreated(entry.messages, message), true),
+        staleStream: false,
+      }));
+    },
+
+    onMessageDelta: (frame) => {
+      let gap = false;
+      updateThread(frame.conversationId, (entry) => {
+        const result = applyDelta(entry.messages, frame);
+        gap = result.gap;
+        return withMessages(entry, result.thread, result.thread !== entry.messages);
+      });
+      return gap;
+    },
+
+    onMessageSnapshot: (frame) => {
+      updateThread(frame.conversationId, (entry) => ({
+        ...withMessages(entry, applySnapshot(entry.messages, frame), true),
+        staleStream: false,
+      }));
+    },
+
+    onMessageCompleted: ({ conversationId, message }) => {
+      updateThread(conversationId, (entry) => withMessages(entry, applyCompleted(entry.messages, message), true));
+      endCancelling(conversationId);
+    },
+
+    onError: ({ clientId, code, message, field }) => {
+      if (!clientId) return; // about a cancel, an open or an unreadable frame: nothing to show
+      const error: ChatError = { code, message, ...(field ? { field } : {}) };
+      const pending = get().pending[clientId];
+      if (pending) {
+        const key = pending.conversationId ?? NEW_CHAT;
+        set((state) => {
+          const draft = state.drafts[key] ?? '';
+          return {
+            pending: omit(state.pending, clientId),
+            errors: { ...state.errors, [key]: error },
+            // The refused text goes back into the composer to edit or retry.
+            drafts: draft.trim() ? state.drafts : { ...state.drafts, [key]: pending.content },
+          };
+        });
+        return;
+      }
+      // Another tab's send, or the answer of ours that failed (model_error): find the
+      // conversation by the messages' clientId.
+      for (const [id, entry] of Object.entries(get().threads)) {
+        const answer = entry.messages.find((m) => m.clientId === clientId && m.role === 'assistant');
+        const asked = answer ?? entry.messages.find((m) => m.clientId === clientId);
+        if (!asked) continue;
+        // A send that failed after its answer was announced gets no message.completed.
+        if (answer && !answer.final) {
+          updateThread(id, (e) =>
+            withMessages(
+              e,
+              e.messages.map((m) => (m._id === answer._id ? { ...m, status: 'error' as const, final: true } : m)),
+              true,
+            ),
+          );
+          endCancelling(id);
+        }
+        set((state) => ({ errors: { ...state.errors, [id]: error } }));
+        return;
+      }
+    },
+  };
+});

@@ -1,0 +1,63 @@
+/**
+ * Feeds the socket's frames into the chat's stores. Started once, when the chat is first
+ * shown, and kept for the tab's life, so the list and loaded conversations stay live on
+ * other pages too; a change of user (logout, another login) empties the stores.
+ */
+import { useAuthStore } from '@/features/auth';
+import { chatSocket } from '@/lib/socket';
+import { onChatFrame } from '../api/frames';
+import { useChatStore } from './chat-store';
+import { usePlanStore } from './plan-store';
+
+let started = false;
+
+/** Codes after which the plan this tab knows may be out of date. */
+const PLAN_CHANGED_CODES = new Set(['model_not_allowed', 'premium_required']);
+
+export function startChatSync(): void {
+  if (started) return;
+  started = true;
+  const chat = () => useChatStore.getState();
+  const plan = () => usePlanStore.getState();
+
+  // The first `ready` of a session follows the page's own REST loads, which missed
+  // nothing; every later one is a reconnect that may have.
+  let connected = chatSocket.status === 'open';
+  onChatFrame('ready', ({ usage }) => {
+    plan().applyUsage(usage);
+    if (!connected) {
+      connected = true;
+      return;
+    }
+    // subscription.updated may have been missed while disconnected.
+    if (plan().planStatus !== 'idle') void plan().loadPlan();
+    chat().onReady();
+  });
+  onChatFrame('conversation.created', (frame) => chat().onConversationCreated(frame));
+  onChatFrame('conversation.updated', (frame) => chat().onConversationUpdated(frame));
+  onChatFrame('conversation.deleted', (frame) => chat().onConversationDeleted(frame));
+  onChatFrame('conversation.opened', (frame) => chat().onConversationOpened(frame));
+  onChatFrame('message.created', (frame) => chat().onMessageCreated(frame));
+  onChatFrame('message.snapshot', (frame) => chat().onMessageSnapshot(frame));
+  onChatFrame('message.completed', (frame) => chat().onMessageCompleted(frame));
+  onChatFrame('message.delta', (frame) => {
+    // A gap (frames lost between instances): ask for a snapshot and wait for it.
+    if (chat().onMessageDelta(frame)) chatSocket.emit('conversation.open', { conversationId: frame.conversationId });
+  });
+  onChatFrame('usage.updated', (frame) => plan().applyUsage(frame));
+  onChatFrame('subscription.updated', ({ subscription }) => plan().applySubscription(subscription));
+  onChatFrame('error', (frame) => {
+    chat().onError(frame);
+    if (PLAN_CHANGED_CODES.has(frame.code)) void plan().loadPlan();
+  });
+
+  let userId = useAuthStore.getState().user?._id ?? null;
+  useAuthStore.subscribe((state) => {
+    const next = state.user?._id ?? null;
+    if (next === userId) return;
+    userId = next;
+    connected = false;
+    chat().reset();
+    plan().reset();
+  });
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { Conversation } from '@/types/api';
+import { conversation } from '../test/fixtures';
+import {
+  appendPage,
+  EMPTY_LIST,
+  removeConversation,
+  replaceWithFirstPage,
+  touchConversation,
+  upsertConversation,
+  type ConversationList,
+} from './conversation-list';
+
+const at = (minute: number) => `2025-03-14T10:${String(minute).padStart(2, '0')}:00.000+00:00`;
+const c = (id: string, minute: number, title: string | null = null): Conversation =>
+  conversation({ _id: id, updatedAt: at(minute), createdAt: at(minute), title });
+const ids = (list: ConversationList) => list.items.map((item) => item._id);
+
+describe('the conversation list', () => {
+  it('keeps the newest activity first, then the larger id', () => {
+    let list = EMPTY_LIST;
+    list = upsertConversation(list, c('a', 1));
+    list = upsertConversation(list, c('c', 3));
+    list = upsertConversation(list, c('b', 3));
+    expect(ids(list)).toEqual(['c', 'b', 'a']);
+  });
+
+  it('moves a conversation to the top when a message arrives in it', () => {
+    const list = { items: [c('b', 5), c('a', 1)], nextCursor: null };
+    expect(ids(touchConversation(list, 'a', at(9)))).toEqual(['a', 'b']);
+    // An older time changes nothing.
+    expect(touchConversation(list, 'b', at(2))).toBe(list);
+  });
+
+  it('replaces a renamed conversation in place (and moves it by its new time)', () => {
+    const list = { items: [c('b', 5), c('a', 1)], nextCursor: null };
+    const renamed = upsertConversation(list, c('a', 7, 'Python notes'));
+    expect(ids(renamed)).toEqual(['a', 'b']);
+    expect(renamed.items[0]!.title).toBe('Python notes');
+  });
+
+  it('does not insert a conversation that belongs to a page not loaded yet', () => {
+    const list = { items: [c('c', 9), c('b', 8)], nextCursor: 'cursor' };
+    expect(upsertConversation(list, c('old', 1, 'titled'))).toBe(list);
+    expect(ids(upsertConversation(list, c('new', 10)))).toEqual(['new', 'c', 'b']);
+  });
+
+  it('removes deleted conversations', () => {
+    const list = { items: [c('b', 5), c('a', 1)], nextCursor: null };
+    expect(ids(removeConversation(list, 'b'))).toEqual(['a']);
+    expect(removeConversation(list, 'zzz')).toBe(list);
+  });
+
+  it('appends the next page without duplicates, keeping the tab’s newer copy', () => {
+    const list = { items: [c('c', 9), c('b', 8, 'mine')], nextCursor: 'x' };
+    const next = appendPage(list, { items: [c('b', 8, 'older'), c('a', 2)], nextCursor: null });
+    expect(ids(next)).toEqual(['c', 'b', 'a']);
+    expect(next.items[1]!.title).toBe('mine');
+    expect(next.nextCursor).toBeNull();
+  });
+
+  it('takes a fresh first page, keeping what frames changed meanwhile', () => {
+    const current = { items: [c('new', 9), c('renamed', 4, 'Renamed'), c('gone', 3), c('stale', 2)], nextCursor: null };
+    const page = { items: [c('renamed', 4, 'Old title'), c('gone', 3), c('other', 1)], nextCursor: 'next' };
+    const list = replaceWithFirstPage(current, page, new Set(['new', 'renamed']), new Set(['gone']));
+    expect(ids(list)).toEqual(['new', 'renamed', 'other']);
+    expect(list.items[1]!.title).toBe('Renamed');
+    expect(list.nextCursor).toBe('next');
+  });
+});

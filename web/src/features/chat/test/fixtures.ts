@@ -1,0 +1,108 @@
+import type { ChatPlan } from '../api/chat-api';
+import type { Conversation, Message } from '@/types/api';
+
+export const CONVERSATION_ID = '01959b10-4c2e-7a01-8f3d-2b6e9c0a1d47';
+
+export function conversation(overrides: Partial<Conversation> = {}): Conversation {
+  return {
+    _id: CONVERSATION_ID,
+    title: null,
+    model: 'gpt-4o-mini',
+    webSearch: false,
+    createdAt: '2025-03-14T10:15:02.118+00:00',
+    updatedAt: '2025-03-14T10:15:02.118+00:00',
+    ...overrides,
+  };
+}
+
+export function userMessage(overrides: Partial<Message> = {}): Message {
+  return {
+    _id: '01959b10-4c2f-7b10-8c11-0a1b2c3d4e5f',
+    conversationId: CONVERSATION_ID,
+    role: 'user',
+    content: 'Hello there',
+    status: 'complete',
+    model: null,
+    clientId: 'c1',
+    createdAt: '2025-03-14T10:15:02.118+00:00',
+    ...overrides,
+  };
+}
+
+export function answer(overrides: Partial<Message> = {}): Message {
+  return {
+    _id: '01959b10-4c3a-7d22-9a1b-6c7d8e9f0a1b',
+    conversationId: CONVERSATION_ID,
+    role: 'assistant',
+    content: '',
+    status: 'streaming',
+    model: 'gpt-4o-mini',
+    clientId: 'c1',
+    createdAt: '2025-03-14T10:15:02.119+00:00',
+    ...overrides,
+  };
+}
+
+const NO_FEATURES = {
+  googleWebSearch: false,
+  openaiWebSearch: false,
+  documentProcessing: false,
+  projectManagement: false,
+  imageGeneration: false,
+};
+
+export const freePlan: ChatPlan = {
+  planType: 'free',
+  name: 'Free',
+  features: NO_FEATURES,
+  chatModels: ['gpt-4o-mini'],
+  models: { baseChatModel: 'gpt-4o-mini', webSearchModel: 'gpt-4o-mini-search-preview' },
+};
+
+export const basePlan: ChatPlan = {
+  planType: 'base',
+  name: 'Base',
+  features: { ...NO_FEATURES, openaiWebSearch: true, documentProcessing: true, imageGeneration: true },
+  chatModels: ['gpt-4o-mini', 'gpt-4.1-mini'],
+  models: { baseChatModel: 'gpt-4o-mini', webSearchModel: 'gpt-4o-mini-search-preview' },
+};
+
+/** A `GET /api/subscription` answer around a plan. */
+export function subscriptionAnswer(plan: ChatPlan) {
+  return {
+    success: true,
+    data: { _id: 's1', planType: plan.planType, status: 'active' },
+    subscriptionPlan: {
+      ...plan,
+      limits: {},
+      maxImagesPerMessage: 1,
+      models: { ...plan.models, embeddingModel: 'text-embedding-3-small' },
+    },
+    pendingSubscription: null,
+    pendingSubscriptionPlan: null,
+  };
+}
+
+export function usageAnswer(daily: { limit: number | null; used: number }) {
+  const counter = (limit: number | null, used: number) => ({
+    limit,
+    used,
+    remaining: limit === null ? null : Math.max(0, limit - used),
+    unlimited: limit === null,
+    resetsAt: '2025-03-15T00:00:00+00:00',
+  });
+  const service = (limit: number | null, used: number) => ({ daily: counter(limit, used), monthly: counter(null, used) });
+  return {
+    success: true,
+    hasActiveLimit: true,
+    limitInfo: {
+      limitType: 'free',
+      startDate: '2025-03-14T00:00:00+00:00',
+      endDate: '2025-03-15T00:00:00+00:00',
+      monthStartDate: '2025-03-01T00:00:00+00:00',
+      monthEndDate: '2025-04-01T00:00:00+00:00',
+      timezone: 'UTC',
+      services: { responses: service(daily.limit, daily.used), searches: service(0, 0), images: service(0, 0) },
+    },
+  };
+}

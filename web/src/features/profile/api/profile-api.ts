@@ -1,0 +1,27 @@
+/** The profile calls of docs/api.md, typed. */
+import { api } from '@/lib/api-client';
+import type { User } from '@/types/api';
+
+export interface ChangePasswordRequest {
+  currentPassword: string;
+  newPassword: string;
+  confirmPassword: string;
+}
+
+export const profileApi = {
+  /** Answers the whole updated user. */
+  updateName: (name: string) => api.put<User>('/auth/profile', { name }),
+
+  uploadImage: (file: File) => {
+    const body = new FormData();
+    body.append('image', file, file.name || 'image');
+    return api.post<{ profileImage: string }>('/auth/profile/image', body);
+  },
+
+  removeImage: () => api.delete<{ success: true; profileImage: null }>('/auth/profile/image'),
+
+  /** Revokes every token, this one included; the answer carries this tab's fresh token. */
+  changePassword: (body: ChangePasswordRequest) => api.put<{ success: true; token: string }>('/auth/password', body),
+
+  deleteAccount: () => api.delete<{ success: true }>('/auth/profile'),
+};

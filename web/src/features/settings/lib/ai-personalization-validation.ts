@@ -1,0 +1,44 @@
+/**
+ * The AI personalisation rules, mirroring the server's (docs/api.md, PUT /api/settings):
+ * both texts trimmed, at most 100 and 2000 characters, no control characters other than
+ * line breaks and tabs.
+ */
+import type { AiPersonalization } from '@/types/api';
+
+export const AI_USER_NAME_MAX = 100;
+export const AI_USER_INFO_MAX = 2000;
+
+export type AiField = 'userName' | 'userInfo';
+export type AiFieldError = 'tooLong' | 'invalidCharacters';
+export type AiErrors = Partial<Record<AiField, AiFieldError>>;
+
+export const AI_LIMITS: Record<AiField, number> = { userName: AI_USER_NAME_MAX, userInfo: AI_USER_INFO_MAX };
+
+// Unicode Cc (what the server's char::is_control means), minus tab, LF and CR.
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+/** Length in Unicode characters, as the server counts. */
+export function charLength(value: string): number {
+  return [...value].length;
+}
+
+export function validateAiText(value: string, max: number): AiFieldError | null {
+  const text = value.trim();
+  if (FORBIDDEN.test(text)) return 'invalidCharacters';
+  return charLength(text) > max ? 'tooLong' : null;
+}
+
+export function validateAiPersonalization({ userName, userInfo }: Pick<AiPersonalization, AiField>): AiErrors {
+  const errors: AiErrors = {};
+  const name = validateAiText(userName, AI_USER_NAME_MAX);
+  if (name) errors.userName = name;
+  const info = validateAiText(userInfo, AI_USER_INFO_MAX);
+  if (info) errors.userInfo = info;
+  return errors;
+}
+
+/** What is sent: the texts trimmed, as the server stores them. */
+export function normalizeAiPersonalization(value: AiPersonalization): AiPersonalization {
+  return { enabled: value.enabled, userName: value.userName.trim(), userInfo: value.userInfo.trim() };
+}

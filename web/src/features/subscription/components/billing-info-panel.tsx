@@ -1,0 +1,94 @@
+import { useEffect, useRef } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Button } from '@/components/button';
+import { FormAlert } from '@/components/form-alert';
+import { toast } from '@/components/toast';
+import type { BillingInfo, Plan } from '../api/types';
+import { billingFields } from '../utils/billing-rules';
+import { BillingForm } from './billing-form';
+import styles from './subscription-section.module.css';
+
+export interface BillingInfoPanelProps {
+  billingInfo: BillingInfo | null;
+  headingId: string;
+  editing: boolean;
+  /** The upgrade that is waiting for billing info (SPEC §5: required before paying). */
+  intent: Plan | null;
+  onEdit: () => void;
+  onDone: () => void;
+  onCancel: () => void;
+  onContinue: (plan: Plan) => void;
+}
+
+/** The saved billing info, with the form to add or change it. */
+export function BillingInfoPanel({
+  billingInfo,
+  headingId,
+  editing,
+  intent,
+  onEdit,
+  onDone,
+  onCancel,
+  onContinue,
+}: BillingInfoPanelProps) {
+  const { t } = useTranslation('subscription');
+  const ref = useRef<HTMLElement>(null);
+
+  // Sent here by choosing a plan: bring the form into view and put the cursor in it.
+  useEffect(() => {
+    if (!intent || !editing) return;
+    ref.current?.scrollIntoView?.({ block: 'start', behavior: 'smooth' });
+    ref.current?.querySelector<HTMLInputElement>('input[type="text"], input:not([type])')?.focus({ preventScroll: true });
+  }, [intent, editing]);
+
+  return (
+    <section ref={ref} className={styles.panel} aria-labelledby={headingId}>
+      <h3 id={headingId} className={styles.panelTitle}>
+        {t('billing.title')}
+      </h3>
+      {editing ? (
+        <>
+          {intent && <FormAlert tone="info">{t('billing.requiredFor', { plan: intent.name })}</FormAlert>}
+          <BillingForm
+            initial={billingInfo}
+            onCancel={onCancel}
+            onSaved={() => {
+              toast.positive(t('billing.saved'));
+              onDone();
+            }}
+          />
+        </>
+      ) : (
+        <>
+          {billingInfo ? (
+            <dl className={styles.details}>
+              <div>
+                <dt>{t('billing.type.legend')}</dt>
+                <dd>{t(`billing.type.${billingInfo.billingType}`)}</dd>
+              </div>
+              {billingFields(billingInfo.billingType).map((field) => (
+                <div key={field}>
+                  <dt>{t(`billing.fields.${field}`)}</dt>
+                  <dd>{billingInfo[field]}</dd>
+                </div>
+              ))}
+            </dl>
+          ) : (
+            <p className={styles.muted}>{t('billing.none')}</p>
+          )}
+          {intent && billingInfo && (
+            <FormAlert tone="info">{t('billing.readyFor', { plan: intent.name })}</FormAlert>
+          )}
+          <div className={styles.buttons}>
+            {intent && billingInfo && (
+              <Button onClick={() => onContinue(intent)}>{t('plans.choose.upgrade', { plan: intent.name })}</Button>
+            )}
+            <Button variant="secondary" onClick={onEdit}>
+              {billingInfo ? t('billing.edit') : t('billing.add')}
+            </Button>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,206 @@
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { createMemoryRouter, RouterProvider } from 'react-router';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { i18n } from '@/lib/i18n';
+import { chatSocket } from '@/lib/socket';
+import type { SocketEventMap } from '@/lib/socket-protocol';
+import { jsonResponse } from '@/test/fixtures';
+import type { PlanType, SubscriptionState } from '../api/types';
+import { initialSubscriptionState, useSubscriptionStore } from '../stores/subscription-store';
+import { billingInfo, fakeServer, payment, plansAnswer, subscriptionOn } from '../testing/fixtures';
+import { browser } from '../utils/browser';
+import { SubscriptionSection } from './subscription-section';
+
+const fetchMock = vi.fn<typeof fetch>();
+type Listener = (payload: unknown) => void;
+let socketListeners: Map<string, Listener>;
+
+function serve(subscription: SubscriptionState, routes: Record<string, object> = {}, savedBilling: object | null = billingInfo) {
+  fetchMock.mockImplementation(
+    fakeServer({
+      'GET /api/plans': plansAnswer,
+      'GET /api/subscription': { success: true, ...subscription },
+      'GET /api/settings': { success: true, settings: {}, billingInfo: savedBilling },
+      'GET /api/payments': { success: true, data: [] },
+      ...routes,
+    }),
+  );
+}
+
+function renderSection() {
+  const router = createMemoryRouter(
+    [
+      { path: '/settings', element: <SubscriptionSection /> },
+      { path: '/payment/status', element: <p>status page</p> },
+    ],
+    { initialEntries: ['/settings'] },
+  );
+  render(<RouterProvider router={router} />);
+  return router;
+}
+
+const calls = (method: string, path: string) =>
+  fetchMock.mock.calls.filter(([url, init]) => url === path && (init?.method ?? 'GET') === method);
+const choose = async (planType: PlanType) => fireEvent.click(await screen.findByTestId(`choose-plan-${planType}`));
+const dialog = () => screen.getByRole('dialog');
+
+beforeEach(async () => {
+  vi.stubGlobal('fetch', fetchMock);
+  fetchMock.mockReset();
+  useSubscriptionStore.setState(initialSubscriptionState);
+  socketListeners = new Map();
+  vi.spyOn(chatSocket, 'on').mockImplementation((type, listener) => {
+    socketListeners.set(type, listener as Listener);
+    return () => socketListeners.delete(type);
+  });
+  await i18n.changeLanguage('en-US');
+});
+
+describe('SubscriptionSection', () => {
+  it('shows the current plan, highlighted, with its renewal date', async () => {
+    serve(subscriptionOn('plus'));
+    renderSection();
+    const current = await screen.findByTestId('current-plan');
+    expect(current.textContent).toContain('Plus plan');
+    expect(current.textContent).toContain('Renews automatically on April 14, 2025.');
+    expect(screen.getByTestId('plan-card-plus').getAttribute('data-current')).toBe('true');
+    expect(screen.getByTestId('choose-plan-plus')).toHaveProperty('disabled', true);
+    expect(screen.getByTestId('choose-plan-pro').textContent).toBe('Upgrade to Pro');
+    expect(screen.getByTestId('choose-plan-base').textContent).toBe('Switch to Base');
+  });
+
+  it('asks before a downgrade to a lower paid plan (SPEC §4), then shows the scheduled change', async () => {
+    const scheduled = subscriptionOn('plus', {}, 'base');
+    serve(subscriptionOn('plus'), {
+      'PUT /api/subscription/change': { success: true, requiresPayment: false, ...scheduled },
+      'PUT /api/subscription/cancel-pending': { success: true, ...subscriptionOn('plus') },
+    });
+    renderSection();
+    await choose('base');
+    expect(within(dialog()).getByText('Your daily and monthly limits will be lower. Quotas you have already used are not reset.')).toBeDefined();
+    expect(dialog().textContent).toContain('You keep Plus until April 14, 2025. From then on Base renews monthly at €5.00 net.');
+    expect(calls('PUT', '/api/subscription/change')).toHaveLength(0);
+
+    fireEvent.click(screen.getByTestId('confirm-dialog-confirm'));
+    const pending = await screen.findByTestId('pending-change');
+    expect(JSON.parse(calls('PUT', '/api/subscription/change')[0]![1]!.body as string)).toEqual({ planType: 'base' });
+    expect(pending.textContent).toContain('Your plan changes to Base on April 14, 2025.');
+    expect(screen.getByTestId('choose-plan-base').textContent).toBe('Starts on April 14, 2025');
+
+    fireEvent.click(within(pending).getByRole('button', { name: 'Cancel scheduled change' }));
+    await waitFor(() => expect(screen.queryByTestId('pending-change')).toBeNull());
+    expect(calls('PUT', '/api/subscription/cancel-pending')).toHaveLength(1);
+  });
+
+  it('warns what a downgrade to free loses', async () => {
+    serve(subscriptionOn('pro'));
+    renderSection();
+    await choose('free');
+    expect(dialog().textContent).toContain(
+      'On the Free plan you lose unlimited messages, advanced models and exclusive features.',
+    );
+    fireEvent.click(within(dialog()).getByRole('button', { name: 'Keep my plan' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(calls('PUT', '/api/subscription/change')).toHaveLength(0);
+  });
+
+  it('cancels only after confirming that access lasts until the end of the period', async () => {
+    serve(subscriptionOn('base'), {
+      'PUT /api/subscription/cancel': { success: true, ...subscriptionOn('base', {}, 'free') },
+    });
+    renderSection();
+    fireEvent.click(await screen.findByRole('button', { name: 'Cancel subscription' }));
+    expect(dialog().textContent).toContain(
+      'You keep access to Base until the end of the billing period, April 14, 2025, then you move to the Free plan.',
+    );
+    fireEvent.click(screen.getByTestId('confirm-dialog-confirm'));
+    const pending = await screen.findByTestId('pending-change');
+    expect(pending.textContent).toContain('Your subscription is cancelled. You keep Base until April 14, 2025');
+    expect(screen.queryByRole('button', { name: 'Cancel subscription' })).toBeNull();
+    expect(screen.getByTestId('current-plan').textContent).toContain('Active until April 14, 2025.');
+  });
+
+  it('does not offer a lower paid plan while a one-time plan runs', async () => {
+    serve(subscriptionOn('pro', { billingCycle: 'one_time', autoRenew: false }));
+    renderSection();
+    expect(await screen.findByTestId('choose-plan-plus')).toHaveProperty('disabled', true);
+    expect(screen.getByTestId('plan-card-plus').textContent).toContain('Your current plan does not renew');
+    expect(screen.getByTestId('current-plan').textContent).toContain('One-time payment: active until April 14, 2025');
+    expect(screen.getByTestId('choose-plan-free')).toHaveProperty('disabled', false);
+  });
+
+  it('sends an upgrade to the checkout page with an idempotency key', async () => {
+    const assign = vi.spyOn(browser, 'assign').mockImplementation(() => undefined);
+    const checkoutUrl = `http://127.0.0.1:8080/api/payments/demo/${payment._id}`;
+    serve(subscriptionOn('free'), {
+      'PUT /api/subscription/change': { success: true, requiresPayment: true, payment, checkoutUrl },
+    });
+    renderSection();
+    await choose('plus');
+    fireEvent.click(within(dialog()).getByRole('button', { name: 'Continue to payment' }));
+    await waitFor(() => expect(assign).toHaveBeenCalledWith(checkoutUrl));
+    const [, init] = calls('PUT', '/api/subscription/change')[0]!;
+    expect(JSON.parse(init!.body as string)).toEqual({
+      planType: 'plus',
+      paymentMethod: 'credit_card',
+      billingCycle: 'monthly',
+      currency: 'EUR',
+    });
+    expect(new Headers(init!.headers).get('Idempotency-Key')).toMatch(/\S{16,}/);
+  });
+
+  it('asks for billing info before paying when there is none, then continues to the checkout', async () => {
+    serve(subscriptionOn('free'), { 'PUT /api/settings/billing-info': { success: true, billingInfo } }, null);
+    renderSection();
+    await choose('base');
+    expect(screen.queryByRole('dialog')).toBeNull();
+    const form = screen.getByTestId('billing-form');
+    expect(screen.getByText('Please fill in your billing information before paying for Base.')).toBeDefined();
+    expect(document.activeElement).toBe(within(form).getByLabelText('Name'));
+    for (const [label, value] of [
+      ['Name', 'Anna Kovács'],
+      ['Address', 'Fő utca 1.'],
+      ['Postal code', '1011'],
+      ['City', 'Budapest'],
+      ['Country', 'Hungary'],
+    ]) {
+      fireEvent.change(within(form).getByLabelText(label!), { target: { value } });
+    }
+    fireEvent.click(screen.getByTestId('billing-save'));
+    fireEvent.click(await screen.findByRole('button', { name: 'Upgrade to Base' }));
+    expect(within(dialog()).getByRole('button', { name: 'Continue to payment' })).toBeDefined();
+    expect(dialog().textContent).toContain('Anna Kovács');
+  });
+
+  it('follows subscription.updated from the server', async () => {
+    serve(subscriptionOn('free'));
+    renderSection();
+    await screen.findByTestId('current-plan');
+    const frame: SocketEventMap['subscription.updated'] = { subscription: subscriptionOn('pro') };
+    socketListeners.get('subscription.updated')!(frame);
+    await waitFor(() => expect(screen.getByTestId('current-plan').textContent).toContain('Pro plan'));
+    expect(screen.getByTestId('plan-card-pro').getAttribute('data-current')).toBe('true');
+    // A frame that is not a subscription changes nothing.
+    socketListeners.get('subscription.updated')!({ subscription: { nonsense: true } });
+    expect(screen.getByTestId('current-plan').textContent).toContain('Pro plan');
+  });
+
+  it('lists invoices with net, VAT, total and status', async () => {
+    serve(subscriptionOn('plus'), {
+      'GET /api/payments': { success: true, data: [{ ...payment, status: 'succeeded' }] },
+    });
+    renderSection();
+    const table = await screen.findByRole('table');
+    const cells = within(table).getAllByRole('cell').map((cell) => cell.textContent?.replace(/\s+/g, ' '));
+    expect(cells.slice(1)).toEqual(['Plus (monthly)', '€10.00', '€2.70 (27%)', '€12.70', 'Paid']);
+  });
+
+  it('offers a retry when loading fails', async () => {
+    fetchMock.mockResolvedValue(jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' }));
+    renderSection();
+    expect((await screen.findByRole('alert')).textContent).toBe('Your subscription could not be loaded.');
+    serve(subscriptionOn('free'));
+    fireEvent.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByTestId('current-plan')).toBeDefined();
+  });
+});
