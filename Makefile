@@ -8,6 +8,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
 TEST_LOG := $(CARGO_TARGET_DIR)/test-output.log
 WEB_TEST_JSON := $(CARGO_TARGET_DIR)/web-test-results.json
+E2E_LOG := $(CARGO_TARGET_DIR)/e2e-output.log
 
 .PHONY: run build web web-deps test test-rust test-backends test-web lint
 
@@ -27,16 +28,22 @@ web-deps:
 
 ## Everything CI checks: formatting, lints, and all tests on SQLite; again on Postgres and
 ## Redis when TEST_DATABASE_URL and TEST_REDIS_URL are set (.ci/run sets them); the web
-## client's lint, type check and unit tests. Ends with one line that sums up every run.
+## client's lint, type check and unit tests; and end-to-end tests of the built client against
+## the real server in Debian's headless Chromium (/usr/bin/chromium; .ci/run installs it).
+## Ends with one line that sums up every run.
 test: lint test-rust test-backends test-web
 	@rust=$$(awk '/^test result:/ { p += $$4; f += $$6 } END { print p + 0, f + 0 }' $(TEST_LOG)); \
 	web=$$(node -e 'const r = require(process.argv[1]); console.log(r.numPassedTests, r.numFailedTests)' $(WEB_TEST_JSON)); \
-	set -- $$rust $$web; \
-	echo "tests: $$(( $$1 + $$3 )) passed, $$(( $$2 + $$4 )) failed"
+	e2e=$$(awk '/^# pass/ { p = $$3 } /^# fail/ { f = $$3 } END { print p + 0, f + 0 }' $(E2E_LOG)); \
+	set -- $$rust $$web $$e2e; \
+	echo "tests: $$(( $$1 + $$3 + $$5 )) passed, $$(( $$2 + $$4 + $$6 )) failed"
 
 test-web: web-deps
 	cd web && npm run lint && npm run typecheck
 	cd web && npx vitest run --reporter=default --reporter=json --outputFile=$(WEB_TEST_JSON)
+	cd web && npm run build
+	@# The server binary cargo test built; the 360 px screenshot lands in web/e2e/artifacts.
+	cd web && CHAT_SERVER_BIN=$(CARGO_TARGET_DIR)/debug/chat-server node --test --test-reporter=tap e2e/ 2>&1 | tee $(E2E_LOG)
 
 lint:
 	cargo fmt --all -- --check

@@ -1,0 +1,83 @@
+// Starts the real chat-server on embedded defaults (SQLite, log mailer, demo model,
+// demo payments) with a fresh data dir, serving the built client from web/dist.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const here = import.meta.dirname;
+const targetDir = process.env.CARGO_TARGET_DIR ?? '/var/tmp/chat-target';
+export const serverBin = process.env.CHAT_SERVER_BIN ?? join(targetDir, 'debug', 'chat-server');
+
+async function freePort() {
+  return new Promise((ok, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => ok(port));
+    });
+  });
+}
+
+// tracing colours its output; codes are read from plain text.
+const stripAnsi = (text) => text.replace(/\u001b\[[0-9;]*m/g, '');
+
+export async function startServer() {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'chat-e2e-'));
+  let log = '';
+  const child = spawn(serverBin, [], {
+    env: {
+      ...process.env,
+      BIND_ADDR: `127.0.0.1:${port}`,
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      DATA_DIR: dataDir,
+      WEB_DIR: resolve(here, '..', 'dist'),
+      CONFIG_DIR: join(dataDir, 'no-config'),
+      RUST_LOG: 'info',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      SMTP_URL: '',
+      OPENAI_API_KEY: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const collect = (chunk) => {
+    log += stripAnsi(chunk.toString());
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i += 1) {
+    try {
+      const health = await fetch(`${url}/api/health`);
+      if (health.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error(`chat-server exited:\n${log}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    log: () => log,
+    /** The newest 6-digit code mailed to `email` (the log transport writes mails). */
+    async codeFor(email, { after = 0 } = {}) {
+      for (let i = 0; i < 100; i += 1) {
+        const mails = log.slice(after).split('mail (log transport)').filter((m) => m.includes(`to=${email}`));
+        const last = mails.at(-1);
+        const code = last?.match(/\b(\d{6})\b/)?.[1];
+        if (code) return code;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`no code mailed to ${email}`);
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
