@@ -100,7 +100,8 @@ impl DemoProvider {
             return format!("You said: *{}*.\n\n", echo.replace('*', ""));
         }
         let word = DEMO_WORDS[(i - 1) % DEMO_WORDS.len()];
-        if word.starts_with('\n') {
+        // A word that ends a line needs no space after it; every other word does.
+        if word.ends_with('\n') {
             word.to_owned()
         } else {
             format!("{word} ")
@@ -182,10 +183,24 @@ mod tests {
         let started = tokio::time::Instant::now();
         let a: Vec<String> = demo.stream(request.clone()).map(Result::unwrap).collect().await;
         assert!(started.elapsed() >= Duration::from_millis(190));
-        let b: Vec<String> = demo.stream(request).map(Result::unwrap).collect().await;
+        let b: Vec<String> = demo.stream(request.clone()).map(Result::unwrap).collect().await;
         assert_eq!(a, b);
         assert_eq!(a.len(), 20);
         assert!(a[0].contains("Hello there"));
+        let long = DemoProvider {
+            tokens_per_sec: 1000,
+            reply_tokens: 60,
+        };
+        let text: String = long
+            .stream(request)
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+            .await
+            .concat();
+        assert!(
+            text.contains("\n\n- Configure") && text.contains("fn main()"),
+            "{text}"
+        );
     }
 
     #[test]
