@@ -30,7 +30,31 @@ export function startApp(): void {
     auth().applySettings(user.settings);
   });
   chatSocket.on('settings.updated', ({ settings }) => auth().applySettings(settings));
+  // The header's name and avatar follow a change made in any tab or device, on every page.
+  chatSocket.on('profile.updated', ({ user }) => auth().updateUser({ name: user.name, profileImage: user.profileImage }));
   chatSocket.on('session.ended', ({ reason }) => auth().endSession(reason));
+
+  // SPEC §4: a login (or a start-up with a stored session) loads the subscription, once
+  // per signed-in user. Loaded lazily, so a guest never downloads the subscription code.
+  let subscriptionLoadedFor: string | null = null;
+  const loadSubscriptionOnce = () => {
+    const { status, user } = auth();
+    if (status !== 'authenticated' || !user) {
+      if (status === 'anonymous') subscriptionLoadedFor = null;
+      return;
+    }
+    if (subscriptionLoadedFor === user._id) return;
+    const userId = user._id;
+    subscriptionLoadedFor = userId;
+    void import('@/features/subscription')
+      .then(({ useSubscriptionStore }) => {
+        // Skip if the session ended or changed hands while the code loaded.
+        if (auth().user?._id === userId) return useSubscriptionStore.getState().loadSubscription();
+      })
+      // Server and network failures were toasted; the subscription screens load it again.
+      .catch(() => undefined);
+  };
+  useAuthStore.subscribe(loadSubscriptionOnce);
 
   // The socket follows the session: open while signed in (with the current token), closed otherwise.
   useAuthStore.subscribe((state, previous) => {

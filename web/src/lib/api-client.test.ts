@@ -64,6 +64,16 @@ describe('requests', () => {
     expect(lastRequest().headers.has('Authorization')).toBe(false);
   });
 
+  it('adds the caller’s headers, but never lets them replace the token', async () => {
+    setToken('tok-1', { remember: false });
+    fetchMock.mockResolvedValue(jsonResponse(200, { ok: true }));
+    await api.put('/subscription/change', { planId: 'p' }, { headers: { 'Idempotency-Key': 'k-1', Authorization: 'Bearer x' } });
+    const { headers } = lastRequest();
+    expect(headers.get('Idempotency-Key')).toBe('k-1');
+    expect(headers.get('Content-Type')).toBe('application/json');
+    expect(headers.get('Authorization')).toBe('Bearer tok-1');
+  });
+
   it('passes FormData through without a JSON content type', async () => {
     fetchMock.mockResolvedValue(jsonResponse(200, { profileImage: '/uploads/a.jpg' }));
     const form = new FormData();
@@ -91,6 +101,19 @@ describe('401', () => {
     expect(getToken()).toBeNull();
     expect(localStorage.getItem('token')).toBeNull();
     expect(handler).toHaveBeenCalledOnce();
+  });
+
+  it('keeps a newer token another tab stored while the call was on its way', async () => {
+    setToken('old', { remember: true });
+    const handler = vi.fn();
+    setUnauthorizedHandler(handler);
+    fetchMock.mockImplementation(() => {
+      setToken('newer', { remember: true });
+      return Promise.resolve(jsonResponse(401, { success: false, code: 'unauthorized', message: 'x' }));
+    });
+    expect((await caught(api.get('/auth/profile'))).status).toBe(401);
+    expect(getToken()).toBe('newer');
+    expect(handler).not.toHaveBeenCalled();
   });
 
   it('leaves the session alone for /api/subscription', async () => {

@@ -7,7 +7,8 @@
  * - status >= 500: a negative toast "Server error occurred", 5000 ms, top;
  * - network failure: a negative toast "Network error occurred";
  * - 401 on any call except /api/subscription: the stored token is cleared and the
- *   unauthorized handler runs (the app opens the login dialog);
+ *   unauthorized handler runs (the app opens the login dialog), unless another tab has
+ *   meanwhile stored a newer token than the one the call sent, which is kept;
  * - otherwise the server's `message`, falling back to "An error occurred".
  * Every failure rejects with an {@link ApiError}, so callers can show it inline too.
  */
@@ -90,6 +91,12 @@ export interface RequestOptions {
    * session, so it neither clears the token nor opens the login dialog.
    */
   anonymous?: boolean;
+  /**
+   * Extra request headers, e.g. `Idempotency-Key`. They are added to the client's own
+   * (`Accept`, `Accept-Language`, `Content-Type`), which they may override;
+   * `Authorization` always comes from the stored token.
+   */
+  headers?: Record<string, string>;
 }
 
 function isErrorBody(value: unknown): value is Partial<ApiErrorBody> {
@@ -131,10 +138,8 @@ function errorFromResponse(response: Response, payload: unknown): ApiError {
 }
 
 export async function apiRequest<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const { method = 'GET', body, signal, anonymous = false } = options;
+  const { method = 'GET', body, signal, anonymous = false, headers: extraHeaders } = options;
   const headers = new Headers({ Accept: 'application/json', 'Accept-Language': currentLanguage() });
-  const token = anonymous ? null : getToken();
-  if (token) headers.set('Authorization', `Bearer ${token}`);
 
   let requestBody: BodyInit | undefined;
   if (body instanceof FormData) {
@@ -143,6 +148,10 @@ export async function apiRequest<T>(path: string, options: RequestOptions = {}):
     headers.set('Content-Type', 'application/json');
     requestBody = JSON.stringify(body);
   }
+  for (const [name, value] of Object.entries(extraHeaders ?? {})) headers.set(name, value);
+  headers.delete('Authorization');
+  const token = anonymous ? null : getToken();
+  if (token) headers.set('Authorization', `Bearer ${token}`);
 
   let response: Response;
   try {
@@ -168,8 +177,8 @@ export async function apiRequest<T>(path: string, options: RequestOptions = {}):
   if (response.status >= 500) {
     toast.negative(error.message, { timeout: ERROR_TOAST_TIMEOUT, position: 'top' });
   } else if (response.status === 401 && !anonymous && !PATHS_WITHOUT_401_LOGOUT.includes(path.split('?')[0] ?? '')) {
-    clearToken();
-    unauthorizedHandler?.(error);
+    // Only the token this call sent is dead; a newer one (another tab's) is left alone.
+    if (clearToken(token ?? undefined)) unauthorizedHandler?.(error);
   }
   throw error;
 }

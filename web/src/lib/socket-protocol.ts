@@ -21,12 +21,16 @@ export interface ServerFrames {
   'conversation.created': { clientId: string; conversation: Conversation };
   'message.created': { conversationId: string; clientId: string | null; message: Message };
   'message.delta': { conversationId: string; messageId: string; seq: number; delta: string };
+  /** Answers `conversation.open`: whether an answer is streaming (its snapshot, if so, came just before). */
+  'conversation.opened': { conversationId: string; streaming: boolean };
   'message.snapshot': { conversationId: string; messageId: string; seq: number; content: string };
   'message.completed': { conversationId: string; message: Message; finishReason: FinishReason };
   'conversation.updated': { conversation: Conversation };
   'conversation.deleted': { conversationId: string };
-  /** Unlike `ready` and REST, `hasActiveLimit` sits inside `limitInfo` here. */
-  'usage.updated': { limitInfo: LimitInfo };
+  /** Same shape as `ready`'s `usage` and `GET /api/usage/limits`. */
+  'usage.updated': { hasActiveLimit: boolean; limitInfo: LimitInfo };
+  /** The user's name or profile image changed (in any tab or device). */
+  'profile.updated': { user: User };
   'settings.updated': { settings: UserSettings; billingInfo: BillingInfo | null };
   /**
    * The whole `GET /api/subscription` answer. Left untyped here: its shape belongs to the
@@ -34,7 +38,13 @@ export interface ServerFrames {
    */
   'subscription.updated': { subscription: unknown };
   'session.revoked': { reason: RevokeReason };
-  error: { clientId?: string; code: string; message: string };
+  error: {
+    clientId?: string;
+    code: string;
+    message: string;
+    /** The field or period the error is about (`day` or `month` for `limit_reached`). */
+    field?: string;
+  };
   pong: Record<string, never>;
 }
 

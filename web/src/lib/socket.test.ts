@@ -341,7 +341,57 @@ describe('revoked sessions', () => {
     socket.start();
     connect();
     latest().drop(1008, 'session revoked');
+    await vi.advanceTimersByTimeAsync(3000); // no newer token came from a sibling tab
     await vi.waitFor(() => expect(ended).toHaveBeenCalledOnce());
+  });
+
+  it('waits briefly for a sibling tab’s new token after a password change, and uses it', async () => {
+    const socket = makeSocket();
+    const ended = vi.fn();
+    socket.on('session.ended', ended);
+    socket.start();
+    connect();
+
+    latest().receive({ type: 'session.revoked', reason: 'password_changed' });
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(ended).not.toHaveBeenCalled();
+    expect(socket.status).toBe('reconnecting');
+
+    // The tab that changed the password stores its new token in the shared storage.
+    token = 'tok-from-sibling';
+    await vi.advanceTimersByTimeAsync(200);
+    expect(sockets).toHaveLength(2);
+    latest().open();
+    expect(latest().sent).toEqual([{ type: 'auth', token: 'tok-from-sibling' }]);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(ended).not.toHaveBeenCalled();
+  });
+
+  it('ends the session when no new token comes within the grace period', async () => {
+    const socket = makeSocket({ revocationGraceMs: 3000 });
+    const ended = vi.fn();
+    socket.on('session.ended', ended);
+    socket.start();
+    connect();
+
+    latest().receive({ type: 'session.revoked', reason: 'password_changed' });
+    await vi.advanceTimersByTimeAsync(2900);
+    expect(ended).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(200);
+    expect(ended).toHaveBeenCalledWith({ reason: 'password_changed' });
+    expect(socket.status).toBe('idle');
+    expect(sockets).toHaveLength(1);
+  });
+
+  it('does not wait after a password reset', async () => {
+    const socket = makeSocket();
+    const ended = vi.fn();
+    socket.on('session.ended', ended);
+    socket.start();
+    connect();
+    latest().receive({ type: 'session.revoked', reason: 'password_reset' });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ended).toHaveBeenCalledWith({ reason: 'password_reset' });
   });
 
   it('checks the session after a 1008 unauthorized close', async () => {

@@ -10,7 +10,10 @@
  * - sends a `ping` frame every 25 s and drops a connection with no `pong` in 10 s, since
  *   browsers do not expose websocket-level pings;
  * - on `session.revoked`, keeps the tab signed in if this tab already holds a newer token
- *   (its own password change), else stops and raises `session.ended`.
+ *   (its own password change), else stops and raises `session.ended`. Tabs of one browser
+ *   share the stored token, so after a `password_changed` it first waits a little
+ *   (`revocationGraceMs`) for the tab that changed the password to store its new token,
+ *   and reconnects with that one if it comes.
  */
 import { api, isApiError } from './api-client';
 import type {
@@ -71,11 +74,19 @@ export interface ChatSocketOptions {
   verifySession?: () => Promise<boolean>;
   backoff?: Partial<BackoffOptions>;
   heartbeat?: Partial<HeartbeatOptions>;
+  /**
+   * After a `password_changed` revocation of the stored token, how long to wait for a
+   * sibling tab (the one that changed the password) to store its new token, in ms.
+   */
+  revocationGraceMs?: number;
   onListenerError?: (error: unknown) => void;
 }
 
 export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, capMs: 30_000, resetAfterMs: 10_000 };
 export const DEFAULT_HEARTBEAT: HeartbeatOptions = { intervalMs: 25_000, timeoutMs: 10_000 };
+export const DEFAULT_REVOCATION_GRACE_MS = 3000;
+/** How often the stored token is looked at during the revocation grace. */
+const TOKEN_POLL_MS = 100;
 
 const CLOSE_POLICY = 1008;
 const REASON_REVOKED = 'session revoked';
@@ -360,6 +371,12 @@ export class ChatSocket {
     if (this.stopped) return;
     // The app may already have reconnected with the new token (start()) meanwhile.
     if (this.authToken !== revokedToken) return;
+    if (reason === 'password_changed' && this.options.getToken() === revokedToken) {
+      // Another tab of this browser may have changed the password: its new token lands
+      // in the shared storage a moment after the frame.
+      await this.waitForTokenChange(revokedToken);
+      if (this.stopped || this.authToken !== revokedToken) return;
+    }
     const current = this.options.getToken();
     if (current && current !== revokedToken) {
       this.attempt = 0;
@@ -367,6 +384,24 @@ export class ChatSocket {
     } else {
       this.end(reason);
     }
+  }
+
+  /** Resolves once the stored token is no longer `token`, or after the grace period. */
+  private waitForTokenChange(token: string | null): Promise<void> {
+    const graceMs = this.options.revocationGraceMs ?? DEFAULT_REVOCATION_GRACE_MS;
+    return new Promise((resolve) => {
+      let waited = 0;
+      const check = () => {
+        if (this.stopped || this.authToken !== token || this.options.getToken() !== token || waited >= graceMs) {
+          resolve();
+          return;
+        }
+        const step = Math.min(TOKEN_POLL_MS, graceMs - waited);
+        waited += step;
+        setTimeout(check, step);
+      };
+      check();
+    });
   }
 
   private end(reason: RevokeReason | 'unauthorized'): void {

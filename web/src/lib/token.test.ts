@@ -37,6 +37,14 @@ describe('token storage', () => {
     expect(getToken()).toBe('new');
   });
 
+  it('clears only the token it was told about when asked to', () => {
+    setToken('newer', { remember: true });
+    expect(clearToken('older')).toBe(false);
+    expect(getToken()).toBe('newer');
+    expect(clearToken('newer')).toBe(true);
+    expect(getToken()).toBeNull();
+  });
+
   it('clears both copies', () => {
     setToken('abc', { remember: true });
     clearToken();

@@ -75,11 +75,22 @@ export function replaceToken(token: string): void {
   setToken(token, { remember: safeStorage()?.getItem(REMEMBER_KEY) !== '0' });
 }
 
-export function clearToken(): void {
+/**
+ * Forgets the stored token. With `ifStill`, only when the stored token is still that one:
+ * a session that ends because its token was revoked or refused must not clear a newer
+ * token another tab of the browser stored meanwhile (e.g. after its password change).
+ * Returns whether the token was cleared.
+ */
+export function clearToken(ifStill?: string): boolean {
+  if (ifStill !== undefined) {
+    const current = getToken();
+    if (current !== null && current !== ifStill) return false;
+  }
   writeCookie(TOKEN_KEY, '', 0);
   const storage = safeStorage();
   storage?.removeItem(TOKEN_KEY);
   storage?.removeItem(REMEMBER_KEY);
+  return true;
 }
 
 /**

@@ -69,8 +69,6 @@ export interface LimitInfo {
     searches: UsageService;
     images: UsageService;
   };
-  /** Only in `usage.updated` frames, where it sits inside `limitInfo`. */
-  hasActiveLimit?: boolean;
 }
 
 export interface Usage {

@@ -1,10 +1,10 @@
-import { Suspense, useEffect, useId, useRef, useState, type RefObject } from 'react';
+import { Suspense, useCallback, useEffect, useId, useRef, useState, type RefObject } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, Outlet, useLocation } from 'react-router';
 import { Button } from '@/components/button';
 import { CloseIcon, MenuIcon } from '@/components/icons';
 import { SidebarSlotProvider } from '@/components/layout/sidebar-slot';
-import { useSidebarHost } from '@/components/layout/sidebar-slot-context';
+import { useSidebarHost, useSidebarSlot } from '@/components/layout/sidebar-slot-context';
 import { PageSpinner } from '@/components/spinner';
 import { AuthButtons, selectIsAuthenticated, UserMenu, useAuthStore } from '@/features/auth';
 import { useChatSocket } from '@/hooks/use-chat-socket';
@@ -32,6 +32,13 @@ function Shell() {
   const toggleRef = useRef<HTMLButtonElement>(null);
   const panelRef = useRef<HTMLElement>(null);
   const drawer = useDrawer(isNarrow, toggleRef, panelRef);
+  // Pages close the drawer through the slot (useCloseDrawer).
+  const { setDrawerCloser } = useSidebarSlot();
+  const closeDrawer = drawer.close;
+  useEffect(() => {
+    setDrawerCloser(closeDrawer);
+    return () => setDrawerCloser(null);
+  }, [setDrawerCloser, closeDrawer]);
   // Guests only have two pages, both reachable from the header: no drawer for them.
   const hasDrawer = isAuthenticated || sidebarHasContent;
 
@@ -137,11 +144,12 @@ function useDrawer(
     return () => toggle?.focus({ preventScroll: true });
   }, [open, panelRef, toggleRef]);
 
+  const close = useCallback(() => setOpen(false), []);
   return {
     id,
     open,
     toggle: () => setOpen((o) => !o),
-    close: () => setOpen(false),
+    close,
   };
 }
 

@@ -3,7 +3,7 @@
  * chat page): a column on wide screens, inside the navigation drawer on phones. The page
  * renders <LayoutSidebar>…</LayoutSidebar>; the layout owns where it appears.
  */
-import { useCallback, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { createPortal } from 'react-dom';
 import { SidebarSlotContext, useSidebarSlot, type SidebarSlot } from './sidebar-slot-context';
 
@@ -14,7 +14,15 @@ export function SidebarSlotProvider({ children }: { children: ReactNode }) {
     setUsers((n) => n + 1);
     return () => setUsers((n) => n - 1);
   }, []);
-  const value = useMemo<SidebarSlot>(() => ({ target, setTarget, users, addUser }), [target, users, addUser]);
+  const drawerCloser = useRef<(() => void) | null>(null);
+  const closeDrawer = useCallback(() => drawerCloser.current?.(), []);
+  const setDrawerCloser = useCallback((close: (() => void) | null) => {
+    drawerCloser.current = close;
+  }, []);
+  const value = useMemo<SidebarSlot>(
+    () => ({ target, setTarget, users, addUser, closeDrawer, setDrawerCloser }),
+    [target, users, addUser, closeDrawer, setDrawerCloser],
+  );
   return <SidebarSlotContext.Provider value={value}>{children}</SidebarSlotContext.Provider>;
 }
 

@@ -176,4 +176,38 @@ describe('other tabs and revoked sessions', () => {
     expect(auth().status).toBe('anonymous');
     expect(useAuthDialogStore.getState().dialog).toBeNull();
   });
+
+  it('keeps a newer token another tab stored when its own revoked session ends', async () => {
+    answerAlways(200, { ...anna, token: 'old' });
+    await auth().login({ email: 'anna@example.com', password: 'secret', rememberMe: true });
+    // The tab that changed the password stored its fresh token first.
+    setToken('fresh', { remember: true });
+    answerAlways(200, anna);
+    auth().endSession('password_changed');
+    expect(getToken()).toBe('fresh');
+    await vi.waitFor(() => expect(auth().status).toBe('authenticated'));
+    expect(auth().token).toBe('fresh');
+    expect(useAuthDialogStore.getState().dialog).toBeNull();
+  });
+
+  it('clears the stored token on a revocation only while it is still this tab’s', async () => {
+    answerAlways(200, { ...anna, token: 'old' });
+    await auth().login({ email: 'anna@example.com', password: 'secret', rememberMe: true });
+    auth().endSession('password_changed');
+    expect(getToken()).toBeNull();
+    expect(auth().status).toBe('anonymous');
+  });
+
+  it('signs in again with the fresh token of its own password change after a sibling signed it out', async () => {
+    answerAlways(200, { ...anna, token: 'old' });
+    await auth().login({ email: 'anna@example.com', password: 'secret', rememberMe: true });
+    // A sibling tab ended its session and cleared the shared token (storage event).
+    auth().syncFromOtherTab(null);
+    expect(auth().status).toBe('anonymous');
+    answerAlways(200, anna);
+    auth().replaceToken('fresh');
+    expect(getToken()).toBe('fresh');
+    await vi.waitFor(() => expect(auth().status).toBe('authenticated'));
+    expect(auth().token).toBe('fresh');
+  });
 });

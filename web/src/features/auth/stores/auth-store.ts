@@ -85,6 +85,29 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
     void setLanguage(user.settings.language);
   };
 
+  /**
+   * Signs this tab out after its token was revoked or refused. Tabs share the stored
+   * token: it is cleared only if it is still the one this tab used, so a newer token
+   * another tab stored meanwhile (its password change, a login) survives.
+   */
+  const endWithTokenOf = (used: string | null) => {
+    if (used) clearToken(used);
+    else clearToken();
+    set({ ...signedOut, registration: null, passwordReset: null });
+  };
+
+  /**
+   * Another tab stored a newer token than the one this tab's session ended with (e.g. it
+   * changed the password): continue with that one instead of signing out.
+   */
+  const adoptNewerToken = (): boolean => {
+    const used = get().token;
+    const stored = getToken();
+    if (!used || !stored || stored === used) return false;
+    get().syncFromOtherTab(stored);
+    return true;
+  };
+
   const requireRegistration = () => {
     const registration = get().registration;
     if (!registration) throw new Error('No registration in progress');
@@ -191,14 +214,15 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
 
     expireSession: () => {
       const hadSession = get().status !== 'anonymous';
-      get().logout();
+      if (hadSession && adoptNewerToken()) return;
+      endWithTokenOf(get().token);
       openAuthDialog('login', hadSession ? i18n.t('auth:session.ended') : undefined);
     },
 
     endSession: (reason) => {
       if (get().status === 'anonymous') return;
       if (reason === 'account_deleted') {
-        get().logout();
+        endWithTokenOf(get().token);
         toast.info(i18n.t('auth:session.accountDeleted'));
         return;
       }
@@ -233,6 +257,13 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
 
     replaceToken: (token) => {
       storeReplacedToken(token);
+      if (get().status === 'anonymous') {
+        // A sibling tab's logout signed this tab out while its password change was on
+        // its way: the fresh token it answered still holds, so sign in again with it.
+        set({ token, user: null, settings: null, status: 'loading' });
+        void get().loadProfile();
+        return;
+      }
       set({ token });
     },
 

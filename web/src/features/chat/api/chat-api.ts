@@ -66,17 +66,12 @@ export function planFromSubscription(subscription: unknown): ChatPlan | null {
   };
 }
 
-/**
- * The usage of a `ready` frame, `GET /api/usage/limits` or a `usage.updated` frame. The
- * server sends `hasActiveLimit` beside `limitInfo`; an older reading put it inside.
- */
+/** The usage of a `ready` frame, `GET /api/usage/limits` or a `usage.updated` frame. */
 export function usageFrom(value: unknown): Usage | null {
   if (!isObject(value) || !isObject(value.limitInfo)) return null;
   const limitInfo = value.limitInfo as unknown as LimitInfo;
   if (!isObject(limitInfo.services)) return null;
-  const hasActiveLimit =
-    typeof value.hasActiveLimit === 'boolean' ? value.hasActiveLimit : limitInfo.hasActiveLimit === true;
-  return { hasActiveLimit, limitInfo };
+  return { hasActiveLimit: value.hasActiveLimit === true, limitInfo };
 }
 
 export const chatApi = {

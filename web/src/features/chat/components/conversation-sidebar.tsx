@@ -2,11 +2,11 @@ import { useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { Button } from '@/components/button';
+import { useCloseDrawer } from '@/components/layout/sidebar-slot-context';
 import { Spinner } from '@/components/spinner';
 import type { Conversation } from '@/types/api';
 import { useChatStore } from '../stores/chat-store';
 import { PencilIcon, PlusIcon, TrashIcon } from './chat-icons';
-import { closeDrawerFrom } from './close-drawer';
 import { DeleteConversationDialog, RenameConversationDialog } from './conversation-dialogs';
 import styles from './conversation-sidebar.module.css';
 
@@ -17,6 +17,7 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
   const { pathname } = useLocation();
   const headingId = useId();
   const newChatRef = useRef<HTMLButtonElement>(null);
+  const closeDrawer = useCloseDrawer();
   const list = useChatStore((s) => s.list);
   const listStatus = useChatStore((s) => s.listStatus);
   const loadingMore = useChatStore((s) => s.loadingMore);
@@ -25,7 +26,7 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
   const [deleting, setDeleting] = useState<Conversation | null>(null);
 
   const startNewChat = () => {
-    if (pathname === '/chat') closeDrawerFrom(newChatRef.current);
+    if (pathname === '/chat') closeDrawer();
     else void navigate('/chat');
     useChatStore.getState().requestComposerFocus();
   };
@@ -117,6 +118,7 @@ function ConversationItem({
   onDelete: () => void;
 }) {
   const { t } = useTranslation('chat');
+  const closeDrawer = useCloseDrawer();
   const title = conversation.title ?? t('untitled');
   return (
     <li className={styles.item} data-testid="conversation-item" data-conversation-id={conversation._id} data-active={active}>
@@ -125,8 +127,8 @@ function ConversationItem({
         className={styles.link}
         aria-current={active ? 'page' : undefined}
         title={title}
-        onClick={(event) => {
-          if (active) closeDrawerFrom(event.currentTarget);
+        onClick={() => {
+          if (active) closeDrawer();
         }}
       >
         <span className={conversation.title ? undefined : styles.untitled}>{title}</span>

@@ -5,10 +5,11 @@
  */
 import { create } from 'zustand';
 import { isApiError } from '@/lib/api-client';
+import { randomId } from '@/lib/random-id';
 import { chatSocket } from '@/lib/socket';
+import type { ServerFrames } from '@/lib/socket-protocol';
 import type { Conversation } from '@/types/api';
 import { chatApi } from '../api/chat-api';
-import type { ChatFrames } from '../api/frames';
 import {
   appendPage,
   EMPTY_LIST,
@@ -120,16 +121,16 @@ export interface ChatActions {
   remove: (id: string) => Promise<void>;
 
   onReady: () => void;
-  onConversationCreated: (frame: ChatFrames['conversation.created']) => void;
-  onConversationUpdated: (frame: ChatFrames['conversation.updated']) => void;
-  onConversationDeleted: (frame: ChatFrames['conversation.deleted']) => void;
-  onConversationOpened: (frame: ChatFrames['conversation.opened']) => void;
-  onMessageCreated: (frame: ChatFrames['message.created']) => void;
+  onConversationCreated: (frame: ServerFrames['conversation.created']) => void;
+  onConversationUpdated: (frame: ServerFrames['conversation.updated']) => void;
+  onConversationDeleted: (frame: ServerFrames['conversation.deleted']) => void;
+  onConversationOpened: (frame: ServerFrames['conversation.opened']) => void;
+  onMessageCreated: (frame: ServerFrames['message.created']) => void;
   /** Returns whether a gap was found (the caller reopens the conversation). */
-  onMessageDelta: (frame: ChatFrames['message.delta']) => boolean;
-  onMessageSnapshot: (frame: ChatFrames['message.snapshot']) => void;
-  onMessageCompleted: (frame: ChatFrames['message.completed']) => void;
-  onError: (frame: ChatFrames['error']) => void;
+  onMessageDelta: (frame: ServerFrames['message.delta']) => boolean;
+  onMessageSnapshot: (frame: ServerFrames['message.snapshot']) => void;
+  onMessageCompleted: (frame: ServerFrames['message.completed']) => void;
+  onError: (frame: ServerFrames['error']) => void;
 }
 
 export type ChatStore = ChatState & ChatActions;
@@ -152,13 +153,6 @@ const initialState: ChatState = {
 };
 
 export const DEFAULT_OPTIONS: ComposerOptions = { model: null, webSearch: false };
-
-/** A random id for a send. `crypto.randomUUID` needs a secure context; plain http has none. */
-export function newClientId(): string {
-  if (typeof crypto.randomUUID === 'function' && globalThis.isSecureContext) return crypto.randomUUID();
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
 
 // Bookkeeping of the list's first-page fetch: what frames changed while it ran.
 let listRequest = 0;
@@ -317,7 +311,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     send: ({ conversationId, content, model, webSearch }) => {
       const key = conversationId ?? NEW_CHAT;
-      const clientId = newClientId();
+      const clientId = randomId();
       const sent = chatSocket.emit('chat.send', {
         clientId,
         conversationId,

@@ -5,7 +5,6 @@
  */
 import { useAuthStore } from '@/features/auth';
 import { chatSocket } from '@/lib/socket';
-import { onChatFrame } from '../api/frames';
 import { useChatStore } from './chat-store';
 import { usePlanStore } from './plan-store';
 
@@ -23,7 +22,7 @@ export function startChatSync(): void {
   // The first `ready` of a session follows the page's own REST loads, which missed
   // nothing; every later one is a reconnect that may have.
   let connected = chatSocket.status === 'open';
-  onChatFrame('ready', ({ usage }) => {
+  chatSocket.on('ready', ({ usage }) => {
     plan().applyUsage(usage);
     if (!connected) {
       connected = true;
@@ -33,20 +32,20 @@ export function startChatSync(): void {
     if (plan().planStatus !== 'idle') void plan().loadPlan();
     chat().onReady();
   });
-  onChatFrame('conversation.created', (frame) => chat().onConversationCreated(frame));
-  onChatFrame('conversation.updated', (frame) => chat().onConversationUpdated(frame));
-  onChatFrame('conversation.deleted', (frame) => chat().onConversationDeleted(frame));
-  onChatFrame('conversation.opened', (frame) => chat().onConversationOpened(frame));
-  onChatFrame('message.created', (frame) => chat().onMessageCreated(frame));
-  onChatFrame('message.snapshot', (frame) => chat().onMessageSnapshot(frame));
-  onChatFrame('message.completed', (frame) => chat().onMessageCompleted(frame));
-  onChatFrame('message.delta', (frame) => {
+  chatSocket.on('conversation.created', (frame) => chat().onConversationCreated(frame));
+  chatSocket.on('conversation.updated', (frame) => chat().onConversationUpdated(frame));
+  chatSocket.on('conversation.deleted', (frame) => chat().onConversationDeleted(frame));
+  chatSocket.on('conversation.opened', (frame) => chat().onConversationOpened(frame));
+  chatSocket.on('message.created', (frame) => chat().onMessageCreated(frame));
+  chatSocket.on('message.snapshot', (frame) => chat().onMessageSnapshot(frame));
+  chatSocket.on('message.completed', (frame) => chat().onMessageCompleted(frame));
+  chatSocket.on('message.delta', (frame) => {
     // A gap (frames lost between instances): ask for a snapshot and wait for it.
     if (chat().onMessageDelta(frame)) chatSocket.emit('conversation.open', { conversationId: frame.conversationId });
   });
-  onChatFrame('usage.updated', (frame) => plan().applyUsage(frame));
-  onChatFrame('subscription.updated', ({ subscription }) => plan().applySubscription(subscription));
-  onChatFrame('error', (frame) => {
+  chatSocket.on('usage.updated', (frame) => plan().applyUsage(frame));
+  chatSocket.on('subscription.updated', ({ subscription }) => plan().applySubscription(subscription));
+  chatSocket.on('error', (frame) => {
     chat().onError(frame);
     if (PLAN_CHANGED_CODES.has(frame.code)) void plan().loadPlan();
   });

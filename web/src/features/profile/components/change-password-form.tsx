@@ -10,7 +10,6 @@ import { useValidationText } from '@/hooks/use-validation-text';
 import { errorMessage, isApiError } from '@/lib/api-client';
 import { chatSocket } from '@/lib/socket';
 import { profileApi } from '../api/profile-api';
-import { keepSessionAfterPasswordChange } from '../lib/keep-session';
 import {
   validatePasswordChange,
   type PasswordChangeInput,
@@ -61,9 +60,11 @@ export function ChangePasswordForm({ email }: { email: string }) {
     try {
       await chatSocket.deferRevocation(
         profileApi.changePassword(values).then(({ token }) => {
+          // If a sibling tab signed this one out meanwhile, replaceToken signs it in again
+          // with the fresh token; then come back to this page.
+          const signedOut = useAuthStore.getState().status === 'anonymous';
           useAuthStore.getState().replaceToken(token);
-          // If a sibling tab's logout signed this one out meanwhile, back to this page.
-          keepSessionAfterPasswordChange(token, () => void navigate(pathname, { replace: true }));
+          if (signedOut) void navigate(pathname, { replace: true });
         }),
       );
       setValues(EMPTY);

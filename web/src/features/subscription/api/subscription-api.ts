@@ -1,9 +1,5 @@
 /** The plan, subscription, billing and payment calls of docs/api.md, typed. */
-import { toast } from '@/components/toast';
-import { useAuthStore } from '@/features/auth';
-import { API_BASE, ApiError, ERROR_TOAST_TIMEOUT, api } from '@/lib/api-client';
-import { currentLanguage, i18n } from '@/lib/i18n';
-import { getToken } from '@/lib/token';
+import { api } from '@/lib/api-client';
 import type {
   BillingInfo,
   BillingInfoInput,
@@ -28,58 +24,6 @@ export function billingInfoBody({ billingType, companyName, vatNumber, ...common
   };
 }
 
-/**
- * `PUT /api/subscription/change` with its `Idempotency-Key`, which `api.put` cannot send
- * (the api-client takes no headers). It behaves as the api-client does: a 5xx or a network
- * failure is toasted, a 401 ends the session, and every failure rejects with an ApiError.
- */
-async function putWithIdempotencyKey<T>(path: string, body: unknown, key: string): Promise<T> {
-  const headers = new Headers({
-    Accept: 'application/json',
-    'Accept-Language': currentLanguage(),
-    'Content-Type': 'application/json',
-    'Idempotency-Key': key,
-  });
-  const token = getToken();
-  if (token) headers.set('Authorization', `Bearer ${token}`);
-  let response: Response;
-  try {
-    response = await fetch(`${API_BASE}${path}`, {
-      method: 'PUT',
-      headers,
-      body: JSON.stringify(body),
-      credentials: 'same-origin',
-    });
-  } catch {
-    const error = new ApiError({ status: 0, code: 'network_error', message: i18n.t('errors:networkError') });
-    toast.negative(error.message, { timeout: ERROR_TOAST_TIMEOUT, position: 'top' });
-    throw error;
-  }
-  const text = await response.text().catch(() => '');
-  let payload: Partial<{ code: unknown; message: unknown; field: unknown }> = {};
-  try {
-    payload = text ? (JSON.parse(text) as typeof payload) : {};
-  } catch {
-    // Not JSON: the fallbacks below apply.
-  }
-  if (response.ok) return payload as T;
-  const code = typeof payload.code === 'string' ? payload.code : 'unknown_error';
-  if (response.status >= 500) {
-    const message = i18n.t('errors:serverError');
-    toast.negative(message, { timeout: ERROR_TOAST_TIMEOUT, position: 'top' });
-    throw new ApiError({ status: response.status, code, message });
-  }
-  if (response.status === 401) useAuthStore.getState().expireSession();
-  const message = typeof payload.message === 'string' && payload.message.trim() ? payload.message : '';
-  throw new ApiError({
-    status: response.status,
-    code,
-    message: message || i18n.t('errors:generic'),
-    fromServer: message !== '',
-    field: typeof payload.field === 'string' ? payload.field : undefined,
-  });
-}
-
 export const subscriptionApi = {
   /** The catalogue; needs no session. */
   getPlans: () => api.get<PlansAnswer>('/plans'),
@@ -91,7 +35,7 @@ export const subscriptionApi = {
    * payment. (The server decides by the plans' rank, so a downgrade can come back too.)
    */
   startCheckout: (body: ChangePlanRequest, idempotencyKey: string) =>
-    putWithIdempotencyKey<ChangePlanAnswer>('/subscription/change', body, idempotencyKey),
+    api.put<ChangePlanAnswer>('/subscription/change', body, { headers: { 'Idempotency-Key': idempotencyKey } }),
 
   /** A downgrade: answers the subscription with its scheduled change; nothing is paid. */
   scheduleChange: (body: ChangePlanRequest) => api.put<ChangePlanAnswer>('/subscription/change', body),

@@ -6,13 +6,13 @@ import { Dialog } from '@/components/dialog';
 import { FormAlert } from '@/components/form-alert';
 import { useAsyncAction } from '@/hooks/use-async-action';
 import { isApiError } from '@/lib/api-client';
+import { randomId } from '@/lib/random-id';
 import { subscriptionApi } from '../api/subscription-api';
 import { CURRENCIES, type BillingCycle, type Currency, type Plan } from '../api/types';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { formatAddress } from '../utils/billing-rules';
 import { browser } from '../utils/browser';
 import { defaultCurrency, formatMoney, formatPercent } from '../utils/format';
-import { randomKey } from '../utils/random-key';
 import { useLocale } from '../utils/use-locale';
 import { ChoiceGroup } from './choice-group';
 import styles from './checkout-dialog.module.css';
@@ -56,7 +56,7 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
     const choice = `${plan.planType}|${cycle}|${currency}`;
-    if (idempotency.current?.choice !== choice) idempotency.current = { choice, key: randomKey() };
+    if (idempotency.current?.choice !== choice) idempotency.current = { choice, key: randomId() };
     const { key } = idempotency.current;
     await action.run(async () => {
       try {
