@@ -1,12 +1,14 @@
 /**
- * The few icons the shell needs, inline so no icon font or package is downloaded.
+ * The shared inline icon wrapper and the icons used across the shell and features,
+ * inline so no icon font or package is downloaded. Feature-only icons live beside
+ * their feature and are built with `Icon` from here.
  * Decorative by default: the control around them carries the label.
  */
 import type { SVGProps } from 'react';
 
-type IconProps = SVGProps<SVGSVGElement>;
+export type IconProps = SVGProps<SVGSVGElement>;
 
-function Icon({ children, ...props }: IconProps) {
+export function Icon({ children, ...props }: IconProps) {
   return (
     <svg
       width="20"

@@ -1,27 +1,5 @@
-/** Icons of the chat screens, inline like the shell's; decorative, the controls carry the labels. */
-import type { ReactNode, SVGProps } from 'react';
-
-type IconProps = SVGProps<SVGSVGElement>;
-
-function Icon({ children, ...props }: IconProps & { children: ReactNode }) {
-  return (
-    <svg
-      width="20"
-      height="20"
-      viewBox="0 0 24 24"
-      fill="none"
-      stroke="currentColor"
-      strokeWidth="2"
-      strokeLinecap="round"
-      strokeLinejoin="round"
-      aria-hidden="true"
-      focusable="false"
-      {...props}
-    >
-      {children}
-    </svg>
-  );
-}
+/** Icons only the chat screens use, built with the shared `Icon` wrapper; decorative, the controls carry the labels. */
+import { GlobeIcon, Icon, type IconProps } from '@/components/icons';
 
 export const PlusIcon = (props: IconProps) => (
   <Icon {...props}>
@@ -47,12 +25,8 @@ export const PaperclipIcon = (props: IconProps) => (
   </Icon>
 );
 
-export const SearchGlobeIcon = (props: IconProps) => (
-  <Icon {...props}>
-    <circle cx="12" cy="12" r="9" />
-    <path d="M3 12h18M12 3a14 14 0 0 1 0 18M12 3a14 14 0 0 0 0 18" />
-  </Icon>
-);
+/** The shared globe, under the name the composer's web-search toggle uses. */
+export const SearchGlobeIcon = GlobeIcon;
 
 export const PencilIcon = (props: IconProps) => (
   <Icon {...props}>

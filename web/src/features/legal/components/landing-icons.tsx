@@ -1,27 +1,12 @@
-/** Decorative icons for the landing page's feature cards (the shared set lacks these). */
-import type { SVGProps } from 'react';
+/** Decorative icons for the landing page's feature cards (only used here), built with the shared `Icon` wrapper at 24px. */
+import { Icon as BaseIcon, type IconProps } from '@/components/icons';
 
-type IconProps = SVGProps<SVGSVGElement>;
-
-function Icon({ children, ...props }: IconProps) {
-  return (
-    <svg
-      width="24"
-      height="24"
-      viewBox="0 0 24 24"
-      fill="none"
-      stroke="currentColor"
-      strokeWidth="2"
-      strokeLinecap="round"
-      strokeLinejoin="round"
-      aria-hidden="true"
-      focusable="false"
-      {...props}
-    >
-      {children}
-    </svg>
-  );
-}
+/** The shared wrapper at the larger size these cards use; `props` can still override it. */
+const Icon = ({ children, ...props }: IconProps) => (
+  <BaseIcon width="24" height="24" {...props}>
+    {children}
+  </BaseIcon>
+);
 
 export const ListIcon = (props: IconProps) => (
   <Icon {...props}>
