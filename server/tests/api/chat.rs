@@ -49,6 +49,13 @@ fn send(client_id: &str, conversation_id: Option<&Value>, content: &str) -> Valu
     json!({"type": "chat.send", "clientId": client_id, "conversationId": conversation_id, "content": content})
 }
 
+/// A `chat.send` in a new conversation that asks for a given model.
+fn send_with_model(client_id: &str, content: &str, model: &str) -> Value {
+    let mut frame = send(client_id, None, content);
+    frame["model"] = json!(model);
+    frame
+}
+
 fn of_type<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
     frames.iter().filter(|f| f["type"] == kind).collect()
 }
@@ -335,8 +342,7 @@ async fn models_and_web_search_outside_the_plan_are_refused_in_the_users_languag
     let app = chat_app(2000, 5).await;
     let ann = app.register_ann().await;
     let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
-    let mut frame = send("m1", None, "Hi");
-    frame["model"] = json!("gpt-4.1");
+    let frame = send_with_model("m1", "Hi", "gpt-4.1");
     tab.send(frame).await;
     let error = tab.expect("error").await;
     assert_eq!(
@@ -584,8 +590,7 @@ async fn an_upstream_error_reaches_the_tabs_gives_the_unit_back_and_the_server_s
     let (app, _stub) = stub_app(10).await;
     let ann = app.register_ann().await;
     let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
-    let mut frame = send("e1", None, "Break please");
-    frame["model"] = json!("stub-error");
+    let frame = send_with_model("e1", "Break please", "stub-error");
     tab.send(frame).await;
     let frames = tab.until("message.completed").await;
     assert_eq!(frames.last().unwrap()["finishReason"], json!("error"));
@@ -611,8 +616,7 @@ async fn a_stalled_upstream_times_out_keeping_what_came() {
     let (app, _stub) = stub_app(1).await;
     let ann = app.register_ann().await;
     let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
-    let mut frame = send("s1", None, "Stall");
-    frame["model"] = json!("stub-stall");
+    let frame = send_with_model("s1", "Stall", "stub-stall");
     tab.send(frame).await;
     let frames = tab.until("message.completed").await;
     let completed = frames.last().unwrap();
@@ -627,8 +631,7 @@ async fn a_tab_that_cannot_keep_up_is_closed_instead_of_buffered() {
     let (app, _stub) = stub_app(10).await;
     let ann = app.register_ann().await;
     let mut slow = WsClient::connect_slow(&app, &ann.token).await;
-    let mut frame = send("c1", None, "Flood me");
-    frame["model"] = json!("stub-flood");
+    let frame = send_with_model("c1", "Flood me", "stub-flood");
     slow.send(frame).await;
     let mut closed = false;
     for _ in 0..200 {

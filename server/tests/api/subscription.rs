@@ -18,6 +18,18 @@ async fn change(app: &TestApp, user: &TestUser, body: Value) -> reqwest::Respons
     app.put_auth("/api/subscription/change", &user.token, body).await
 }
 
+/// A plan change carrying an `Idempotency-Key`, as a client retrying would send it.
+async fn change_with_key(app: &TestApp, user: &TestUser, key: &str, body: Value) -> reqwest::Response {
+    app.client
+        .put(app.url("/api/subscription/change"))
+        .bearer_auth(&user.token)
+        .header("Idempotency-Key", key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Upgrades through the demo checkout page's "Pay" button.
 async fn buy(app: &TestApp, user: &TestUser, body: Value) -> Value {
     let started = assert_ok(change(app, user, body).await).await;
@@ -391,16 +403,9 @@ async fn an_upgrade_while_a_downgrade_is_scheduled_replaces_it() {
 async fn a_retried_upgrade_with_the_same_idempotency_key_makes_one_payment() {
     let app = spawn_app().await;
     let ann = app.register_paying("ann@example.com").await;
-    let send = || {
-        app.client
-            .put(app.url("/api/subscription/change"))
-            .bearer_auth(&ann.token)
-            .header("Idempotency-Key", "upgrade-1")
-            .json(&json!({"planType": "plus"}))
-            .send()
-    };
-    let first = assert_ok(send().await.unwrap()).await;
-    let second = assert_ok(send().await.unwrap()).await;
+    let send = || change_with_key(&app, &ann, "upgrade-1", json!({"planType": "plus"}));
+    let first = assert_ok(send().await).await;
+    let second = assert_ok(send().await).await;
     assert_eq!(first["payment"]["_id"], second["payment"]["_id"]);
     assert_eq!(payments(&app, &ann).await["data"].as_array().unwrap().len(), 1);
 }
@@ -529,22 +534,15 @@ async fn paying_an_old_checkout_late_never_moves_a_user_down() {
 async fn a_retry_after_the_payment_went_through_gets_the_same_payment() {
     let app = spawn_app().await;
     let ann = app.register_paying("ann@example.com").await;
-    let send = || {
-        app.client
-            .put(app.url("/api/subscription/change"))
-            .bearer_auth(&ann.token)
-            .header("Idempotency-Key", "upgrade-2")
-            .json(&json!({"planType": "plus"}))
-            .send()
-    };
-    let first = assert_ok(send().await.unwrap()).await;
+    let send = || change_with_key(&app, &ann, "upgrade-2", json!({"planType": "plus"}));
+    let first = assert_ok(send().await).await;
     let id = first["payment"]["_id"].as_str().unwrap();
     app.client
         .post(app.url(&format!("/api/payments/demo/{id}/pay")))
         .send()
         .await
         .unwrap();
-    let retry = assert_ok(send().await.unwrap()).await;
+    let retry = assert_ok(send().await).await;
     assert_eq!(retry["payment"]["_id"], json!(id));
     assert_eq!(retry["payment"]["status"], json!("succeeded"));
     assert_eq!(payments(&app, &ann).await["data"].as_array().unwrap().len(), 1);
