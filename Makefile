@@ -10,7 +10,7 @@ TEST_LOG := $(CARGO_TARGET_DIR)/test-output.log
 WEB_TEST_JSON := $(CARGO_TARGET_DIR)/web-test-results.json
 E2E_LOG := $(CARGO_TARGET_DIR)/e2e-output.log
 
-.PHONY: run build web web-deps test test-rust test-backends test-web lint
+.PHONY: run build web web-deps test test-rust test-backends test-web lint bench
 
 ## Build everything and start the server on its embedded defaults at http://127.0.0.1:8080
 run: build
@@ -61,3 +61,8 @@ test-backends:
 	else \
 		echo "== skipped: tests on Postgres and Redis (set TEST_DATABASE_URL=postgres://…/postgres and TEST_REDIS_URL=redis://…)"; \
 	fi
+
+# The standard load set (about ten minutes; release builds, local Postgres and Redis when
+# there), written into docs/performance.md. See loadtest/bench.sh.
+bench:
+	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) bash loadtest/bench.sh

@@ -1,6 +1,6 @@
 //! A generation: one assistant answer streaming from the model. Its actor batches the
-//! model's chunks into `message.delta` frames (one every `batch` at most, numbered by
-//! `seq`), keeps the text so far for tabs that open the conversation mid-stream, and
+//! model's chunks into `message.delta` frames (numbered by `seq`): a chunk opens a batch
+//! window of `batch`, and what arrived by its end goes out as one frame. It keeps the text so far for tabs that open the conversation mid-stream, and
 //! stops on cancel, error or end. The [`Generations`] registry finds a conversation's
 //! running generation on this instance.
 
@@ -63,8 +63,17 @@ pub struct Generation {
     /// Sent so far, and not yet sent.
     content: String,
     pending: String,
+    /// When the oldest pending chunk arrived (µs since the Unix epoch), if frames carry it.
+    pending_since: Option<u64>,
+    timestamps: bool,
     seq: u64,
     on_done: Option<OnDone>,
+}
+
+fn unix_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
 }
 
 impl Generation {
@@ -80,6 +89,7 @@ impl Generation {
             message_id: self.message_id.clone(),
             seq: self.seq,
             delta,
+            emitted_at: self.pending_since.take(),
         };
         self.hub.do_send(Publish::frame(&self.user, &frame));
     }
@@ -115,14 +125,24 @@ impl Actor for Generation {
         if let Some(stream) = self.stream.take() {
             ctx.add_stream(stream);
         }
-        ctx.run_interval(self.batch, |act, _| act.flush());
     }
 }
 
 impl StreamHandler<Result<String, ModelError>> for Generation {
     fn handle(&mut self, chunk: Result<String, ModelError>, ctx: &mut Context<Self>) {
         match chunk {
-            Ok(text) => self.pending.push_str(&text),
+            Ok(text) if text.is_empty() => {}
+            Ok(text) => {
+                // The first chunk of a batch opens its window; a stream that pauses costs
+                // no timer ticks, and every chunk waits at most `batch`.
+                if self.pending.is_empty() {
+                    if self.timestamps {
+                        self.pending_since = Some(unix_micros());
+                    }
+                    ctx.run_later(self.batch, |act, _| act.flush());
+                }
+                self.pending.push_str(&text);
+            }
             Err(e) => self.finish(FinishReason::Error, Some(e), ctx),
         }
     }
@@ -176,6 +196,8 @@ pub struct Start {
     pub message_id: String,
     pub stream: BoxStream<'static, Result<String, ModelError>>,
     pub batch: Duration,
+    /// Stamp each delta with when its first chunk arrived (load tests).
+    pub timestamps: bool,
     pub on_done: OnDone,
 }
 
@@ -240,6 +262,8 @@ impl Handler<Start> for Generations {
             stream: Some(msg.stream),
             content: String::new(),
             pending: String::new(),
+            pending_since: None,
+            timestamps: msg.timestamps,
             seq: 0,
             on_done: Some(on_done),
         }

@@ -40,6 +40,7 @@ impl Deliver {
                 message_id,
                 seq,
                 delta,
+                ..
             } => Some(DeltaMeta {
                 conversation_id: conversation_id.as_str().into(),
                 message_id: message_id.as_str().into(),

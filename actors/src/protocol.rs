@@ -89,6 +89,10 @@ pub enum ServerFrame {
         message_id: String,
         seq: u64,
         delta: String,
+        /// Load tests only (`chat.frame_timestamps`): when the model emitted this delta's
+        /// first chunk, in microseconds since the Unix epoch.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        emitted_at: Option<u64>,
     },
     /// Answers `conversation.open`: whether an answer is streaming (its snapshot, if so,
     /// came just before).
@@ -180,6 +184,7 @@ mod tests {
             message_id: "m".into(),
             seq: 3,
             delta: "hi".into(),
+            emitted_at: None,
         }
         .to_text();
         assert_eq!(

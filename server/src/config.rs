@@ -105,6 +105,8 @@ pub struct ChatSettings {
     pub auth_timeout_secs: u64,
     pub max_message_chars: usize,
     pub history_messages: usize,
+    /// Stamp `message.delta` with `emittedAt`, for the load harness's delay figures.
+    pub frame_timestamps: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -33,6 +33,21 @@ enum UsersCommand {
         #[arg(long, default_value_t = 30)]
         days: i64,
     },
+    /// Create load-test users `{prefix}{i}@example.com` sharing one password hash.
+    Seed {
+        #[arg(long)]
+        count: usize,
+        #[arg(long)]
+        password: String,
+        #[arg(long, default_value = "load")]
+        prefix: String,
+        /// free, base, plus or pro
+        #[arg(long, default_value = "free")]
+        plan: String,
+        /// Write `email<TAB>access token` lines here, for `loadtest --tokens`.
+        #[arg(long)]
+        tokens: Option<std::path::PathBuf>,
+    },
 }
 
 #[actix_web::main]
@@ -47,6 +62,24 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Users(UsersCommand::SetPlan { email, plan, days }) => {
             let summary = operator::set_plan(&settings, &email, &plan, days).await?;
+            println!("{summary}");
+            Ok(())
+        }
+        Command::Users(UsersCommand::Seed {
+            count,
+            password,
+            prefix,
+            plan,
+            tokens,
+        }) => {
+            let seed = operator::Seed {
+                count,
+                password: &password,
+                prefix: &prefix,
+                plan: &plan,
+                tokens: tokens.as_deref(),
+            };
+            let summary = operator::seed(&settings, &seed).await?;
             println!("{summary}");
             Ok(())
         }

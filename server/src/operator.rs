@@ -49,3 +49,104 @@ pub async fn set_plan(settings: &Settings, email: &str, plan: &str, days: i64) -
     db.close().await;
     Ok(summary)
 }
+
+/// What `users seed` is asked for.
+pub struct Seed<'a> {
+    pub count: usize,
+    pub password: &'a str,
+    /// E-mails are `{prefix}{i}@example.com`, i from 0.
+    pub prefix: &'a str,
+    pub plan: &'a str,
+    /// Where to write `email<TAB>token` lines for the load harness.
+    pub tokens: Option<&'a std::path::Path>,
+}
+
+/// `chat-server users seed`: load-test users that all share one password hash (one argon2
+/// run however many), on `plan`, with access tokens for the load harness. Rerunning it
+/// keeps the users that exist and writes fresh tokens.
+pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String> {
+    use crate::auth::jwt::Tokens;
+    use crate::auth::password::PasswordHasher;
+    use crate::db::users::NewUser;
+    use crate::domain::Password;
+    use crate::error::ErrorCode;
+    use std::io::Write;
+
+    anyhow::ensure!(seed.count >= 1, "--count must be at least 1");
+    anyhow::ensure!(
+        !seed.prefix.is_empty() && seed.prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+        "--prefix takes letters, digits and '-'"
+    );
+    let plan = PlanType::parse(Some(seed.plan))
+        .map_err(|_| anyhow::anyhow!("unknown plan {:?}: use free, base, plus or pro", seed.plan))?;
+    let password = Password::parse(Some(seed.password), ErrorCode::PasswordRequired)
+        .map_err(|_| anyhow::anyhow!("the password must be 6 to 128 characters"))?;
+    let data_dir = &settings.server.data_dir;
+    std::fs::create_dir_all(data_dir)?;
+    let db = Db::connect(&settings.database.url, data_dir, 2).await?;
+    let hash = PasswordHasher::new(&settings.auth)?
+        .hash(password.expose())
+        .await
+        .map_err(|e| anyhow::anyhow!("hashing the password: {e:?}"))?;
+    let now = SystemClock.now_ms();
+    let emails: Vec<String> = (0..seed.count)
+        .map(|i| format!("{}{i}@example.com", seed.prefix.to_lowercase()))
+        .collect();
+    let mut added = 0;
+    for chunk in emails.chunks(1000) {
+        let ids: Vec<String> = chunk.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect();
+        let users: Vec<NewUser> = chunk
+            .iter()
+            .zip(&ids)
+            .map(|(email, id)| NewUser {
+                id,
+                name: "Load Test",
+                email,
+                password_hash: &hash,
+                language: "en-US",
+                now,
+            })
+            .collect();
+        added += db.insert_seed_users(&users).await?;
+    }
+    let tokens = Tokens::new(crate::startup::jwt_secret(settings, data_dir)?.as_bytes());
+    let mut out = match seed.tokens {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => None,
+    };
+    for email in &emails {
+        let user = db
+            .user_by_email(email)
+            .await?
+            .with_context(|| format!("{email} vanished"))?;
+        if plan != PlanType::Free {
+            let activation = Activation {
+                plan_type: plan.as_str(),
+                billing_cycle: "one_time",
+                payment_method: "operator",
+                currency: "EUR",
+                start_date: now,
+                end_date: now + 30 * DAY_MS,
+            };
+            db.activate_subscription(&user.id, &activation, now).await?;
+        }
+        if let Some(out) = out.as_mut() {
+            let token = tokens.issue(&user.id, user.token_version, now, settings.auth.remember_days)?;
+            writeln!(out, "{email}\t{token}")?;
+        }
+    }
+    if let Some(mut out) = out {
+        out.flush()?;
+    }
+    db.close().await;
+    Ok(format!(
+        "{} users ({} new) on {}, e-mails {}0..{}@example.com",
+        seed.count,
+        added,
+        plan.as_str(),
+        seed.prefix,
+        seed.count - 1
+    ))
+}

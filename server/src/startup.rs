@@ -171,7 +171,7 @@ async fn connect_redis(
 
 /// `JWT_SECRET`, or one generated on first start and kept in the data dir, so tokens
 /// survive restarts of a single instance. Several instances must share `JWT_SECRET`.
-fn jwt_secret(settings: &Settings, data_dir: &Path) -> anyhow::Result<String> {
+pub(crate) fn jwt_secret(settings: &Settings, data_dir: &Path) -> anyhow::Result<String> {
     if is_set(&settings.auth.jwt_secret) {
         return Ok(settings.auth.jwt_secret.expose_secret().to_owned());
     }

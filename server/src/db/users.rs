@@ -82,6 +82,31 @@ impl Db {
         })
     }
 
+    /// Inserts load-test users in one transaction; e-mails already taken are skipped.
+    /// Returns how many were new.
+    pub async fn insert_seed_users(&self, users: &[NewUser<'_>]) -> sqlx::Result<u64> {
+        let insert = "INSERT INTO users (id, name, email, password_hash, language, created_at, updated_at) \
+                      VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (email) DO NOTHING";
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let mut added = 0;
+            for user in users {
+                added += sqlx::query(insert)
+                    .bind(user.id)
+                    .bind(user.name)
+                    .bind(user.email)
+                    .bind(user.password_hash)
+                    .bind(user.language)
+                    .bind(user.now)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+            }
+            tx.commit().await?;
+            Ok(added)
+        })
+    }
+
     pub async fn update_user_name(&self, id: &str, name: &str, now: i64) -> sqlx::Result<()> {
         let sql = "UPDATE users SET name = $2, updated_at = $3 WHERE id = $1";
         on_pool!(self, pool => sqlx::query(sql).bind(id).bind(name).bind(now).execute(pool).await.map(drop))

@@ -385,6 +385,7 @@ impl Chat {
                 message_id: answer.id.clone(),
                 stream,
                 batch: Duration::from_millis(state.settings.chat.batch_ms.max(1)),
+                timestamps: state.settings.chat.frame_timestamps,
                 on_done: Box::new(move |outcome| Box::pin(done.handle(outcome))),
             })
             .await

@@ -772,3 +772,36 @@ async fn the_token_cookie_opens_a_socket_only_from_a_page_of_this_site() {
     let close = other_site.close_frame().await.expect("a close frame");
     assert!(close.reason.contains("no auth frame"), "{}", close.reason);
 }
+
+#[actix_web::test]
+async fn deltas_carry_their_emit_time_only_when_load_tests_ask_for_it() {
+    for stamped in [false, true] {
+        let app = spawn_app_with(move |s| {
+            s.model.demo_tokens_per_sec = 2000;
+            s.model.demo_reply_tokens = 30;
+            s.chat.batch_ms = 10;
+            s.chat.frame_timestamps = stamped;
+        })
+        .await;
+        let ann = app.register_ann().await;
+        let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as u64;
+        tab.send(send("c1", None, "Stamp these")).await;
+        let frames = tab.until("message.completed").await;
+        let deltas = of_type(&frames, "message.delta");
+        assert!(!deltas.is_empty());
+        for d in deltas {
+            match d.get("emittedAt") {
+                Some(at) if stamped => {
+                    let at = at.as_u64().expect("microseconds");
+                    assert!(at >= before && at < before + 60_000_000, "{d}");
+                }
+                None if !stamped => {}
+                other => panic!("stamped={stamped} but emittedAt={other:?} in {d}"),
+            }
+        }
+    }
+}

@@ -6,6 +6,7 @@ mod health;
 mod helpers;
 mod login;
 mod model_stub;
+mod operator;
 mod password_reset;
 mod profile;
 mod quota;

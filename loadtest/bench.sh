@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# `make bench`: the standard load set (about ten minutes) against release builds, written
+# into docs/performance.md between its bench markers. Server and harness share this
+# machine. Postgres and Redis (for the three-server idle run and the quota run) come from
+# BENCH_DATABASE_URL and BENCH_REDIS_URL, by default the local ones; without them those
+# runs are skipped and show as "not run".
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-/var/tmp/chat-target}
+PG_URL=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/chat_bench}
+REDIS=${BENCH_REDIS_URL:-redis://127.0.0.1:6379}
+PASSWORD=bench-password-1
+# One interval per answer: users send again as soon as the 20 s answer has streamed.
+TOKENS_PER_SEC=50 REPLY_TOKENS=1000 INTERVAL=20 BATCH_MS=30
+
+cd "$ROOT"
+CARGO_TARGET_DIR=$TARGET cargo build --release --locked -p chat-server -p loadtest
+SERVER=$TARGET/release/chat-server
+LT=$TARGET/release/loadtest
+WORK=$(mktemp -d /tmp/chat-bench.XXXXXX)
+RESULTS=$WORK/results
+mkdir -p "$RESULTS"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+# Every socket is a file; the hard limit is what one process can hold.
+ulimit -n "$(ulimit -Hn)"
+export BENCH_NOFILE
+BENCH_NOFILE=$(ulimit -n)
+
+# The embedded defaults, but: deltas carry `emittedAt`, long answers, and no per-address
+# login limit (the flood comes from one address; the hashing queue is what is measured).
+mkdir -p "$WORK/config"
+cp config/plans.toml "$WORK/config/"
+sed -e 's/^frame_timestamps = false/frame_timestamps = true/' \
+    -e "s/^demo_reply_tokens = .*/demo_reply_tokens = $REPLY_TOKENS/" \
+    -e "s/^demo_tokens_per_sec = .*/demo_tokens_per_sec = $TOKENS_PER_SEC/" \
+    -e "s/^batch_ms = .*/batch_ms = $BATCH_MS/" \
+    -e 's/^\(ip\|email\)_\(per_minute\|burst\) = .*/\1_\2 = 1000000/' \
+    config/default.toml > "$WORK/config/default.toml"
+export CONFIG_DIR=$WORK/config RUST_LOG=warn
+
+# start_server NAME PORT [ENV=VALUE...]: starts a server, waits for its health check.
+start_server() {
+  local name=$1 port=$2
+  shift 2
+  env DATA_DIR="$WORK/$name" BIND_ADDR="127.0.0.1:$port" "$@" "$SERVER" >"$WORK/$name.log" 2>&1 &
+  PIDS+=($!)
+  LAST_PID=$!
+  for _ in $(seq 100); do
+    curl -fs "http://127.0.0.1:$port/api/health" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "server $name did not start; see $WORK/$name.log" >&2
+  exit 1
+}
+stop_server() { kill "$1"; wait "$1" 2>/dev/null || true; }
+
+# run NAME ARGS...: one loadtest run, its report kept as NAME.json and NAME.txt.
+run() {
+  local name=$1
+  shift
+  echo "== $name: loadtest $*" >&2
+  "$LT" "$@" --label "$name" --json "$RESULTS/$name.json" >"$RESULTS/$name.txt"
+  cat "$RESULTS/$name.txt" >&2
+}
+
+# --- SQLite, one server --------------------------------------------------------------
+DATA_DIR=$WORK/sqlite "$SERVER" users seed --count 10000 --password "$PASSWORD" --plan plus \
+  --tokens "$WORK/users.tsv" >&2
+start_server sqlite 8080
+PID=$LAST_PID
+COMMON=(--tokens "$WORK/users.tsv" --server-pid "$PID" --batch-ms "$BATCH_MS")
+# One process holds at most `ulimit -n` sockets (minus a few): as many tabs as fit.
+IDLE_USERS=$(((BENCH_NOFILE - 200) / 2))
+run idle-1 idle "${COMMON[@]}" --users "$IDLE_USERS" --tabs 2 --duration 10 --procs 2
+run churn churn "${COMMON[@]}" --users 1000 --tabs 1 --duration 20 --hold-ms 200
+run chat-5k chat "${COMMON[@]}" --users 5000 --tabs 1 --duration 60 --interval "$INTERVAL"
+run chat-2tabs chat "${COMMON[@]}" --users 1000 --tabs 2 --duration 40 --interval "$INTERVAL"
+run logins chat "${COMMON[@]}" --users 1000 --tabs 1 --duration 30 --interval "$INTERVAL" \
+  --login-flood 128 --password "$PASSWORD"
+stop_server "$PID"
+
+# --- The bare relay, same load as chat-5k --------------------------------------------
+"$LT" baseline --bind 127.0.0.1:9090 --tokens-per-sec "$TOKENS_PER_SEC" \
+  --reply-tokens "$REPLY_TOKENS" --batch-ms "$BATCH_MS" 2>"$WORK/baseline.log" &
+PIDS+=($!)
+BASE=$!
+sleep 1
+run baseline chat --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
+  --batch-ms "$BATCH_MS" --users 5000 --tabs 1 --duration 60 --interval "$INTERVAL"
+stop_server "$BASE"
+
+# --- Postgres + Redis: 50,000 idle sessions over three servers, and quota checks -----
+if psql "${PG_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${PG_URL##*/}" >/dev/null 2>&1 \
+  && psql "${PG_URL%/*}/postgres" -qc "CREATE DATABASE ${PG_URL##*/}" >/dev/null 2>&1 \
+  && redis-cli -u "$REDIS" ping >/dev/null 2>&1; then
+  SHARED=(DATABASE_URL="$PG_URL" REDIS_URL="$REDIS" REDIS_PREFIX="bench:" JWT_SECRET=bench-secret-0123456789)
+  env "${SHARED[@]}" DATA_DIR="$WORK/pg" "$SERVER" users seed --count 25000 --password "$PASSWORD" \
+    --plan plus --tokens "$WORK/pg-users.tsv" >&2
+  start_server pg1 8081 "${SHARED[@]}"
+  P1=$LAST_PID
+  start_server pg2 8082 "${SHARED[@]}"
+  P2=$LAST_PID
+  start_server pg3 8083 "${SHARED[@]}"
+  P3=$LAST_PID
+  run idle-3 idle --tokens "$WORK/pg-users.tsv" --users 25000 --tabs 2 --duration 10 --procs 3 \
+    --url ws://127.0.0.1:8081/api/ws --url ws://127.0.0.1:8082/api/ws --url ws://127.0.0.1:8083/api/ws \
+    --server-pid "$P1" --server-pid "$P2" --server-pid "$P3"
+  stop_server "$P1"
+  stop_server "$P2"
+  stop_server "$P3"
+  echo "== quota" >&2
+  env "${SHARED[@]}" DATA_DIR="$WORK/pg" "$LT" quota --tokens "$WORK/pg-users.tsv" --concurrency 64 \
+    --duration 10 --json "$RESULTS/quota.json" >"$RESULTS/quota.txt"
+  cat "$RESULTS/quota.txt" >&2
+else
+  echo "no Postgres at $PG_URL or Redis at $REDIS: skipping idle-3 and quota" >&2
+fi
+
+"$LT" render --results "$RESULTS" --doc docs/performance.md --date "$(date -u +%Y-%m-%d)"
+echo "wrote docs/performance.md (reports in $RESULTS)" >&2
