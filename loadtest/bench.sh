@@ -48,6 +48,10 @@ export CONFIG_DIR=$WORK/config RUST_LOG=warn
 start_server() {
   local name=$1 port=$2
   shift 2
+  if curl -fs "http://127.0.0.1:$port/api/health" >/dev/null 2>&1; then
+    echo "port $port is taken by another server: stop it first" >&2
+    exit 1
+  fi
   env DATA_DIR="$WORK/$name" BIND_ADDR="127.0.0.1:$port" "$@" "$SERVER" >"$WORK/$name.log" 2>&1 &
   PIDS+=($!)
   LAST_PID=$!
@@ -79,9 +83,9 @@ COMMON=(--tokens "$WORK/users.tsv" --server-pid "$PID" --batch-ms "$BATCH_MS")
 IDLE_USERS=$(((BENCH_NOFILE - 200) / 2))
 run idle-1 idle "${COMMON[@]}" --users "$IDLE_USERS" --tabs 2 --duration 10 --procs 2
 run churn churn "${COMMON[@]}" --users 1000 --tabs 1 --duration 20 --hold-ms 200
-run chat-5k chat "${COMMON[@]}" --users 5000 --tabs 1 --duration 60 --interval "$INTERVAL"
-run chat-2tabs chat "${COMMON[@]}" --users 1000 --tabs 2 --duration 40 --interval "$INTERVAL"
-run logins chat "${COMMON[@]}" --users 1000 --tabs 1 --duration 30 --interval "$INTERVAL" \
+run chat-5k chat "${COMMON[@]}" --users 5000 --tabs 1 --duration 40 --interval "$INTERVAL"
+run chat-2tabs chat "${COMMON[@]}" --users 1000 --tabs 2 --duration 30 --interval "$INTERVAL"
+run logins chat "${COMMON[@]}" --users 1000 --tabs 1 --duration 20 --interval "$INTERVAL" \
   --login-flood 128 --password "$PASSWORD"
 stop_server "$PID"
 
@@ -92,7 +96,7 @@ PIDS+=($!)
 BASE=$!
 sleep 1
 run baseline chat --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
-  --batch-ms "$BATCH_MS" --users 5000 --tabs 1 --duration 60 --interval "$INTERVAL"
+  --batch-ms "$BATCH_MS" --users 5000 --tabs 1 --duration 40 --interval "$INTERVAL"
 stop_server "$BASE"
 
 # --- Postgres + Redis: 50,000 idle sessions over three servers, and quota checks -----
