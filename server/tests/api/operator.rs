@@ -33,7 +33,10 @@ async fn seeded_users_share_a_password_get_their_plan_and_tokens_that_connect() 
         })
         .collect();
     let emails: Vec<&str> = lines.iter().map(|(e, _)| e.as_str()).collect();
-    assert_eq!(emails, ["load0@example.com", "load1@example.com", "load2@example.com"]);
+    assert_eq!(
+        emails,
+        ["load0@example.com", "load1@example.com", "load2@example.com"]
+    );
     for (email, token) in &lines {
         let (_, ready) = WsClient::ready(&app, token).await;
         assert_eq!(ready["user"]["email"], json!(email));
@@ -63,14 +66,38 @@ async fn seeding_refuses_bad_input_and_creates_nothing() {
     };
     let cases = [
         (Seed { count: 0, ..base() }, "--count"),
-        (Seed { prefix: "a b", ..base() }, "--prefix"),
+        (
+            Seed {
+                prefix: "a b",
+                ..base()
+            },
+            "--prefix",
+        ),
         (Seed { prefix: "", ..base() }, "--prefix"),
-        (Seed { plan: "gold", ..base() }, "unknown plan"),
-        (Seed { password: "abc", ..base() }, "password"),
+        (
+            Seed {
+                plan: "gold",
+                ..base()
+            },
+            "unknown plan",
+        ),
+        (
+            Seed {
+                password: "abc",
+                ..base()
+            },
+            "password",
+        ),
     ];
     for (ask, expected) in cases {
         let err = seed(settings, &ask).await.unwrap_err().to_string();
         assert!(err.contains(expected), "{err} should mention {expected}");
     }
-    assert!(app.state.db.user_by_email("load0@example.com").await.unwrap().is_none());
+    assert!(app
+        .state
+        .db
+        .user_by_email("load0@example.com")
+        .await
+        .unwrap()
+        .is_none());
 }
