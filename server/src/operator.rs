@@ -29,21 +29,13 @@ pub async fn set_plan(settings: &Settings, email: &str, plan: &str, days: i64) -
         db.set_free(&user.id, now).await?;
         format!("{} is now on free", email.as_str())
     } else {
-        let end = now + days * DAY_MS;
-        let activation = Activation {
-            plan_type: plan.as_str(),
-            billing_cycle: "one_time",
-            payment_method: "operator",
-            currency: "EUR",
-            start_date: now,
-            end_date: end,
-        };
+        let activation = operator_activation(plan, now, days);
         db.activate_subscription(&user.id, &activation, now).await?;
         format!(
             "{} is now on {} until {}",
             email.as_str(),
             plan.as_str(),
-            iso(end).unwrap_or_default()
+            iso(activation.end_date).unwrap_or_default()
         )
     };
     db.close().await;
@@ -116,21 +108,14 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
         )),
         None => None,
     };
+    let activation = (plan != PlanType::Free).then(|| operator_activation(plan, now, 30));
     for email in &emails {
         let user = db
             .user_by_email(email)
             .await?
             .with_context(|| format!("{email} vanished"))?;
-        if plan != PlanType::Free {
-            let activation = Activation {
-                plan_type: plan.as_str(),
-                billing_cycle: "one_time",
-                payment_method: "operator",
-                currency: "EUR",
-                start_date: now,
-                end_date: now + 30 * DAY_MS,
-            };
-            db.activate_subscription(&user.id, &activation, now).await?;
+        if let Some(activation) = &activation {
+            db.activate_subscription(&user.id, activation, now).await?;
         }
         if let Some(out) = out.as_mut() {
             let token = tokens.issue(&user.id, user.token_version, now, settings.auth.remember_days)?;
@@ -149,4 +134,16 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
         seed.prefix,
         seed.count - 1
     ))
+}
+
+/// A paid plan from `now` for `days` days, granted by an operator: no payment, no renewal.
+fn operator_activation(plan: PlanType, now: i64, days: i64) -> Activation<'static> {
+    Activation {
+        plan_type: plan.as_str(),
+        billing_cycle: "one_time",
+        payment_method: "operator",
+        currency: "EUR",
+        start_date: now,
+        end_date: now + days * DAY_MS,
+    }
 }
