@@ -79,6 +79,11 @@ impl WsClient {
         self.ws.send(Message::text(frame.to_string())).await.unwrap();
     }
 
+    /// Sends any text, JSON or not.
+    pub async fn send_raw(&mut self, text: String) {
+        self.ws.send(Message::text(text)).await.unwrap();
+    }
+
     /// The next JSON frame; `None` once the server closed the socket.
     pub async fn next(&mut self) -> Option<Value> {
         loop {
