@@ -40,7 +40,7 @@ sed -e 's/^frame_timestamps = false/frame_timestamps = true/' \
     -e "s/^demo_reply_tokens = .*/demo_reply_tokens = $REPLY_TOKENS/" \
     -e "s/^demo_tokens_per_sec = .*/demo_tokens_per_sec = $TOKENS_PER_SEC/" \
     -e "s/^batch_ms = .*/batch_ms = $BATCH_MS/" \
-    -e 's/^\(ip\|email\)_\(per_minute\|burst\) = .*/\1_\2 = 1000000/' \
+    -e 's/^\(address_calls\|address_failures\|pair_failures\|email_mails\) = .*/\1 = 1000000/' \
     config/default.toml > "$WORK/config/default.toml"
 export CONFIG_DIR=$WORK/config RUST_LOG=warn
 
@@ -103,7 +103,7 @@ stop_server "$BASE"
 if psql "${PG_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${PG_URL##*/}" >/dev/null 2>&1 \
   && psql "${PG_URL%/*}/postgres" -qc "CREATE DATABASE ${PG_URL##*/}" >/dev/null 2>&1 \
   && redis-cli -u "$REDIS" ping >/dev/null 2>&1; then
-  SHARED=(DATABASE_URL="$PG_URL" REDIS_URL="$REDIS" REDIS_PREFIX="bench:" JWT_SECRET=bench-secret-0123456789)
+  SHARED=(DATABASE_URL="$PG_URL" REDIS_URL="$REDIS" REDIS_PREFIX="bench:" JWT_SECRET=bench-secret-0123456789-0123456789-0123)
   env "${SHARED[@]}" DATA_DIR="$WORK/pg" "$SERVER" users seed --count 25000 --password "$PASSWORD" \
     --plan plus --tokens "$WORK/pg-users.tsv" >&2
   start_server pg1 8081 "${SHARED[@]}"

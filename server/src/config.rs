@@ -50,6 +50,9 @@ pub struct DatabaseSettings {
 pub struct RedisSettings {
     pub url: SecretString,
     pub prefix: String,
+    /// Postgres without Redis counts quotas and rate limits per instance; the server
+    /// refuses that unless told it is meant (one instance on Postgres).
+    pub allow_local_quotas: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -65,6 +68,8 @@ pub struct AuthSettings {
     pub remember_days: i64,
     pub code_ttl_minutes: i64,
     pub max_code_attempts: i64,
+    /// Code checks per account and flow in an hour, across resends and new requests.
+    pub max_code_attempts_per_hour: i64,
     pub argon2_memory_kib: u32,
     pub argon2_iterations: u32,
     pub argon2_parallelism: u32,
@@ -74,11 +79,18 @@ pub struct AuthSettings {
 
 #[derive(Debug, Deserialize)]
 pub struct RateLimitSettings {
-    pub ip_per_minute: u32,
-    pub ip_burst: u32,
-    pub email_per_minute: u32,
-    pub email_burst: u32,
-    pub trust_forwarded_for: bool,
+    /// Every budget below is counted in fixed windows of this length.
+    pub window_secs: u64,
+    /// Wrong passwords or codes for one e-mail from one address.
+    pub pair_failures: u32,
+    /// Wrong passwords or codes from one address, whatever the e-mail.
+    pub address_failures: u32,
+    /// Limited calls from one address, successful or not.
+    pub address_calls: u32,
+    /// Code and notice mails to one e-mail address.
+    pub email_mails: u32,
+    /// CIDRs of reverse proxies whose `X-Forwarded-For` / `Forwarded` is believed.
+    pub trusted_proxies: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,6 +125,12 @@ pub struct ChatSettings {
 pub struct UploadSettings {
     pub avatar_max_mb: usize,
     pub avatar_px: u32,
+    /// Largest image accepted, in pixels (width × height), checked before decoding.
+    pub image_max_pixels: u64,
+    /// Memory one decode may allocate.
+    pub image_max_memory_mb: u64,
+    /// Images decoded at once; past it uploads answer 429 `server_busy`.
+    pub image_decodes: usize,
 }
 
 /// An empty secret stands for "not configured".
@@ -185,9 +203,23 @@ impl Settings {
         if let Some(v) = env("OPENAI_BASE_URL") {
             self.model.openai_base_url = v;
         }
-        if let Some(v) = env("TRUST_FORWARDED_FOR") {
-            self.rate_limit.trust_forwarded_for =
-                v.parse().context("TRUST_FORWARDED_FOR must be true or false")?;
+        if env("TRUST_FORWARDED_FOR").is_some() {
+            // Believing every peer's header let anyone pick their address; refuse to
+            // start rather than silently ignore an operator's intent.
+            anyhow::bail!(
+                "TRUST_FORWARDED_FOR is no longer supported: set TRUSTED_PROXIES to the CIDRs of your reverse proxies"
+            );
+        }
+        if let Some(v) = env("TRUSTED_PROXIES") {
+            self.rate_limit.trusted_proxies = v
+                .split(',')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect();
+        }
+        if let Some(v) = env("ALLOW_LOCAL_QUOTAS") {
+            self.redis.allow_local_quotas = v.parse().context("ALLOW_LOCAL_QUOTAS must be true or false")?;
         }
         Ok(())
     }

@@ -176,6 +176,12 @@ error_codes! {
         "Image optimization failed", "A kép optimalizálása sikertelen";
     FileUploadError = "file_upload_error", BAD_REQUEST,
         "File upload error", "Fájlfeltöltési hiba";
+    // Hardening: accounts and network (issue 10).
+    ImageTooManyPixels = "image_too_many_pixels", PAYLOAD_TOO_LARGE,
+        "The image has too many pixels. Please upload a smaller picture.",
+        "A kép túl sok képpontból áll. Kérjük, töltsön fel kisebb képet.";
+    OriginRefused = "origin_refused", FORBIDDEN,
+        "This request did not come from this site", "A kérés nem erről az oldalról érkezett";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.

@@ -2,36 +2,83 @@
 //! client sent); each is decoded under memory limits, cropped to a square, resized and
 //! re-encoded as JPEG, so nothing the client uploaded is served back as it came.
 
-use image::{imageops::FilterType, ImageFormat, ImageReader, Limits};
 use std::io::Cursor;
+use std::sync::Arc;
 
-use crate::error::{ErrorCode, Result};
+use image::{imageops::FilterType, ImageFormat, ImageReader, Limits};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-pub fn process_avatar(bytes: &[u8], size_px: u32) -> Result<Vec<u8>> {
-    let format = image::guess_format(bytes).map_err(|_| ErrorCode::ImageTypeUnsupported)?;
-    if !matches!(format, ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP) {
-        return Err(ErrorCode::ImageTypeUnsupported.into());
+use crate::config::UploadSettings;
+use crate::error::{ApiError, ErrorCode, Result};
+
+/// Decodes uploaded images within bounds: a small file can declare a huge picture (a
+/// decompression bomb), and every decode holds its pixels in memory.
+#[derive(Clone)]
+pub struct ImageDecoder {
+    max_pixels: u64,
+    max_alloc: u64,
+    permits: Arc<Semaphore>,
+}
+
+impl ImageDecoder {
+    pub fn new(settings: &UploadSettings) -> Self {
+        ImageDecoder {
+            max_pixels: settings.image_max_pixels,
+            max_alloc: settings.image_max_memory_mb * 1024 * 1024,
+            permits: Arc::new(Semaphore::new(settings.image_decodes.max(1))),
+        }
     }
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
-    let mut limits = Limits::default();
-    limits.max_image_width = Some(12_000);
-    limits.max_image_height = Some(12_000);
-    limits.max_alloc = Some(256 * 1024 * 1024);
-    reader.limits(limits);
-    let image = reader.decode().map_err(|_| ErrorCode::ImageInvalid)?;
-    let square = image
-        .resize_to_fill(size_px, size_px, FilterType::Triangle)
-        .to_rgb8();
-    let mut out = Cursor::new(Vec::new());
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
-        .encode_image(&square)
-        .map_err(|_| ErrorCode::ImageInvalid)?;
-    Ok(out.into_inner())
+
+    /// A decode slot, or 429 `server_busy` when all are taken: an upload flood waits
+    /// nowhere and cannot hold more than `image_decodes` decoded images in memory.
+    pub fn reserve(&self) -> Result<OwnedSemaphorePermit> {
+        self.permits
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::retry_after(ErrorCode::ServerBusy, 1))
+    }
+
+    /// The square JPEG of a profile image. Call it off the request threads, holding a
+    /// slot from [`ImageDecoder::reserve`].
+    pub fn avatar(&self, bytes: &[u8], size_px: u32) -> Result<Vec<u8>> {
+        let format = image::guess_format(bytes).map_err(|_| ErrorCode::ImageTypeUnsupported)?;
+        if !matches!(format, ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP) {
+            return Err(ErrorCode::ImageTypeUnsupported.into());
+        }
+        // The header alone tells the size; refuse before a single pixel is allocated.
+        let (width, height) = ImageReader::with_format(Cursor::new(bytes), format)
+            .into_dimensions()
+            .map_err(|_| ErrorCode::ImageInvalid)?;
+        if u64::from(width) * u64::from(height) > self.max_pixels {
+            return Err(ErrorCode::ImageTooManyPixels.into());
+        }
+        let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+        let mut limits = Limits::default();
+        limits.max_alloc = Some(self.max_alloc);
+        reader.limits(limits);
+        let image = reader.decode().map_err(|e| match e {
+            image::ImageError::Limits(_) => ApiError::from(ErrorCode::ImageTooManyPixels),
+            _ => ErrorCode::ImageInvalid.into(),
+        })?;
+        let square = image
+            .resize_to_fill(size_px, size_px, FilterType::Triangle)
+            .to_rgb8();
+        let mut out = Cursor::new(Vec::new());
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
+            .encode_image(&square)
+            .map_err(|_| ErrorCode::ImageInvalid)?;
+        Ok(out.into_inner())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Settings;
+
+    fn process_avatar(bytes: &[u8], size_px: u32) -> Result<Vec<u8>> {
+        ImageDecoder::new(&Settings::defaults().uploads).avatar(bytes, size_px)
+    }
 
     fn png(w: u32, h: u32) -> Vec<u8> {
         let img = image::RgbaImage::from_pixel(w, h, image::Rgba([200, 10, 10, 128]));

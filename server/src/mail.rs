@@ -108,6 +108,37 @@ pub fn registration_code(lang: Lang, to: &str, name: &str, code: &str, ttl_minut
     }
 }
 
+/// To an account's owner when someone tried to register with their address: the caller
+/// was told a code is on its way, as for a new address, so the answer tells nobody
+/// which addresses are registered.
+pub fn registration_attempt(lang: Lang, to: &str, name: &str, public_url: &str) -> Mail {
+    let (subject, body) = match lang {
+        Lang::EnUs => (
+            "Someone tried to register with your address".to_owned(),
+            format!(
+                "Hello {name},\n\nSomeone tried to create a new account at {public_url} with this e-mail \
+                 address, which already has an account. If it was you, log in instead; if you forgot \
+                 your password, use \"Forgot password\". If it was not you, you can ignore this mail: \
+                 nothing has changed.\n"
+            ),
+        ),
+        Lang::HuHu => (
+            "Valaki az Ön címével próbált regisztrálni".to_owned(),
+            format!(
+                "Kedves {name}!\n\nValaki új fiókot próbált létrehozni itt: {public_url} ezzel az e-mail \
+                 címmel, amelyhez már tartozik fiók. Ha Ön volt, jelentkezzen be; ha elfelejtette a \
+                 jelszavát, használja az „Elfelejtett jelszó” lehetőséget. Ha nem Ön volt, hagyja \
+                 figyelmen kívül ezt a levelet: semmi sem változott.\n"
+            ),
+        ),
+    };
+    Mail {
+        to: to.to_owned(),
+        subject,
+        body,
+    }
+}
+
 pub fn reset_code(lang: Lang, to: &str, name: &str, code: &str, ttl_minutes: i64) -> Mail {
     let (subject, body) = match lang {
         Lang::EnUs => (

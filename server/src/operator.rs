@@ -101,7 +101,11 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
             .collect();
         added += db.insert_seed_users(&users).await?;
     }
-    let tokens = Tokens::new(crate::startup::jwt_secret(settings, data_dir)?.as_bytes());
+    let tokens = Tokens::new(
+        crate::startup::token_secret(settings, &db, data_dir, now)
+            .await?
+            .as_bytes(),
+    );
     let mut out = match seed.tokens {
         Some(path) => Some(std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,

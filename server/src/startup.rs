@@ -20,6 +20,7 @@ use crate::billing::demo::DemoProvider;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{is_set, Settings};
 use crate::db::Db;
+use crate::images::ImageDecoder;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
@@ -41,6 +42,7 @@ impl Application {
     }
 
     pub async fn build_with_clock(settings: Settings, clock: SharedClock) -> anyhow::Result<Application> {
+        refuse_unsafe_settings(&settings)?;
         let data_dir = settings.server.data_dir.clone();
         std::fs::create_dir_all(&data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
         let db = Db::connect(
@@ -52,7 +54,15 @@ impl Application {
         let redis_parts = connect_redis(&settings).await?;
         let redis = redis_parts.as_ref().map(|(_, conn)| conn.clone());
         let realtime = Realtime::start(&settings, redis_parts);
-        let secret = jwt_secret(&settings, &data_dir)?;
+        let secret = token_secret(&settings, &db, &data_dir, clock.now_ms()).await?;
+        let code_key = db
+            .shared_secret(
+                CODE_KEY,
+                &format!("{}{}", new_token(), new_token()),
+                clock.now_ms(),
+            )
+            .await
+            .context("reading the code key")?;
         let mailer = Mailer::new(&settings.mail)?;
         let catalogue = Arc::new(Catalogue::load(&settings.config_dir)?);
         let quotas = Quotas::start(
@@ -72,14 +82,20 @@ impl Application {
             "backends"
         );
 
+        let limits = RateLimits::new(
+            &settings.rate_limit,
+            redis.clone().map(|conn| (conn, settings.redis.prefix.clone())),
+            clock.clone(),
+        )?;
         let state = web::Data::new(AppState {
             db,
             redis,
             tokens: Tokens::new(secret.as_bytes()),
-            codes: CodeKey::new(secret.as_bytes()),
+            codes: CodeKey::new(code_key.as_bytes()),
             hasher: PasswordHasher::new(&settings.auth)?,
             mailer,
-            limits: RateLimits::new(&settings.rate_limit),
+            limits,
+            images: ImageDecoder::new(&settings.uploads),
             catalogue,
             quotas,
             payments,
@@ -169,40 +185,57 @@ async fn connect_redis(
     Ok(Some((client, conn)))
 }
 
-/// `JWT_SECRET`, or one generated on first start and kept in the data dir, so tokens
-/// survive restarts of a single instance. Several instances must share `JWT_SECRET`.
-pub(crate) fn jwt_secret(settings: &Settings, data_dir: &Path) -> anyhow::Result<String> {
+/// The shortest `JWT_SECRET` accepted: HS256 keys shorter than its 32-byte hash are
+/// within reach of offline guessing from any token.
+const MIN_JWT_SECRET_BYTES: usize = 32;
+const JWT_SECRET_NAME: &str = "jwt";
+const CODE_KEY: &str = "code_key";
+
+/// Settings the server would run with but should not: each would silently weaken it.
+fn refuse_unsafe_settings(settings: &Settings) -> anyhow::Result<()> {
+    let secret = settings.auth.jwt_secret.expose_secret();
+    if is_set(&settings.auth.jwt_secret) && secret.len() < MIN_JWT_SECRET_BYTES {
+        anyhow::bail!(
+            "JWT_SECRET is {} bytes; it must be at least {MIN_JWT_SECRET_BYTES} (e.g. `openssl rand -hex 32`), \
+             or unset it to let the server generate one and keep it in the database",
+            secret.len()
+        );
+    }
+    let postgres = settings
+        .database
+        .url
+        .expose_secret()
+        .trim()
+        .starts_with("postgres");
+    if postgres && !is_set(&settings.redis.url) && !settings.redis.allow_local_quotas {
+        anyhow::bail!(
+            "DATABASE_URL is Postgres but REDIS_URL is unset: every instance would count quotas and \
+             rate limits on its own. Set REDIS_URL, or ALLOW_LOCAL_QUOTAS=true if only one instance runs"
+        );
+    }
+    Ok(())
+}
+
+/// `JWT_SECRET`, or one generated once and kept in the database, so every instance on
+/// that database signs and accepts the same tokens. A secret an older version kept in
+/// `$DATA_DIR/jwt_secret` is carried over, so tokens survive the upgrade.
+pub(crate) async fn token_secret(
+    settings: &Settings,
+    db: &Db,
+    data_dir: &Path,
+    now: i64,
+) -> anyhow::Result<String> {
     if is_set(&settings.auth.jwt_secret) {
         return Ok(settings.auth.jwt_secret.expose_secret().to_owned());
     }
-    let path = data_dir.join("jwt_secret");
-    match std::fs::read_to_string(&path) {
-        Ok(secret) if !secret.trim().is_empty() => Ok(secret.trim().to_owned()),
-        _ => {
-            let secret = format!("{}{}", new_token(), new_token());
-            write_private(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
-            tracing::info!(path = %path.display(), "generated a JWT secret");
-            Ok(secret)
-        }
-    }
-}
-
-#[cfg(unix)]
-fn write_private(path: &Path, content: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(content.as_bytes())
-}
-
-#[cfg(not(unix))]
-fn write_private(path: &Path, content: &str) -> std::io::Result<()> {
-    std::fs::write(path, content)
+    let legacy = std::fs::read_to_string(data_dir.join("jwt_secret"))
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty());
+    let candidate = legacy.unwrap_or_else(|| format!("{}{}", new_token(), new_token()));
+    db.shared_secret(JWT_SECRET_NAME, &candidate, now)
+        .await
+        .context("reading the JWT secret from the database")
 }
 
 fn describe_db(db: &Db, data_dir: &Path) -> String {

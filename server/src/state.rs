@@ -10,6 +10,7 @@ use crate::billing::PaymentProvider;
 use crate::clock::SharedClock;
 use crate::config::Settings;
 use crate::db::Db;
+use crate::images::ImageDecoder;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
@@ -23,6 +24,7 @@ pub struct AppState {
     pub hasher: PasswordHasher,
     pub mailer: Mailer,
     pub limits: RateLimits,
+    pub images: ImageDecoder,
     pub catalogue: Arc<Catalogue>,
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,

@@ -52,6 +52,33 @@ pub fn same_origin(req: &HttpRequest) -> bool {
     origin_host.eq_ignore_ascii_case(req.connection_info().host())
 }
 
+/// Whether a cookie-authenticated call that changes something may go ahead: it must
+/// carry an `Origin` of this site, either `public_url`'s origin or the request's own
+/// `Host`. Browsers send `Origin` with every such call and other sites cannot forge it;
+/// without the check, any page could make a visitor's browser act with their cookie.
+pub fn cookie_call_allowed(req: &HttpRequest, public_url: &str) -> bool {
+    if req.method().is_safe() || !token_is_from_cookie(req) {
+        return true;
+    }
+    let Some(origin) = req
+        .headers()
+        .get(actix_web::http::header::ORIGIN)
+        .and_then(|h| h.to_str().ok())
+    else {
+        return false;
+    };
+    let origin = origin.trim_end_matches('/');
+    if origin.eq_ignore_ascii_case(public_url.trim_end_matches('/')) {
+        return true;
+    }
+    let host = req
+        .headers()
+        .get(actix_web::http::header::HOST)
+        .and_then(|h| h.to_str().ok());
+    let origin_host = origin.split_once("://").map(|(_, rest)| rest);
+    matches!((origin_host, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+}
+
 /// A caller with a valid, unexpired, unrevoked token, and their user row.
 #[derive(Debug)]
 pub struct AuthUser {
@@ -83,8 +110,14 @@ impl FromRequest for AuthUser {
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let token = request_token(req);
+        let cookie_refused = state
+            .as_ref()
+            .is_some_and(|s| !cookie_call_allowed(req, &s.settings.server.public_url));
         Box::pin(async move {
             let state = state.ok_or_else(|| anyhow::anyhow!("AppState missing"))?;
+            if cookie_refused {
+                return Err(ErrorCode::OriginRefused.into());
+            }
             let token = token.ok_or(ErrorCode::Unauthorized)?;
             let user = state.authenticate(&token).await?.ok_or(ErrorCode::Unauthorized)?;
             // From here on the request speaks the user's language.

@@ -20,6 +20,7 @@ pub mod conversations;
 pub mod payments;
 pub mod registrations;
 pub mod resets;
+pub mod secrets;
 pub mod subscriptions;
 pub mod usage;
 pub mod users;

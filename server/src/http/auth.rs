@@ -2,13 +2,13 @@
 //! profile image and password change (SPEC §4, §5, §7).
 
 use actix_multipart::Multipart;
+use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::TryStreamExt as _;
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::codes::{new_code, new_token, same_digest};
-use crate::auth::rate_limit::Action;
 use crate::auth::AuthUser;
 use crate::clock::{DAY_MS, MINUTE_MS};
 use crate::db::registrations::PendingRegistration;
@@ -18,7 +18,6 @@ use crate::error::{ApiError, ErrorCode, OnUniqueViolation, Result};
 use crate::http::settings::settings_json;
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::{self, Lang};
-use crate::images;
 use crate::mail;
 use crate::state::AppState;
 use chat_actors::protocol::ServerFrame;
@@ -61,12 +60,73 @@ fn user_json(user: &UserRow) -> serde_json::Value {
     })
 }
 
-/// The user with a fresh token and when it expires, so the client can give the `token`
-/// cookie the same lifetime.
-fn with_token(mut user: serde_json::Value, token: String, now: i64, days: i64) -> HttpResponse {
+/// The user with a fresh token and when it expires, and the `token` cookie set to it.
+fn with_token(
+    state: &AppState,
+    mut user: serde_json::Value,
+    token: String,
+    now: i64,
+    days: i64,
+) -> HttpResponse {
+    let cookie = token_cookie(state, &token, days);
     user["token"] = json!(token);
     user["expiresAt"] = json!(crate::quota::iso(now + days * DAY_MS));
-    HttpResponse::Ok().json(user)
+    HttpResponse::Ok().cookie(cookie).json(user)
+}
+
+/// The `token` cookie for a token that lives `days`. `SameSite=Strict` keeps other sites'
+/// pages from sending it; `Secure` (on an https site) keeps it off plain http. Not
+/// `HttpOnly`: the web client reads it to put the token in its `Authorization` header.
+fn token_cookie<'a>(state: &AppState, token: &'a str, days: i64) -> Cookie<'a> {
+    let https = state
+        .settings
+        .server
+        .public_url
+        .get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"));
+    Cookie::build("token", token)
+        .path("/")
+        .max_age(actix_web::cookie::time::Duration::days(days))
+        .same_site(SameSite::Strict)
+        .secure(https)
+        .finish()
+}
+
+/// Code checks per account and flow are counted in windows of an hour.
+const CODE_WINDOW_MS: i64 = 60 * MINUTE_MS;
+
+/// Claims one code check for `subject` (the account, or the e-mail of a registration) in
+/// `flow`. New tokens from resends or new requests share the budget, so a guesser gets
+/// `max_code_attempts_per_hour` tries an hour, not 5 per token.
+async fn claim_code_check(state: &AppState, subject: &str, flow: &str) -> Result<()> {
+    let max = state.settings.auth.max_code_attempts_per_hour;
+    let now = state.now();
+    let claimed = state
+        .db
+        .claim_code_attempt(subject, flow, now, CODE_WINDOW_MS, max)
+        .await?;
+    if claimed.is_some() {
+        return Ok(());
+    }
+    Err(code_checks_locked(state, subject, flow)
+        .await?
+        .unwrap_or_else(dead_token))
+}
+
+/// The 429 for a flow whose code checks are used up for this window, if they are.
+async fn code_checks_locked(state: &AppState, subject: &str, flow: &str) -> Result<Option<ApiError>> {
+    let now = state.now();
+    let max = state.settings.auth.max_code_attempts_per_hour;
+    let until = state
+        .db
+        .code_attempts_locked_until(subject, flow, now, CODE_WINDOW_MS, max)
+        .await?;
+    Ok(until.map(|until| {
+        ApiError::retry_after(
+            ErrorCode::TooManyAttempts,
+            ((until - now + 999) / 1000).max(1) as u64,
+        )
+    }))
 }
 
 fn code_ttl_ms(state: &AppState) -> i64 {
@@ -132,7 +192,7 @@ async fn register_send_code(
         i18n::set_current(lang);
     }
     let lang = lang.unwrap_or_else(i18n::current);
-    state.limits.check_ip(Action::Register, &req)?;
+    state.limits.call(&req).await?;
     let name = Name::parse(body.name.as_deref())?;
     let email = Email::parse(body.email.as_deref())?;
     let password = Password::parse(body.password.as_deref(), ErrorCode::PasswordRequired)?;
@@ -146,20 +206,25 @@ async fn register_send_code(
     if body.privacy_accepted != Some(true) {
         return Err(ErrorCode::PrivacyNotAccepted.into());
     }
-    state.limits.check_email(Action::Register, email.as_str())?;
-    if state.db.email_registered(email.as_str()).await? {
-        return Err(ErrorCode::EmailTaken.into());
-    }
+    state.limits.mail(email.as_str()).await?;
+    // Hashed for a taken e-mail too, so the answer takes as long either way.
     let password_hash = state.hasher.hash(password.expose()).await?;
     let (token, code) = (new_token(), new_code());
     let now = state.now();
+    let owner = state.db.user_by_email(email.as_str()).await?;
     let registration = PendingRegistration {
         token_hash: state.codes.hash(REGISTRATION, &token),
         name: name.as_str().to_owned(),
         email: email.as_str().to_owned(),
         password_hash,
         language: lang.as_str().to_owned(),
-        code_hash: state.codes.hash(CODE, &code),
+        // A taken e-mail gets a registration whose code never matches (an empty digest
+        // equals no hash), so verify and resend answer as they would for a new e-mail.
+        code_hash: if owner.is_some() {
+            String::new()
+        } else {
+            state.codes.hash(CODE, &code)
+        },
         attempts: 0,
         expires_at: now + code_ttl_ms(&state),
     };
@@ -167,18 +232,25 @@ async fn register_send_code(
         .db
         .put_registration(&registration, now, now - DAY_MS)
         .await?;
-    let ttl = state.settings.auth.code_ttl_minutes;
-    state
-        .mailer
-        .send(mail::registration_code(
+    let mail = match &owner {
+        Some(owner) => registration_notice(&state, owner),
+        None => mail::registration_code(
             lang,
             email.as_str(),
             name.as_str(),
             &code,
-            ttl,
-        ))
-        .await?;
+            state.settings.auth.code_ttl_minutes,
+        ),
+    };
+    state.mailer.send(mail).await?;
     Ok(HttpResponse::Ok().json(json!({ "token": token })))
+}
+
+/// The mail to an account's owner when someone tries to register with their address,
+/// in the owner's language.
+fn registration_notice(state: &AppState, owner: &UserRow) -> mail::Mail {
+    let lang = Lang::parse_exact(&owner.language).unwrap_or_default();
+    mail::registration_attempt(lang, &owner.email, &owner.name, &state.settings.server.public_url)
 }
 
 #[derive(Deserialize)]
@@ -191,7 +263,7 @@ async fn register_resend_code(
     req: HttpRequest,
     body: web::Json<TokenBody>,
 ) -> Result<HttpResponse> {
-    state.limits.check_ip(Action::Resend, &req)?;
+    state.limits.call(&req).await?;
     let old_hash = state
         .codes
         .hash(REGISTRATION, body.token.as_deref().unwrap_or(""));
@@ -202,29 +274,36 @@ async fn register_resend_code(
         .ok_or(ErrorCode::VerificationFailed)?;
     let lang = Lang::parse_exact(&registration.language).unwrap_or_default();
     i18n::set_current(lang);
-    state.limits.check_email(Action::Resend, &registration.email)?;
+    if let Some(locked) = code_checks_locked(&state, &registration.email, REGISTRATION).await? {
+        return Err(locked);
+    }
     if registration.attempts >= state.settings.auth.max_code_attempts {
         return Err(dead_token());
     }
+    state.limits.mail(&registration.email).await?;
     // Mail first: if sending fails, the client still holds a working token and may retry.
     let (token, code) = (new_token(), new_code());
-    let ttl = state.settings.auth.code_ttl_minutes;
-    state
-        .mailer
-        .send(mail::registration_code(
-            lang,
-            &registration.email,
-            &registration.name,
-            &code,
-            ttl,
-        ))
-        .await?;
+    let owner = state.db.user_by_email(&registration.email).await?;
+    let (mail, code_hash) = match &owner {
+        Some(owner) => (registration_notice(&state, owner), String::new()),
+        None => (
+            mail::registration_code(
+                lang,
+                &registration.email,
+                &registration.name,
+                &code,
+                state.settings.auth.code_ttl_minutes,
+            ),
+            state.codes.hash(CODE, &code),
+        ),
+    };
+    state.mailer.send(mail).await?;
     let rotated = state
         .db
         .rotate_registration(
             &old_hash,
             &state.codes.hash(REGISTRATION, &token),
-            &state.codes.hash(CODE, &code),
+            &code_hash,
             state.now() + code_ttl_ms(&state),
         )
         .await?;
@@ -242,7 +321,7 @@ struct VerifyBody {
 }
 
 async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBody>) -> Result<HttpResponse> {
-    state.limits.check_ip(Action::VerifyRegistration, &req)?;
+    state.limits.call(&req).await?;
     let code = Code::parse(body.code.as_deref())?;
     let token_hash = state
         .codes
@@ -254,9 +333,8 @@ async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBo
         .ok_or(ErrorCode::VerificationFailed)?;
     let lang = Lang::parse_exact(&registration.language).unwrap_or_default();
     i18n::set_current(lang);
-    state
-        .limits
-        .check_email(Action::VerifyRegistration, &registration.email)?;
+    let attempt = state.limits.attempt(&req, &registration.email).await?;
+    claim_code_check(&state, &registration.email, REGISTRATION).await?;
     check_code(
         &state,
         &registration.code_hash,
@@ -266,6 +344,7 @@ async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBo
         || state.db.registration_failed_attempt(&token_hash),
     )
     .await?;
+    state.limits.succeeded(attempt).await;
     let now = state.now();
     let id = uuid::Uuid::now_v7().to_string();
     let new_user = NewUser {
@@ -288,7 +367,7 @@ async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBo
         .ok_or_else(|| anyhow::anyhow!("new user vanished"))?;
     let days = state.settings.auth.remember_days;
     let token = state.tokens.issue(&id, user.token_version, now, days)?;
-    Ok(with_token(user_json(&user), token, now, days))
+    Ok(with_token(&state, user_json(&user), token, now, days))
 }
 
 #[derive(Deserialize)]
@@ -301,19 +380,20 @@ struct LoginBody {
 
 #[tracing::instrument(skip_all)]
 async fn login(state: Data, req: HttpRequest, body: web::Json<LoginBody>) -> Result<HttpResponse> {
-    state.limits.check_ip(Action::Login, &req)?;
+    state.limits.call(&req).await?;
     let email = Email::parse(body.email.as_deref())?;
     let password = body.password.as_deref().unwrap_or("");
     if password.is_empty() {
         return Err(ErrorCode::PasswordRequired.into());
     }
-    state.limits.check_email(Action::Login, email.as_str())?;
+    let attempt = state.limits.attempt(&req, email.as_str()).await?;
     let user = state.db.user_by_email(email.as_str()).await?;
     let hash = user.as_ref().map(|u| u.password_hash.as_str());
     if !state.hasher.verify(password, hash).await? {
         return Err(ErrorCode::InvalidCredentials.into());
     }
     let user = user.ok_or(ErrorCode::InvalidCredentials)?;
+    state.limits.succeeded(attempt).await;
     if let Some(lang) = Lang::parse_exact(&user.language) {
         i18n::set_current(lang);
     }
@@ -325,7 +405,7 @@ async fn login(state: Data, req: HttpRequest, body: web::Json<LoginBody>) -> Res
     };
     let now = state.now();
     let token = state.tokens.issue(&user.id, user.token_version, now, days)?;
-    Ok(with_token(user_json(&user), token, now, days))
+    Ok(with_token(&state, user_json(&user), token, now, days))
 }
 
 #[derive(Deserialize)]
@@ -342,9 +422,9 @@ async fn forgot_password(state: Data, req: HttpRequest, body: web::Json<ForgotBo
         i18n::set_current(lang);
     }
     let lang = i18n::current();
-    state.limits.check_ip(Action::Forgot, &req)?;
+    state.limits.call(&req).await?;
     let email = Email::parse(body.email.as_deref())?;
-    state.limits.check_email(Action::Forgot, email.as_str())?;
+    state.limits.mail(email.as_str()).await?;
     let token = new_token();
     let token_hash = state.codes.hash(RESET, &token);
     let worker = state.clone();
@@ -389,10 +469,10 @@ async fn verify_reset_code(
     req: HttpRequest,
     body: web::Json<VerifyResetBody>,
 ) -> Result<HttpResponse> {
-    state.limits.check_ip(Action::VerifyReset, &req)?;
+    state.limits.call(&req).await?;
     let email = Email::parse(body.email.as_deref())?;
     let code = Code::parse(body.code.as_deref())?;
-    state.limits.check_email(Action::VerifyReset, email.as_str())?;
+    let attempt = state.limits.attempt(&req, email.as_str()).await?;
     let token_hash = state.codes.hash(RESET, body.token.as_deref().unwrap_or(""));
     // An unknown token (e.g. from a forgot-password call for an unregistered e-mail)
     // answers like a wrong code.
@@ -407,10 +487,12 @@ async fn verify_reset_code(
     } else {
         ""
     };
+    claim_code_check(&state, &reset.user_id, RESET).await?;
     check_code(&state, stored, reset.attempts, reset.expires_at, &code, || {
         state.db.reset_failed_attempt(&token_hash)
     })
     .await?;
+    state.limits.succeeded(attempt).await;
     let token = new_token();
     let verified = state
         .db
@@ -435,10 +517,11 @@ struct ResetBody {
     lang: Option<String>,
 }
 
-async fn reset_password(state: Data, body: web::Json<ResetBody>) -> Result<HttpResponse> {
+async fn reset_password(state: Data, req: HttpRequest, body: web::Json<ResetBody>) -> Result<HttpResponse> {
     if let Some(lang) = body.lang.as_deref().and_then(Lang::from_hint) {
         i18n::set_current(lang);
     }
+    state.limits.call(&req).await?;
     let password = Password::parse(body.new_password.as_deref(), ErrorCode::NewPasswordRequired)?;
     if body
         .confirm_password
@@ -571,9 +654,14 @@ async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -
     let uploads = &state.settings.uploads;
     let bytes = read_upload(payload, uploads.avatar_max_mb * 1024 * 1024).await?;
     let px = uploads.avatar_px;
-    let jpeg = web::block(move || images::process_avatar(&bytes, px))
-        .await
-        .map_err(|e| anyhow::anyhow!("image task: {e}"))??;
+    let slot = state.images.reserve()?;
+    let decoder = state.images.clone();
+    let jpeg = web::block(move || {
+        let _slot = slot;
+        decoder.avatar(&bytes, px)
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("image task: {e}"))??;
     let dir = state.settings.uploads_dir().join("avatars");
     tokio::fs::create_dir_all(&dir)
         .await
@@ -623,9 +711,6 @@ async fn change_password(
     body: JsonAfterAuth<PasswordBody>,
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    state
-        .limits
-        .check_email(Action::ChangePassword, &user.user.email)?;
     let current = body.current_password.as_deref().unwrap_or("");
     if current.is_empty() {
         return Err(ErrorCode::CurrentPasswordRequired.into());
@@ -638,6 +723,7 @@ async fn change_password(
     {
         return Err(ErrorCode::PasswordsMismatch.into());
     }
+    let attempt = state.limits.attempt(&req, &user.user.email).await?;
     if !state
         .hasher
         .verify(current, Some(&user.user.password_hash))
@@ -645,6 +731,7 @@ async fn change_password(
     {
         return Err(ErrorCode::WrongPassword.into());
     }
+    state.limits.succeeded(attempt).await;
     let hash = state.hasher.hash(new.expose()).await?;
     let now = state.now();
     let version = state.db.set_password(user.id(), &hash, now).await?;
@@ -656,5 +743,7 @@ async fn change_password(
         });
     let token = state.tokens.issue(user.id(), version, now, days)?;
     let expires_at = crate::quota::iso(now + days * DAY_MS);
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "token": token, "expiresAt": expires_at })))
+    Ok(HttpResponse::Ok()
+        .cookie(token_cookie(&state, &token, days))
+        .json(json!({ "success": true, "token": token, "expiresAt": expires_at })))
 }

@@ -45,6 +45,9 @@ pub struct TestUser {
     pub token: String,
 }
 
+/// 32 bytes or more, as the server demands of `JWT_SECRET`.
+pub const TEST_JWT_SECRET: &str = "test-secret-of-at-least-32-bytes-0123456789";
+
 pub async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
 }
@@ -113,13 +116,15 @@ async fn start(
     settings.server.workers = 1;
     settings.database.max_connections = 5;
     settings.mail.smtp_url = SecretString::from(format!("smtp://127.0.0.1:{smtp_port}"));
-    settings.auth.jwt_secret = SecretString::from("test-secret");
+    settings.auth.jwt_secret = SecretString::from(TEST_JWT_SECRET);
     // Real argon2id, with little memory so the suite stays quick.
     settings.auth.argon2_memory_kib = 1024;
     settings.auth.argon2_iterations = 1;
     // Tests make many calls from one address; the rate-limit tests set their own budgets.
-    settings.rate_limit.ip_burst = 10_000;
-    settings.rate_limit.email_burst = 10_000;
+    settings.rate_limit.address_calls = 10_000;
+    settings.rate_limit.address_failures = 10_000;
+    settings.rate_limit.pair_failures = 10_000;
+    settings.rate_limit.email_mails = 10_000;
     // Only the scheduler runs started by a test (and the one at start-up) count.
     settings.billing.scheduler_interval_secs = 3600;
     settings.config_dir = data_dir.path().join("no-config");
@@ -129,6 +134,9 @@ async fn start(
     if let Some((url, prefix)) = &backends.redis {
         settings.redis.url = SecretString::from(url.clone());
         settings.redis.prefix = prefix.clone();
+    } else {
+        // Postgres without Redis is refused unless allowed; the suite runs one instance.
+        settings.redis.allow_local_quotas = true;
     }
     configure(&mut settings);
 
@@ -152,6 +160,40 @@ async fn start(
         data_dir,
         backends,
     }
+}
+
+/// Two instances that start at the same moment on one fresh database (and Redis), each
+/// with a data dir of its own, as two servers behind a load balancer would.
+pub async fn spawn_two_at_once(configure: impl Fn(&mut Settings)) -> (TestApp, TestApp) {
+    let shared_dir = Arc::new(tempfile::tempdir().unwrap());
+    let database_url = match std::env::var("TEST_DATABASE_URL") {
+        Ok(base) => fresh_postgres_database(&base).await,
+        Err(_) => format!("sqlite://{}", shared_dir.path().join("shared.db").display()),
+    };
+    // Migrations first, so the instances race only on what they do at start.
+    chat_server::db::Db::connect(&SecretString::from(database_url.clone()), shared_dir.path(), 1)
+        .await
+        .unwrap()
+        .close()
+        .await;
+    let redis = std::env::var("TEST_REDIS_URL")
+        .ok()
+        .map(|url| (url, format!("test:{}:", uuid::Uuid::new_v4().simple())));
+    let backends = Backends {
+        database_url: Some(database_url),
+        redis,
+    };
+    let clock = ManualClock::starting_now();
+    // The first instance's data dir holds a SQLite database, and keeps it alive.
+    tokio::join!(
+        start(shared_dir, backends.clone(), clock.clone(), &configure),
+        start(
+            Arc::new(tempfile::tempdir().unwrap()),
+            backends.clone(),
+            clock.clone(),
+            &configure
+        ),
+    )
 }
 
 /// Creates an empty database for one test. The first call of a test run drops the
@@ -305,6 +347,18 @@ impl TestApp {
 
     pub async fn register_ann(&self) -> TestUser {
         self.register("Ann", "ann@example.com", "secret1").await
+    }
+
+    /// Login as if through a reverse proxy that saw the client at `forwarded_for`
+    /// (the app must trust 127.0.0.1 as a proxy for this to count).
+    pub async fn login_via_proxy(&self, forwarded_for: &str, email: &str, password: &str) -> Response {
+        self.client
+            .post(self.url("/api/auth/login"))
+            .header("X-Forwarded-For", forwarded_for)
+            .json(&json!({"email": email, "password": password}))
+            .send()
+            .await
+            .unwrap()
     }
 
     pub async fn login(&self, email: &str, password: &str) -> Response {

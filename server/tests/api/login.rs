@@ -121,67 +121,6 @@ async fn the_token_cookie_authenticates_too() {
 }
 
 #[actix_web::test]
-async fn repeated_logins_for_one_email_are_rate_limited_with_retry_after() {
-    let burst = 5;
-    let app = spawn_app_with(|s| {
-        s.rate_limit.email_burst = burst;
-        s.rate_limit.email_per_minute = 1;
-    })
-    .await;
-    app.register_ann().await;
-    for _ in 0..burst {
-        assert_error(
-            app.login("ann@example.com", "wrong-one").await,
-            401,
-            "invalid_credentials",
-        )
-        .await;
-    }
-    let response = app.login("ann@example.com", "secret1").await;
-    let retry_after: u64 = response.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(retry_after >= 1);
-    let body = assert_error(response, 429, "rate_limited").await;
-    assert_eq!(
-        body["message"],
-        json!("Too many requests. Please try again later.")
-    );
-    // Another e-mail from the same address is still within the address's budget.
-    assert_error(
-        app.login("bob@example.com", "secret1").await,
-        401,
-        "invalid_credentials",
-    )
-    .await;
-}
-
-#[actix_web::test]
-async fn calls_from_one_address_are_rate_limited_across_emails() {
-    let app = spawn_app_with(|s| {
-        s.rate_limit.ip_burst = 3;
-        s.rate_limit.ip_per_minute = 1;
-    })
-    .await;
-    for i in 0..3 {
-        let response = app
-            .post(
-                "/api/auth/forgot-password",
-                json!({"email": format!("u{i}@example.com")}),
-            )
-            .await;
-        assert_ok(response).await;
-    }
-    let response = app
-        .post("/api/auth/forgot-password", json!({"email": "u9@example.com"}))
-        .await;
-    assert!(response.headers().contains_key("retry-after"));
-    assert_error(response, 429, "rate_limited").await;
-}
-
-#[actix_web::test]
 async fn past_its_queue_password_hashing_answers_429() {
     let app = spawn_app_with(|s| {
         s.auth.hash_concurrency = 1;
@@ -189,7 +128,6 @@ async fn past_its_queue_password_hashing_answers_429() {
         // Slow enough that the calls below overlap.
         s.auth.argon2_memory_kib = 64 * 1024;
         s.auth.argon2_iterations = 8;
-        s.rate_limit.ip_burst = 100;
     })
     .await;
     let emails: Vec<String> = (0..6).map(|i| format!("ann{i}@example.com")).collect();

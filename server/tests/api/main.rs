@@ -2,6 +2,8 @@
 //! Redis when `TEST_DATABASE_URL` / `TEST_REDIS_URL` are set (see helpers.rs).
 
 mod chat;
+mod code_attempts;
+mod cookies;
 mod fuzz;
 mod health;
 mod helpers;
@@ -11,9 +13,11 @@ mod operator;
 mod password_reset;
 mod profile;
 mod quota;
+mod rate_limit;
 mod register;
 mod settings;
 mod smtp;
+mod startup_checks;
 mod subscription;
 mod validation;
 mod ws;

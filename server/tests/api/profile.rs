@@ -222,3 +222,80 @@ async fn images_of_other_types_too_large_or_missing_are_refused_and_change_nothi
         .count();
     assert_eq!(stored, 0);
 }
+
+/// A PNG that declares `width`×`height` pixels in a valid header, with almost no data:
+/// a decompression bomb needs nothing more to make a naive decoder allocate.
+fn declared_png(width: u32, height: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let start = out.len();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        let crc = crc32(&out[start..]);
+        out.extend_from_slice(&crc.to_be_bytes());
+    }
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&width.to_be_bytes());
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]); // 8-bit RGB
+    chunk(&mut out, b"IHDR", &ihdr);
+    // A zlib stream of a few zero bytes: the rows it would inflate to are never sent.
+    chunk(
+        &mut out,
+        b"IDAT",
+        &[0x78, 0x9c, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01],
+    );
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+#[actix_web::test]
+async fn a_decompression_bomb_is_refused_before_decoding_and_nothing_is_stored() {
+    let app = spawn_app().await;
+    let ann = app.register_ann().await;
+    let bomb = declared_png(20_000, 20_000);
+    assert!(bomb.len() < 100);
+    let body = assert_error(
+        upload(&app, &ann.token, "bomb.png", bomb).await,
+        413,
+        "image_too_many_pixels",
+    )
+    .await;
+    assert_eq!(
+        body["message"],
+        json!("The image has too many pixels. Please upload a smaller picture.")
+    );
+    let profile = assert_ok(app.get_auth("/api/auth/profile", &ann.token).await).await;
+    assert_eq!(profile["profileImage"], json!(null));
+    let stored = std::fs::read_dir(app.data_dir.path().join("uploads/avatars"))
+        .unwrap()
+        .count();
+    assert_eq!(stored, 0);
+}
+
+#[actix_web::test]
+async fn past_its_decode_slots_an_upload_answers_server_busy() {
+    let app = spawn_app_with(|s| s.uploads.image_decodes = 1).await;
+    let ann = app.register_ann().await;
+    let busy = app.state.images.reserve().unwrap();
+    let response = upload(&app, &ann.token, "me.png", png(32, 32)).await;
+    assert!(response.headers().contains_key("retry-after"));
+    assert_error(response, 429, "server_busy").await;
+    drop(busy);
+    assert_ok(upload(&app, &ann.token, "me.png", png(32, 32)).await).await;
+}

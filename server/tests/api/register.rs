@@ -66,13 +66,52 @@ async fn the_code_mail_speaks_the_registration_language() {
 }
 
 #[actix_web::test]
-async fn an_already_registered_email_is_refused_whatever_its_case() {
+async fn a_taken_email_answers_like_a_new_one_and_the_owner_is_told_in_their_language() {
     let app = spawn_app().await;
-    app.register_ann().await;
-    let response = app.send_code("Other", "ANN@example.COM", "secret2").await;
-    let body = assert_error(response, 409, "email_taken").await;
-    assert_eq!(body["message"], json!("This email address is already registered"));
-    assert_eq!(app.mailbox.count_for("ann@example.com"), 0);
+    let ann = app.register_ann().await;
+    assert_ok(
+        app.put_auth("/api/settings", &ann.token, json!({"language": "hu-HU"}))
+            .await,
+    )
+    .await;
+
+    let taken = assert_ok(app.send_code("Other", "ANN@example.COM", "secret2").await).await;
+    let fresh = assert_ok(app.send_code("Bob", "bob@example.com", "secret2").await).await;
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&taken), keys(&fresh));
+    assert_eq!(
+        taken["token"].as_str().unwrap().len(),
+        fresh["token"].as_str().unwrap().len()
+    );
+
+    // The owner gets a notice in Hungarian, their setting, not a code.
+    let notice = app.mailbox.take_for("ann@example.com").await;
+    assert_eq!(notice.subject(), "Valaki az Ön címével próbált regisztrálni");
+    assert!(notice.body().contains("már tartozik fiók"), "{}", notice.body());
+    assert!(!notice.body().contains("ellenőrző kód"), "{}", notice.body());
+
+    // Guessing a code or resending answers as it would for a new address.
+    let response = app
+        .post(
+            "/api/auth/register/verify",
+            json!({"token": taken["token"], "code": "123456"}),
+        )
+        .await;
+    assert_error(response, 400, "invalid_code").await;
+    let resent = app
+        .post("/api/auth/register/resend-code", json!({"token": taken["token"]}))
+        .await;
+    assert_ok(resent).await;
+    let again = app.mailbox.take_for("ann@example.com").await;
+    assert_eq!(again.subject(), "Valaki az Ön címével próbált regisztrálni");
+    // Nothing about Ann changed.
+    assert_ok(app.login("ann@example.com", "secret1").await).await;
+    assert_error(
+        app.login("ann@example.com", "secret2").await,
+        401,
+        "invalid_credentials",
+    )
+    .await;
 }
 
 #[actix_web::test]

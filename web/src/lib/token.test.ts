@@ -18,7 +18,7 @@ describe('token storage', () => {
   it('stores a remembered token for 30 days in the cookie and in localStorage', () => {
     const writes = cookieWrites();
     setToken('abc', { remember: true });
-    expect(writes.at(-1)).toBe('token=abc; Max-Age=2592000; Path=/; SameSite=Lax');
+    expect(writes.at(-1)).toBe('token=abc; Max-Age=2592000; Path=/; SameSite=Strict');
     expect(localStorage.getItem('token')).toBe('abc');
     expect(getToken()).toBe('abc');
   });
@@ -33,7 +33,7 @@ describe('token storage', () => {
     const writes = cookieWrites();
     setToken('old', { remember: false });
     replaceToken('new');
-    expect(writes.at(-1)).toBe('token=new; Max-Age=86400; Path=/; SameSite=Lax');
+    expect(writes.at(-1)).toBe('token=new; Max-Age=86400; Path=/; SameSite=Strict');
     expect(getToken()).toBe('new');
   });
 

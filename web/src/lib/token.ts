@@ -31,9 +31,10 @@ function readCookie(name: string): string | null {
 }
 
 function writeCookie(name: string, value: string, maxAgeSeconds: number): void {
-  // Secure only over https: a plain-http self-hosted install must still be able to log in.
+  // Strict, as the server sets it: other sites never make the browser send it. Secure only
+  // over https: a plain-http self-hosted install must still be able to log in.
   const secure = location.protocol === 'https:' ? '; Secure' : '';
-  document.cookie = `${name}=${encodeURIComponent(value)}; Max-Age=${maxAgeSeconds}; Path=/; SameSite=Lax${secure}`;
+  document.cookie = `${name}=${encodeURIComponent(value)}; Max-Age=${maxAgeSeconds}; Path=/; SameSite=Strict${secure}`;
 }
 
 function safeStorage(): Storage | null {
