@@ -623,6 +623,78 @@ async fn a_cancellation_made_in_the_stripe_dashboard_is_followed_whatever_the_ev
     assert_eq!(sub["data"]["planType"], json!("plus"));
 }
 
+#[actix_web::test]
+async fn a_downgrade_stripe_cannot_take_changes_nothing_here() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let stripe_sub = subscribe_monthly(&s, &ann, "pro").await;
+    // localstripe refuses a price change without proration (`proration_behavior`), as
+    // Stripe refuses calls when it is down: the downgrade must not be half made.
+    let response = app
+        .put_auth(
+            "/api/subscription/change",
+            &ann.token,
+            json!({"planType": "base"}),
+        )
+        .await;
+    assert_error(response, 502, "payment_provider_error").await;
+    let sub = subscription(app, &ann).await;
+    assert_eq!(sub["pendingSubscription"], Value::Null);
+    assert_eq!(sub["data"]["planType"], json!("pro"));
+    let remote = s.fake.get(&format!("/v1/subscriptions/{stripe_sub}")).await;
+    assert_eq!(remote["cancel_at_period_end"], json!(false));
+}
+
+#[actix_web::test]
+async fn a_renewal_paid_at_a_lower_price_switches_to_that_plan_at_the_period_end() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let stripe_sub = subscribe_monthly(&s, &ann, "pro").await;
+    let (_, pro_amount) = price_of(&s.fake, &stripe_sub).await;
+    // The base price made at start-up, as a scheduled downgrade puts on the subscription.
+    let base = s
+        .fake
+        .get(&format!("/v1/plans/chat-base-monthly-eur-{}", base_total(app)))
+        .await;
+    let base_id = base["id"]
+        .as_str()
+        .expect("the base price exists at Stripe")
+        .to_owned();
+    let end = app
+        .state
+        .db
+        .subscription(&ann.id, app.clock_now())
+        .await
+        .unwrap()
+        .end_date
+        .unwrap();
+    let amount = base["amount"].as_i64().unwrap();
+    assert!(amount < pro_amount);
+    assert_ok(
+        deliver(
+            app,
+            &s.secret,
+            &renewal_paid(&stripe_sub, &base_id, amount, end / 1000),
+        )
+        .await,
+    )
+    .await;
+    let sub = subscription(app, &ann).await;
+    assert_eq!(sub["data"]["planType"], json!("base"));
+    assert_eq!(sub["pendingSubscription"], Value::Null);
+}
+
+/// Base's monthly total in EUR, VAT included, in cents.
+fn base_total(app: &TestApp) -> i64 {
+    let catalogue = &app.state.catalogue;
+    let net = catalogue
+        .plan(chat_server::plans::PlanType::Base)
+        .net_price_minor(chat_server::plans::Currency::Eur);
+    chat_server::plans::vat_of(net, catalogue.vat_rate).1
+}
+
 /// The price (id, amount) a Stripe subscription charges, read from localstripe.
 async fn price_of(fake: &Fake, subscription: &str) -> (String, i64) {
     let remote = fake.get(&format!("/v1/subscriptions/{subscription}")).await;
