@@ -182,6 +182,15 @@ error_codes! {
         "A kép túl sok képpontból áll. Kérjük, töltsön fel kisebb képet.";
     OriginRefused = "origin_refused", FORBIDDEN,
         "This request did not come from this site", "A kérés nem erről az oldalról érkezett";
+    // Stripe payments (issue 11)
+    WebhookSignatureInvalid = "webhook_signature_invalid", BAD_REQUEST,
+        "The webhook signature is missing, wrong or too old",
+        "A webhook aláírása hiányzik, hibás vagy túl régi";
+    WebhookInvalid = "webhook_invalid", BAD_REQUEST,
+        "The webhook event could not be read", "A webhook esemény nem olvasható";
+    PaymentProviderError = "payment_provider_error", BAD_GATEWAY,
+        "The payment provider could not be reached. Please try again.",
+        "A fizetési szolgáltató nem érhető el. Kérjük, próbálja újra.";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.

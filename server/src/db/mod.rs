@@ -21,6 +21,7 @@ pub mod payments;
 pub mod registrations;
 pub mod resets;
 pub mod secrets;
+pub mod stripe;
 pub mod subscriptions;
 pub mod usage;
 pub mod users;
