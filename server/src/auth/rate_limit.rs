@@ -47,7 +47,7 @@ impl RateLimits {
     }
 
     /// The client's address: the peer, or the proxy's `X-Forwarded-For` when trusted.
-    fn client_ip(&self, req: &HttpRequest) -> Option<IpAddr> {
+    pub fn client_ip(&self, req: &HttpRequest) -> Option<IpAddr> {
         if self.trust_forwarded_for {
             if let Some(ip) = req.connection_info().realip_remote_addr() {
                 if let Ok(ip) = ip.parse() {
