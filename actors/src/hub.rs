@@ -78,9 +78,10 @@ pub trait FanOut: Send + Sync + 'static {
     fn watch(&self, user: &str, watching: bool);
 }
 
-/// A session joins its user.
+/// A session joins its user; `false` when the user already has as many tabs here as
+/// allowed (the session is then not added).
 #[derive(Message)]
-#[rtype(result = "()")]
+#[rtype(result = "bool")]
 pub struct Connect {
     pub user: String,
     pub session: u64,
@@ -133,14 +134,17 @@ pub struct SessionHub {
     users: HashMap<String, HashMap<u64, Recipient<Deliver>>>,
     fan_out: Option<Arc<dyn FanOut>>,
     generations: Option<CancelSink>,
+    /// Tabs one user may have on this instance.
+    max_tabs: usize,
 }
 
 impl SessionHub {
-    pub fn new(fan_out: Option<Arc<dyn FanOut>>) -> Self {
+    pub fn new(fan_out: Option<Arc<dyn FanOut>>, max_tabs: usize) -> Self {
         SessionHub {
             users: HashMap::new(),
             fan_out,
             generations: None,
+            max_tabs: max_tabs.max(1),
         }
     }
 
@@ -181,16 +185,22 @@ impl Handler<SetGenerations> for SessionHub {
 }
 
 impl Handler<Connect> for SessionHub {
-    type Result = ();
+    type Result = bool;
 
-    fn handle(&mut self, msg: Connect, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: Connect, _: &mut Context<Self>) -> bool {
+        // Counted here, in the one mailbox every join passes, so tabs opening at once
+        // cannot all slip under the cap.
         let sessions = self.users.entry(msg.user.clone()).or_default();
+        if sessions.len() >= self.max_tabs {
+            return false;
+        }
         sessions.insert(msg.session, msg.addr);
         if sessions.len() == 1 {
             if let Some(fan_out) = &self.fan_out {
                 fan_out.watch(&msg.user, true);
             }
         }
+        true
     }
 }
 

@@ -21,6 +21,10 @@ pub enum ClientFrame {
     Ping,
 }
 
+/// The longest `clientId` a tab may send: it is stored on both messages and echoed to
+/// every tab, so it must stay small.
+pub const MAX_CLIENT_ID_CHARS: usize = 64;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatSend {

@@ -3,8 +3,14 @@
 //! It authenticates the socket (a token at the upgrade, or an `auth` frame within
 //! `auth_timeout`), joins the user in the hub, and writes the frames the hub delivers
 //! through a bounded queue: a tab that cannot keep up is closed (it reconnects and
-//! resumes) instead of making the server buffer without bound. Heartbeat: a ping every
-//! `heartbeat`, and a socket silent for `idle_timeout` is closed.
+//! resumes) instead of making the server buffer without bound, and so is a tab whose
+//! socket accepts no write for `write_timeout`. Heartbeat: a ping every `heartbeat`, and
+//! a socket silent for `idle_timeout` is closed.
+//!
+//! Abuse limits (docs/protocol.md): frames a second and requests in flight per socket
+//! (past either: close 1008), and the token is checked again every `token_recheck` and
+//! before every send, so a revoked or expired token ends the tab even if the revoke
+//! event never arrived.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::generation::Snapshot;
 use crate::hub::{Connect, Deliver, Disconnect, SessionHub};
-use crate::protocol::{ChatSend, ClientFrame, ServerFrame};
+use crate::protocol::{ChatSend, ClientFrame, ServerFrame, MAX_CLIENT_ID_CHARS};
 
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -29,6 +35,14 @@ pub struct SessionConfig {
     pub auth_timeout: Duration,
     /// Frames that may wait for a slow tab before it is closed.
     pub queue: usize,
+    /// How long one write may wait for a tab that does not read before it is closed.
+    pub write_timeout: Duration,
+    /// Frames a tab may send in one second.
+    pub max_frames_per_sec: u32,
+    /// `chat.send`, `chat.cancel` and `conversation.open` being handled at once.
+    pub max_in_flight: usize,
+    /// How often the token of an open socket is checked again.
+    pub token_recheck: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -82,8 +96,11 @@ enum Outgoing {
 pub struct WsSession {
     id: u64,
     user: Option<SessionUser>,
-    /// Set when the upgrade carried a token; checked before anything else.
+    /// The token the socket authenticated with (or the upgrade carried, until checked):
+    /// checked again periodically and before every send.
     token: Option<String>,
+    /// The session was revoked: its last frames are on their way, nothing more is done.
+    revoked: bool,
     hub: Addr<SessionHub>,
     service: Arc<dyn ChatService>,
     config: SessionConfig,
@@ -97,6 +114,11 @@ pub struct WsSession {
     held: Vec<Deliver>,
     /// Per streaming message, the seq a snapshot covered: older deltas are dropped.
     covered: HashMap<Arc<str>, u64>,
+    /// Frames received in the current one-second window, and when it began.
+    window_start: Instant,
+    window_frames: u32,
+    /// Requests spawned and not yet answered.
+    in_flight: usize,
 }
 
 fn policy(description: &str) -> CloseReason {
@@ -120,12 +142,19 @@ impl WsSession {
         let (close, close_rx) = oneshot::channel();
         WsSession::create(move |ctx| {
             ctx.add_stream(incoming);
-            let addr = ctx.address();
-            actix::spawn(write_loop(ws, out_rx, close_rx, addr));
+            let writer = Writer {
+                ws,
+                out: out_rx,
+                close: close_rx,
+                session: ctx.address(),
+                timeout: config.write_timeout,
+            };
+            actix::spawn(writer.run());
             WsSession {
                 id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
                 user: None,
                 token,
+                revoked: false,
                 hub,
                 service,
                 config,
@@ -135,6 +164,9 @@ impl WsSession {
                 opening: 0,
                 held: Vec::new(),
                 covered: HashMap::new(),
+                window_start: Instant::now(),
+                window_frames: 0,
+                in_flight: 0,
             }
         })
     }
@@ -180,6 +212,7 @@ impl WsSession {
 
     fn authenticate(&mut self, token: String, ctx: &mut Context<Self>) {
         let service = self.service.clone();
+        self.token = Some(token.clone());
         ctx.wait(
             async move { service.authenticate(&token).await }
                 .into_actor(self)
@@ -203,25 +236,96 @@ impl WsSession {
     }
 
     fn joined(&mut self, user: SessionUser, ctx: &mut Context<Self>) {
-        self.hub.do_send(Connect {
+        let connect = self.hub.send(Connect {
             user: user.id.clone(),
             session: self.id,
             addr: ctx.address().recipient(),
         });
         let service = self.service.clone();
-        let for_ready = user.clone();
-        self.user = Some(user);
-        ctx.wait(
-            async move { service.ready(&for_ready).await }
+        ctx.wait(connect.into_actor(self).map(move |joined, act, ctx| {
+            if !matches!(joined, Ok(true)) {
+                let error = act.service.error(Some(&user), "too_many_tabs");
+                act.send_error(None, error, ctx);
+                act.push(Outgoing::Close(policy("too many tabs")), ctx);
+                act.revoked = true;
+                return;
+            }
+            let for_ready = user.clone();
+            act.user = Some(user);
+            ctx.wait(
+                async move { service.ready(&for_ready).await }
+                    .into_actor(act)
+                    .map(|ready, act, ctx| match ready {
+                        Ok(frame) => act.send_frame(&frame, ctx),
+                        Err(e) => act.send_error(None, e, ctx),
+                    }),
+            );
+        }));
+    }
+
+    /// Checks the token again; a token that no longer works ends the session.
+    fn recheck_token(&mut self, ctx: &mut Context<Self>) {
+        let (Some(token), Some(_)) = (self.token.clone(), &self.user) else {
+            return;
+        };
+        if self.revoked {
+            return;
+        }
+        let service = self.service.clone();
+        ctx.spawn(
+            async move { service.authenticate(&token).await }
                 .into_actor(self)
-                .map(|ready, act, ctx| match ready {
-                    Ok(frame) => act.send_frame(&frame, ctx),
-                    Err(e) => act.send_error(None, e, ctx),
+                .map(|user, act, ctx| {
+                    // A check that cannot be made now (database down) is not a revoke.
+                    if let Ok(None) = user {
+                        act.revoke(ctx);
+                    }
                 }),
         );
     }
 
+    /// Tells the tab its session ended, then closes once that frame is written.
+    fn revoke(&mut self, ctx: &mut Context<Self>) {
+        if self.revoked {
+            return;
+        }
+        self.revoked = true;
+        let frame = ServerFrame::SessionRevoked {
+            reason: "token_invalid".into(),
+        };
+        self.send_frame(&frame, ctx);
+        self.push(Outgoing::Close(policy("session revoked")), ctx);
+    }
+
+    /// Counts a frame from the tab; `false` once it sent more this second than allowed.
+    fn within_frame_rate(&mut self) -> bool {
+        let now = Instant::now();
+        if now.duration_since(self.window_start) >= Duration::from_secs(1) {
+            self.window_start = now;
+            self.window_frames = 0;
+        }
+        self.window_frames = self.window_frames.saturating_add(1);
+        self.window_frames <= self.config.max_frames_per_sec
+    }
+
+    /// Takes a slot for a request; past the cap the socket is closed.
+    fn start_request(&mut self, ctx: &mut Context<Self>) -> bool {
+        if self.in_flight >= self.config.max_in_flight {
+            tracing::info!(
+                session = self.id,
+                "closing a session with too many requests in flight"
+            );
+            self.close_with(policy("too many requests in flight"), ctx);
+            return false;
+        }
+        self.in_flight += 1;
+        true
+    }
+
     fn on_frame(&mut self, frame: ClientFrame, ctx: &mut Context<Self>) {
+        if self.revoked {
+            return;
+        }
         let Some(user) = self.user.clone() else {
             match frame {
                 ClientFrame::Auth { token } => self.authenticate(token, ctx),
@@ -234,22 +338,47 @@ impl WsSession {
             ClientFrame::Auth { .. } => {}
             ClientFrame::Ping => self.send_frame(&ServerFrame::Pong, ctx),
             ClientFrame::ChatSend(send) => {
+                if send.client_id.chars().count() > MAX_CLIENT_ID_CHARS {
+                    // Not echoed: an oversized id is exactly what must not travel.
+                    let mut error = self.service.error(Some(&user), "client_id_too_long");
+                    error.field = Some("clientId".into());
+                    self.send_error(None, error, ctx);
+                    return;
+                }
+                if !self.start_request(ctx) {
+                    return;
+                }
                 let client_id = send.client_id.clone();
+                let token = self.token.clone().unwrap_or_default();
                 ctx.spawn(
-                    async move { service.send(&user, send).await }
-                        .into_actor(self)
-                        .map(move |result, act, ctx| {
-                            if let Err(e) = result {
-                                act.send_error(Some(client_id), e, ctx);
-                            }
-                        }),
+                    async move {
+                        // A token revoked or expired since the last check sends nothing.
+                        match service.authenticate(&token).await {
+                            Ok(Some(_)) => service.send(&user, send).await.map(|()| true),
+                            Ok(None) => Ok(false),
+                            Err(e) => Err(e),
+                        }
+                    }
+                    .into_actor(self)
+                    .map(move |result, act, ctx| {
+                        act.in_flight -= 1;
+                        match result {
+                            Ok(true) => {}
+                            Ok(false) => act.revoke(ctx),
+                            Err(e) => act.send_error(Some(client_id), e, ctx),
+                        }
+                    }),
                 );
             }
             ClientFrame::ChatCancel { conversation_id } => {
+                if !self.start_request(ctx) {
+                    return;
+                }
                 ctx.spawn(
                     async move { service.cancel(&user, conversation_id).await }
                         .into_actor(self)
                         .map(|result, act, ctx| {
+                            act.in_flight -= 1;
                             if let Err(e) = result {
                                 act.send_error(None, e, ctx);
                             }
@@ -257,12 +386,18 @@ impl WsSession {
                 );
             }
             ClientFrame::ConversationOpen { conversation_id } => {
+                if !self.start_request(ctx) {
+                    return;
+                }
                 self.opening += 1;
                 let id = conversation_id.clone();
                 ctx.spawn(
                     async move { service.snapshot(&user, conversation_id).await }
                         .into_actor(self)
-                        .map(move |result, act, ctx| act.caught_up(id, result, ctx)),
+                        .map(move |result, act, ctx| {
+                            act.in_flight -= 1;
+                            act.caught_up(id, result, ctx)
+                        }),
                 );
             }
         }
@@ -312,6 +447,9 @@ impl WsSession {
     }
 
     fn deliver(&mut self, msg: Deliver, ctx: &mut Context<Self>) {
+        if self.revoked {
+            return;
+        }
         if self.opening > 0 {
             // Held frames count against the same budget as queued ones.
             if self.held.len() >= self.config.queue {
@@ -347,7 +485,7 @@ impl Actor for WsSession {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        match self.token.take() {
+        match self.token.clone() {
             Some(token) => self.authenticate(token, ctx),
             None => {
                 ctx.run_later(self.config.auth_timeout, |act, ctx| {
@@ -370,6 +508,7 @@ impl Actor for WsSession {
                 act.push(Outgoing::Ping, ctx);
             }
         });
+        ctx.run_interval(self.config.token_recheck, |act, ctx| act.recheck_token(ctx));
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
@@ -393,6 +532,11 @@ impl Handler<Deliver> for WsSession {
 impl StreamHandler<Result<AggregatedMessage, actix_ws::ProtocolError>> for WsSession {
     fn handle(&mut self, msg: Result<AggregatedMessage, actix_ws::ProtocolError>, ctx: &mut Context<Self>) {
         self.last_seen = Instant::now();
+        if !matches!(msg, Ok(AggregatedMessage::Close(_))) && !self.within_frame_rate() {
+            tracing::info!(session = self.id, "closing a session that sends too many frames");
+            self.close_with(policy("too many frames"), ctx);
+            return;
+        }
         match msg {
             Ok(AggregatedMessage::Text(text)) => match serde_json::from_str::<ClientFrame>(&text) {
                 Ok(frame) => self.on_frame(frame, ctx),
@@ -429,41 +573,74 @@ impl StreamHandler<Result<AggregatedMessage, actix_ws::ProtocolError>> for WsSes
     }
 }
 
-/// Writes queued frames to the socket; a close request jumps the queue.
-async fn write_loop(
-    mut ws: actix_ws::Session,
-    mut out: mpsc::Receiver<Outgoing>,
-    mut close: oneshot::Receiver<CloseReason>,
+/// Writes queued frames to the socket. A close request jumps the queue, even past a
+/// write that is stuck because the tab stopped reading; a write stuck for `timeout`
+/// closes the tab as slow. (The connection under a tab that reads nothing at all is
+/// ended by the kernel: the server sets `TCP_USER_TIMEOUT` on accepted sockets.)
+struct Writer {
+    ws: actix_ws::Session,
+    out: mpsc::Receiver<Outgoing>,
+    close: oneshot::Receiver<CloseReason>,
     session: Addr<WsSession>,
-) {
-    loop {
-        tokio::select! {
-            biased;
-            reason = &mut close => {
-                let _ = ws.close(reason.ok()).await;
-                return;
-            }
-            next = out.recv() => {
-                let sent = match next {
-                    Some(Outgoing::Text(text)) => ws.text(text).await,
-                    Some(Outgoing::Ping) => ws.ping(b"").await,
-                    Some(Outgoing::Pong(payload)) => ws.pong(&payload).await,
-                    Some(Outgoing::Close(reason)) => {
-                        let _ = ws.close(Some(reason)).await;
-                        break;
-                    }
-                    None => {
-                        let _ = ws.close(None).await;
-                        return;
-                    }
-                };
-                if sent.is_err() {
-                    break;
+    timeout: Duration,
+}
+
+/// Why the writer stopped: a close to send (none: the session ended without a reason),
+/// or `Err` when the connection is already gone.
+type End = Result<Option<CloseReason>, actix_ws::Closed>;
+
+impl Writer {
+    async fn run(mut self) {
+        let end = self.write_all().await;
+        let Writer {
+            ws, session, timeout, ..
+        } = self;
+        if let Ok(reason) = end {
+            // Bounded: the close frame waits behind what the HTTP layer holds for the tab.
+            let _ = tokio::time::timeout(timeout, ws.close(reason)).await;
+        }
+        session.do_send(SocketGone);
+    }
+
+    async fn write_all(&mut self) -> End {
+        loop {
+            let next = tokio::select! {
+                biased;
+                reason = &mut self.close => return Ok(reason.ok()),
+                next = self.out.recv() => next,
+            };
+            let frame = match next {
+                None => return Ok(None),
+                Some(Outgoing::Close(reason)) => return Ok(Some(reason)),
+                Some(frame) => frame,
+            };
+            let ws = &mut self.ws;
+            let write = async move {
+                match frame {
+                    Outgoing::Text(text) => ws.text(text).await,
+                    Outgoing::Ping => ws.ping(b"").await,
+                    Outgoing::Pong(payload) => ws.pong(&payload).await,
+                    Outgoing::Close(_) => Ok(()),
+                }
+            };
+            let written = tokio::select! {
+                biased;
+                reason = &mut self.close => return Ok(reason.ok()),
+                written = tokio::time::timeout(self.timeout, write) => written,
+            };
+            match written {
+                Ok(Ok(())) => {}
+                Ok(Err(closed)) => return Err(closed),
+                Err(_) => {
+                    tracing::info!("closing a session whose socket takes no writes");
+                    return Ok(Some(CloseReason {
+                        code: CloseCode::Again,
+                        description: Some("slow consumer: the socket takes no writes".into()),
+                    }));
                 }
             }
         }
     }
-    session.do_send(SocketGone);
 }
 
 #[derive(Message)]

@@ -128,6 +128,14 @@ pub struct ChatSettings {
     pub history_messages: usize,
     /// Stamp `message.delta` with `emittedAt`, for the load harness's delay figures.
     pub frame_timestamps: bool,
+    // Abuse limits (docs/protocol.md, "Limits").
+    pub max_parallel_answers: usize,
+    pub max_frames_per_sec: u32,
+    pub max_requests_in_flight: usize,
+    pub max_tabs_per_user: usize,
+    pub max_sockets_per_address: usize,
+    pub token_recheck_secs: u64,
+    pub write_timeout_secs: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -247,6 +255,10 @@ impl Settings {
         }
         if let Some(v) = env("STRIPE_JS_URL") {
             self.billing.stripe_js_url = v;
+        }
+        if let Some(v) = env("MAX_SOCKETS_PER_ADDRESS") {
+            self.chat.max_sockets_per_address =
+                v.parse().context("MAX_SOCKETS_PER_ADDRESS must be a number")?;
         }
         Ok(())
     }

@@ -191,6 +191,18 @@ error_codes! {
     PaymentProviderError = "payment_provider_error", BAD_GATEWAY,
         "The payment provider could not be reached. Please try again.",
         "A fizetési szolgáltató nem érhető el. Kérjük, próbálja újra.";
+    // Realtime abuse limits (issue 10, h-rtabuse)
+    ClientIdTooLong = "client_id_too_long", BAD_REQUEST,
+        "clientId must be at most 64 characters", "A clientId legfeljebb 64 karakter lehet";
+    TooManyParallelAnswers = "too_many_parallel_answers", TOO_MANY_REQUESTS,
+        "{max} answers are already being written. Wait for one to finish.",
+        "Már {max} válasz készül egyszerre. Várja meg, amíg valamelyik elkészül.";
+    TooManyTabs = "too_many_tabs", TOO_MANY_REQUESTS,
+        "Too many open tabs. Close one and try again.",
+        "Túl sok megnyitott lap. Zárjon be egyet, és próbálja újra.";
+    TooManySockets = "too_many_sockets", TOO_MANY_REQUESTS,
+        "Too many open connections from your address. Please try again later.",
+        "Túl sok nyitott kapcsolat az Ön címéről. Kérjük, próbálja újra később.";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.

@@ -122,6 +122,7 @@ impl Application {
             tracing::warn!(web_dir = %web_dir.display(), "no built web client; serving a placeholder page");
         }
         let app_state = state.clone();
+        let stalled_after = crate::realtime::write_timeout(&state.settings);
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(from_fn(i18n::middleware))
@@ -130,6 +131,7 @@ impl Application {
                 .configure(http::api)
                 .configure(|cfg| http::web::routes(cfg, &web_dir, &uploads_dir, client_built))
         })
+        .on_connect(move |connection, _| http::ws::limit_stalled_writes(connection, stalled_after))
         .workers(workers)
         .listen(listener)?
         .run();

@@ -1,13 +1,18 @@
 //! `GET /api/ws`: upgrades to a websocket served by a session actor (docs/protocol.md).
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use actix_web::body::{BodySize, BoxBody, MessageBody};
+use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chat_actors::session::WsSession;
 
 use crate::auth::{request_token, same_origin, token_is_from_cookie};
 use crate::error::{ApiError, ErrorCode};
 use crate::realtime::chat::Chat;
+use crate::realtime::SocketGuard;
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -22,6 +27,17 @@ async fn connect(
     req: HttpRequest,
     body: web::Payload,
 ) -> actix_web::Result<HttpResponse> {
+    let realtime = &state.realtime;
+    // Counted before the upgrade, so a refused socket costs no actor.
+    let guard = match state.limits.client_ip(&req) {
+        Some(address) => Some(
+            realtime
+                .sockets
+                .open(address)
+                .ok_or_else(|| ApiError::retry_after(ErrorCode::TooManySockets, 5))?,
+        ),
+        None => None,
+    };
     // A plain GET (no upgrade) is the API's JSON 400, not an empty body.
     let (response, session, incoming) =
         actix_ws::handle(&req, body).map_err(|_| ApiError::from(ErrorCode::ValidationError))?;
@@ -37,7 +53,6 @@ async fn connect(
     } else {
         request_token(&req)
     };
-    let realtime = &state.realtime;
     WsSession::start(
         session,
         incoming,
@@ -46,5 +61,36 @@ async fn connect(
         Arc::new(Chat { state: state.clone() }),
         realtime.session.clone(),
     );
-    Ok(response)
+    Ok(response.map_body(|_, body| Counted { body, _guard: guard }.boxed()))
+}
+
+/// The socket's response body, holding its place in the per-address count until the
+/// HTTP layer drops it: only then are the connection and its buffers really gone.
+struct Counted {
+    body: BoxBody,
+    _guard: Option<SocketGuard>,
+}
+
+impl MessageBody for Counted {
+    type Error = Box<dyn std::error::Error>;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_next(cx)
+    }
+}
+
+/// Run on every accepted connection: a peer that takes no data for `timeout` (a tab
+/// that stopped reading, or vanished) is dropped by the kernel. The websocket writer
+/// gives up on such a tab by itself, but only the kernel can free what is already
+/// buffered under a write that never completes.
+pub fn limit_stalled_writes(connection: &dyn std::any::Any, timeout: std::time::Duration) {
+    if let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() {
+        if let Err(e) = socket2::SockRef::from(stream).set_tcp_user_timeout(Some(timeout)) {
+            tracing::debug!(error = %e, "setting TCP_USER_TIMEOUT");
+        }
+    }
 }

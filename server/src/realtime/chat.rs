@@ -1,6 +1,6 @@
 //! What a session asks of the server, above all `chat.send`: the plan's rules, the
 //! quota, storage, then the answer streaming through a generation actor, and what
-//! happens when it ends (stored, refunded if it failed or was cancelled, titled).
+//! happens when it ends (stored, refunded if it ended before its first delta, titled).
 
 use std::time::Duration;
 
@@ -167,8 +167,23 @@ impl Chat {
     }
 
     async fn send_checked(&self, session: &SessionUser, send: ChatSend) -> Result<(), ApiError> {
-        let state = &self.state;
         let checked = self.check(session, &send).await?;
+        let user_id = checked.user.id.clone();
+        // Held until the answer ends (`Finished`), or given back here if it never starts.
+        let slots = &self.state.realtime.answers;
+        if !slots.take(&user_id).await? {
+            let max = slots.max() as u64;
+            return Err(ApiError::with_max(ErrorCode::TooManyParallelAnswers, None, max));
+        }
+        let sent = self.send_in_slot(checked, send).await;
+        if sent.is_err() {
+            slots.give_back(&user_id).await;
+        }
+        sent
+    }
+
+    async fn send_in_slot(&self, checked: Checked, send: ChatSend) -> Result<(), ApiError> {
+        let state = &self.state;
         let user_id = checked.user.id.clone();
         // One answer at a time per conversation, on any instance.
         if let Some(c) = &checked.existing {
@@ -412,6 +427,8 @@ struct Finished {
 
 impl Finished {
     async fn handle(self, outcome: Outcome) {
+        // The model stream is over: a tab told the answer ended may start another.
+        self.state.realtime.answers.give_back(&self.user_id).await;
         if let Err(e) = self.store_and_tell(outcome).await {
             tracing::error!(error = ?e, conversation = %self.conversation.id, "finishing an answer");
         }
@@ -435,8 +452,11 @@ impl Finished {
                 now,
             )
             .await?;
-        if outcome.finish != FinishReason::Stop {
-            // A failed or cancelled answer gives its units back.
+        // Only an answer that ended before its first delta gives its units back: one the
+        // tab saw text of counts, or cancelling right after the first words would make
+        // answers free.
+        let refunded = outcome.finish != FinishReason::Stop && outcome.seq == 0;
+        if refunded {
             state.quotas.refund(&self.user_id, Service::Responses).await?;
             if self.web_search {
                 state.quotas.refund(&self.user_id, Service::WebSearches).await?;
@@ -465,8 +485,10 @@ impl Finished {
             };
             realtime.publish(&self.user_id, &frame);
         }
-        if outcome.finish != FinishReason::Stop {
+        if refunded {
             publish_usage(state, &self.user_id).await;
+        }
+        if outcome.finish != FinishReason::Stop {
             return Ok(());
         }
         if let Some(first) = &self.title_from {

@@ -5,8 +5,11 @@
 pub mod chat;
 pub mod openai;
 pub mod redis_relay;
+pub mod slots;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::{Actor, Addr};
@@ -20,6 +23,7 @@ use crate::config::{is_set, Settings};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::quota::iso;
 use redis_relay::RedisRelay;
+use slots::AnswerSlots;
 
 pub struct Realtime {
     pub hub: Addr<SessionHub>,
@@ -27,6 +31,10 @@ pub struct Realtime {
     pub provider: Arc<dyn ModelProvider>,
     pub relay: Option<Arc<RedisRelay>>,
     pub session: SessionConfig,
+    /// Answers streaming per user, capped.
+    pub answers: AnswerSlots,
+    /// Open websockets per client address.
+    pub sockets: Arc<SocketCounts>,
 }
 
 impl Realtime {
@@ -35,16 +43,22 @@ impl Realtime {
         settings: &Settings,
         redis: Option<(redis::Client, redis::aio::ConnectionManager)>,
     ) -> Realtime {
+        let chat = &settings.chat;
+        let answers = AnswerSlots::new(
+            chat.max_parallel_answers,
+            redis
+                .as_ref()
+                .map(|(_, conn)| (conn.clone(), settings.redis.prefix.clone())),
+        );
         let relay = redis
             .map(|(client, conn)| Arc::new(RedisRelay::new(client, conn, settings.redis.prefix.clone())));
         let fan_out = relay.clone().map(|r| r as Arc<dyn FanOut>);
-        let hub = SessionHub::new(fan_out).start();
+        let hub = SessionHub::new(fan_out, chat.max_tabs_per_user).start();
         let generations = Generations::new(hub.clone()).start();
         hub.do_send(SetGenerations(generations.clone().recipient()));
         if let Some(relay) = &relay {
             relay.attach(hub.clone());
         }
-        let chat = &settings.chat;
         Realtime {
             hub,
             generations,
@@ -55,13 +69,78 @@ impl Realtime {
                 idle_timeout: Duration::from_secs(chat.idle_timeout_secs.max(1)),
                 auth_timeout: Duration::from_millis((chat.auth_timeout_secs * 1000).max(100)),
                 queue: chat.session_queue,
+                write_timeout: write_timeout(settings),
+                max_frames_per_sec: chat.max_frames_per_sec.max(1),
+                max_in_flight: chat.max_requests_in_flight.max(1),
+                token_recheck: Duration::from_secs(chat.token_recheck_secs.max(1)),
             },
+            answers,
+            sockets: Arc::new(SocketCounts::new(chat.max_sockets_per_address)),
         }
     }
 
     /// Sends `frame` to every tab of the user, on every instance.
     pub fn publish(&self, user_id: &str, frame: &ServerFrame) {
         self.hub.do_send(Publish::frame(user_id, frame));
+    }
+}
+
+/// How long a tab may take no data before it is closed.
+pub fn write_timeout(settings: &Settings) -> Duration {
+    Duration::from_secs(settings.chat.write_timeout_secs.max(1))
+}
+
+/// Open websockets per client address on this instance, so one address cannot hold
+/// thousands of sockets (each costs an actor, buffers and a file descriptor).
+pub struct SocketCounts {
+    max: usize,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One open socket; it counts until dropped.
+pub struct SocketGuard {
+    counts: Arc<SocketCounts>,
+    address: IpAddr,
+}
+
+impl SocketCounts {
+    pub fn new(max: usize) -> Self {
+        SocketCounts {
+            max: max.max(1),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts a socket from `address`; `None` when it already has as many as allowed.
+    pub fn open(self: &Arc<Self>, address: IpAddr) -> Option<SocketGuard> {
+        let mut open = self.open.lock().expect("socket counts lock");
+        let count = open.entry(address).or_default();
+        if *count >= self.max {
+            return None;
+        }
+        *count += 1;
+        Some(SocketGuard {
+            counts: self.clone(),
+            address,
+        })
+    }
+
+    /// Sockets open from `address`.
+    pub fn count(&self, address: IpAddr) -> usize {
+        let open = self.open.lock().expect("socket counts lock");
+        open.get(&address).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for SocketGuard {
+    fn drop(&mut self) {
+        let mut open = self.counts.open.lock().expect("socket counts lock");
+        if let Some(count) = open.get_mut(&self.address) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.address);
+            }
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use crate::model_stub::{self, STUB_WORDS};
 use crate::ws::{joined_deltas, WsClient};
 
 /// A chat server whose demo model answers `tokens` tokens at `rate` a second.
-async fn chat_app(rate: u32, tokens: usize) -> TestApp {
+pub(crate) async fn chat_app(rate: u32, tokens: usize) -> TestApp {
     spawn_app_with(move |s| {
         s.model.demo_tokens_per_sec = rate;
         s.model.demo_reply_tokens = tokens;
@@ -21,6 +21,14 @@ async fn chat_app(rate: u32, tokens: usize) -> TestApp {
 
 /// A chat server whose model is the local OpenAI-compatible stub.
 async fn stub_app(timeout_secs: u64) -> (TestApp, model_stub::ModelStub) {
+    stub_app_with(timeout_secs, |_| {}).await
+}
+
+/// [`stub_app`], with more settings changed by `configure`.
+pub(crate) async fn stub_app_with(
+    timeout_secs: u64,
+    configure: impl FnOnce(&mut chat_server::config::Settings),
+) -> (TestApp, model_stub::ModelStub) {
     let (base_url, stub) = model_stub::start();
     let config = tempfile::tempdir().unwrap().keep();
     let plans = include_str!("../../../config/plans.toml")
@@ -40,17 +48,18 @@ async fn stub_app(timeout_secs: u64) -> (TestApp, model_stub::ModelStub) {
         s.model.timeout_secs = timeout_secs;
         s.chat.batch_ms = 10;
         s.chat.session_queue = 4;
+        configure(s);
     })
     .await;
     (app, stub)
 }
 
-fn send(client_id: &str, conversation_id: Option<&Value>, content: &str) -> Value {
+pub(crate) fn send(client_id: &str, conversation_id: Option<&Value>, content: &str) -> Value {
     json!({"type": "chat.send", "clientId": client_id, "conversationId": conversation_id, "content": content})
 }
 
 /// A `chat.send` in a new conversation that asks for a given model.
-fn send_with_model(client_id: &str, content: &str, model: &str) -> Value {
+pub(crate) fn send_with_model(client_id: &str, content: &str, model: &str) -> Value {
     let mut frame = send(client_id, None, content);
     frame["model"] = json!(model);
     frame
@@ -60,7 +69,7 @@ fn of_type<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
     frames.iter().filter(|f| f["type"] == kind).collect()
 }
 
-async fn sessions_of(app: &TestApp, user_id: &str) -> usize {
+pub(crate) async fn sessions_of(app: &TestApp, user_id: &str) -> usize {
     app.state
         .realtime
         .hub
@@ -282,7 +291,7 @@ async fn opening_a_conversation_with_nothing_streaming_says_so() {
 }
 
 #[actix_web::test]
-async fn cancelling_keeps_the_partial_answer_and_gives_the_unit_back() {
+async fn cancelling_keeps_the_partial_answer_and_still_counts_it() {
     let app = chat_app(100, 200).await;
     let ann = app.register_ann().await;
     let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
@@ -300,10 +309,11 @@ async fn cancelling_keeps_the_partial_answer_and_gives_the_unit_back() {
     let all: Vec<Value> = before.into_iter().chain(frames).collect();
     let message_id = completed["message"]["_id"].clone();
     assert_eq!(joined_deltas(&all, &message_id, 0), partial);
-    let usage = tab.expect("usage.updated").await;
+    // The tab got text, so the answer counts: cancelling must not make answers free.
+    let usage = assert_ok(app.get_auth("/api/usage/limits", &ann.token).await).await;
     assert_eq!(
         usage["limitInfo"]["services"]["responses"]["daily"]["used"],
-        json!(0)
+        json!(1)
     );
     let stored = assert_ok(
         app.get_auth(

@@ -3,7 +3,7 @@
 //! The rules: no 5xx and no dropped connection for bad input, every refusal is the
 //! API's JSON error, and a refused call changes nothing the user can see.
 //!
-//! The run is bounded (`FUZZ_CASES`, default 400 bodies and 160 frames, and
+//! The run is bounded (`FUZZ_CASES`, default 400 bodies and 120 frames, and
 //! `FUZZ_SECONDS`, default 25 a test). Each run draws new cases from a random seed printed at the start; `FUZZ_SEED`
 //! replays one. Cases are sampled up front and sent one by one (the server is async, the
 //! runner is not), so a failure prints the exact input instead of shrinking it.
@@ -458,7 +458,7 @@ async fn fuzzed_websocket_frames_get_error_frames_and_store_nothing() {
     let app = spawn_app().await;
     let user = app.register_ann().await;
     let frames = valid_frames();
-    let (cases, seconds) = budget(160);
+    let (cases, seconds) = budget(120);
     let mut runner = runner("ws");
     let strategy = (0..frames.len(), mutation());
     let before = count_rows(&app, "messages").await;
@@ -491,7 +491,7 @@ async fn fuzzed_websocket_frames_get_error_frames_and_store_nothing() {
         }
         sent += 1;
         // Stay under the per-socket frame rate: a flood is another test's subject.
-        tokio::time::sleep(Duration::from_millis(120)).await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
     }
     println!("ws: {sent} frames in {:?}", started.elapsed());
     assert!(sent >= cases.min(20), "only {sent} frames ran");

@@ -1,6 +1,7 @@
 //! The API tests: the real server over HTTP, on SQLite by default and on Postgres and
 //! Redis when `TEST_DATABASE_URL` / `TEST_REDIS_URL` are set (see helpers.rs).
 
+mod abuse;
 mod chat;
 mod code_attempts;
 mod cookies;

@@ -84,6 +84,14 @@ impl WsClient {
         self.ws.send(Message::text(text)).await.unwrap();
     }
 
+    /// Sends frames in one write, so the server reads them all at once.
+    pub async fn send_all(&mut self, frames: &[Value]) {
+        for frame in frames {
+            self.ws.feed(Message::text(frame.to_string())).await.unwrap();
+        }
+        self.ws.flush().await.unwrap();
+    }
+
     /// The next JSON frame; `None` once the server closed the socket.
     pub async fn next(&mut self) -> Option<Value> {
         loop {

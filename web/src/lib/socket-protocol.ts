@@ -12,7 +12,7 @@ import type {
   Usage,
 } from '@/types/api';
 
-export type RevokeReason = 'password_changed' | 'password_reset' | 'account_deleted';
+export type RevokeReason = 'password_changed' | 'password_reset' | 'account_deleted' | 'token_invalid';
 export type FinishReason = 'stop' | 'cancelled' | 'error';
 
 /** Frames the server sends. */
