@@ -41,4 +41,5 @@ impl Clock for ManualClock {
 pub type SharedClock = Arc<dyn Clock>;
 
 pub const MINUTE_MS: i64 = 60_000;
-pub const DAY_MS: i64 = 24 * 60 * MINUTE_MS;
+pub const HOUR_MS: i64 = 60 * MINUTE_MS;
+pub const DAY_MS: i64 = 24 * HOUR_MS;

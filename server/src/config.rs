@@ -106,6 +106,9 @@ pub struct BillingSettings {
     pub stripe_js_url: String,
     /// How old a webhook signature may be; older deliveries are refused as replays.
     pub webhook_tolerance_secs: i64,
+    /// How long a plan the provider renews keeps its access past its end date while
+    /// the renewal invoice is charged.
+    pub renewal_grace_hours: i64,
 }
 
 #[derive(Debug, Deserialize)]

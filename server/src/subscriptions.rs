@@ -431,7 +431,17 @@ async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<
         None => None,
     };
     let Some(plan) = renews_as else {
-        // Cancelled, downgraded to free, or a one-time period over.
+        // Stripe charges a renewal a while after the period ends: a plan it renews keeps
+        // its access through the grace, unless it was cancelled.
+        let renewed_by_provider = state.payments.renews_itself()
+            && sub.billing_cycle.as_deref() == Some("monthly")
+            && sub.provider_subscription_id.is_some()
+            && pending != Some(PlanType::Free);
+        let grace = state.settings.billing.renewal_grace_hours * crate::clock::HOUR_MS;
+        if renewed_by_provider && now < end + grace {
+            return Ok(false);
+        }
+        // Cancelled, downgraded to free, a one-time period over, or a renewal unpaid.
         if !state.db.claim_due(&sub.user_id, end, now, now).await? {
             return Ok(false);
         }

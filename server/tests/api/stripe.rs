@@ -510,8 +510,13 @@ async fn an_unpaid_renewal_mails_the_user_and_ends_on_free_until_stripe_is_paid(
     assert_ok(deliver(app, &s.secret, &failed).await).await;
     assert_eq!(app.mailbox.count_for("ann@example.com"), 0);
 
-    // The period ends unpaid: free, never a month on credit.
+    // Past the end date Stripe is still charging: the plan holds through the grace…
     app.advance_minutes((end - app.clock_now()) / 60_000 + 1);
+    app.run_scheduler().await;
+    assert_eq!(plan_of(app, &ann).await, "pro");
+    // …and the period ends unpaid: free, never a month on credit.
+    let grace_minutes = app.state.settings.billing.renewal_grace_hours * 60;
+    app.advance_minutes(grace_minutes);
     app.run_scheduler().await;
     assert_eq!(plan_of(app, &ann).await, "free");
 
