@@ -19,6 +19,7 @@ pub struct Settings {
     pub rate_limit: RateLimitSettings,
     pub uploads: UploadSettings,
     pub billing: BillingSettings,
+    pub invoice: InvoiceSettings,
     pub model: ModelSettings,
     pub chat: ChatSettings,
     /// Where `default.toml` and `plans.toml` were looked for.
@@ -85,6 +86,15 @@ pub struct RateLimitSettings {
 pub struct BillingSettings {
     /// How often the scheduler looks for plan changes, renewals and expiries that are due.
     pub scheduler_interval_secs: u64,
+}
+
+/// The seller on invoices; `seller_country` is also where domestic VAT applies.
+#[derive(Debug, Deserialize)]
+pub struct InvoiceSettings {
+    pub seller_name: String,
+    pub seller_address: String,
+    pub seller_vat_number: String,
+    pub seller_country: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -184,6 +194,18 @@ impl Settings {
         }
         if let Some(v) = env("OPENAI_BASE_URL") {
             self.model.openai_base_url = v;
+        }
+        if let Some(v) = env("INVOICE_SELLER_NAME") {
+            self.invoice.seller_name = v;
+        }
+        if let Some(v) = env("INVOICE_SELLER_ADDRESS") {
+            self.invoice.seller_address = v;
+        }
+        if let Some(v) = env("INVOICE_SELLER_VAT_NUMBER") {
+            self.invoice.seller_vat_number = v;
+        }
+        if let Some(v) = env("INVOICE_SELLER_COUNTRY") {
+            self.invoice.seller_country = v.trim().to_ascii_uppercase();
         }
         if let Some(v) = env("TRUST_FORWARDED_FOR") {
             self.rate_limit.trust_forwarded_for =

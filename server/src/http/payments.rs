@@ -37,7 +37,7 @@ async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<H
         .db
         .payment(&id)
         .await?
-        .filter(|p| p.user_id == user.id())
+        .filter(|p| p.user_id.as_deref() == Some(user.id()))
         .ok_or(ErrorCode::NotFound)?;
     Ok(HttpResponse::Ok().json(json!({ "success": true, "data": payment_json(&payment) })))
 }

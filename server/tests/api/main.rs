@@ -4,6 +4,7 @@
 mod chat;
 mod health;
 mod helpers;
+mod invoices;
 mod login;
 mod model_stub;
 mod operator;
