@@ -75,7 +75,7 @@ pub fn money(minor: i64, currency: &str) -> String {
     let whole = (minor / 100).to_string();
     let mut grouped = String::new();
     for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
             grouped.push(' ');
         }
         grouped.push(c);
@@ -133,7 +133,7 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     page.text(MARGIN, y, 10.0, "Eladó / Seller");
     page.text(column, y, 10.0, "Vevő / Buyer");
     y -= 16.0;
-    let seller = vec![
+    let seller = [
         i.seller_name.clone(),
         i.seller_address.clone(),
         i.seller_country.clone(),
