@@ -19,6 +19,7 @@ pub struct Settings {
     pub rate_limit: RateLimitSettings,
     pub uploads: UploadSettings,
     pub billing: BillingSettings,
+    pub invoice: InvoiceSettings,
     pub model: ModelSettings,
     pub chat: ChatSettings,
     /// Where `default.toml` and `plans.toml` were looked for.
@@ -109,6 +110,15 @@ pub struct BillingSettings {
     /// How long a plan the provider renews keeps its access past its end date while
     /// the renewal invoice is charged.
     pub renewal_grace_hours: i64,
+}
+
+/// The seller on invoices; `seller_country` is also where domestic VAT applies.
+#[derive(Debug, Deserialize)]
+pub struct InvoiceSettings {
+    pub seller_name: String,
+    pub seller_address: String,
+    pub seller_vat_number: String,
+    pub seller_country: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -262,6 +272,18 @@ impl Settings {
         if let Some(v) = env("MAX_SOCKETS_PER_ADDRESS") {
             self.chat.max_sockets_per_address =
                 v.parse().context("MAX_SOCKETS_PER_ADDRESS must be a number")?;
+        }
+        if let Some(v) = env("INVOICE_SELLER_NAME") {
+            self.invoice.seller_name = v;
+        }
+        if let Some(v) = env("INVOICE_SELLER_ADDRESS") {
+            self.invoice.seller_address = v;
+        }
+        if let Some(v) = env("INVOICE_SELLER_VAT_NUMBER") {
+            self.invoice.seller_vat_number = v;
+        }
+        if let Some(v) = env("INVOICE_SELLER_COUNTRY") {
+            self.invoice.seller_country = v.trim().to_ascii_uppercase();
         }
         Ok(())
     }

@@ -203,6 +203,13 @@ error_codes! {
     TooManySockets = "too_many_sockets", TOO_MANY_REQUESTS,
         "Too many open connections from your address. Please try again later.",
         "Túl sok nyitott kapcsolat az Ön címéről. Kérjük, próbálja újra később.";
+    // Billing: invoices and VAT
+    InvalidCountry = "invalid_country", BAD_REQUEST,
+        "Country must be a two-letter country code, e.g. HU, DE or US",
+        "Az ország kétbetűs országkód legyen, pl. HU, DE vagy US";
+    VatNumberInvalid = "vat_number_invalid", BAD_REQUEST,
+        "Invalid EU VAT number: it starts with the country's prefix, e.g. DE123456789",
+        "Érvénytelen közösségi adószám: az ország előtagjával kezdődik, pl. DE123456789";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.

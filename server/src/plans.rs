@@ -1,5 +1,6 @@
 //! The plan catalogue (`config/plans.toml`): features, quotas, models and prices of the
-//! free, base, plus and pro plans, plus the VAT rate and the quota timezone.
+//! free, base, plus and pro plans, plus the quota timezone; and the VAT rules
+//! (`config/vat.toml`, [`crate::vat`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::{ErrorCode, Result};
+use crate::vat::VatRules;
 
 const EMBEDDED_PLANS: &str = include_str!("../../config/plans.toml");
 
@@ -51,6 +53,30 @@ impl PlanType {
             .find(|p| p.as_str() == value)
             .unwrap_or(PlanType::Free)
     }
+}
+
+/// Which features work in this build. A plan card offers only what is available
+/// (web/README.md, "Plan cards"): the issue that makes a feature work flips it here, and
+/// the cards and the landing page follow.
+pub const AVAILABLE: Availability = Availability {
+    google_web_search: false,
+    openai_web_search: false,
+    document_processing: false,
+    project_management: false,
+    image_generation: false,
+    image_upload: false,
+};
+
+/// The features of [`Features`], plus image upload (`maxImagesPerMessage`).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Availability {
+    pub google_web_search: bool,
+    pub openai_web_search: bool,
+    pub document_processing: bool,
+    pub project_management: bool,
+    pub image_generation: bool,
+    pub image_upload: bool,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize)]
@@ -155,6 +181,7 @@ impl Plan {
             "name": self.name,
             "rank": self.rank,
             "features": self.features,
+            "available": AVAILABLE,
             "limits": {
                 "responseLimit": limit(Service::Responses),
                 "webSearchLimit": limit(Service::WebSearches),
@@ -210,7 +237,8 @@ impl Currency {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CatalogueFile {
-    vat_rate: f64,
+    /// Read from vat.toml since VAT became per buyer; tolerated in old copies.
+    vat_rate: Option<f64>,
     timezone: String,
     one_time_days: i64,
     plans: BTreeMap<PlanType, PlanDef>,
@@ -218,21 +246,23 @@ struct CatalogueFile {
 
 #[derive(Debug, Clone)]
 pub struct Catalogue {
-    pub vat_rate: f64,
+    pub vat: VatRules,
     pub timezone: Tz,
     pub one_time_days: i64,
     plans: BTreeMap<PlanType, Plan>,
 }
 
 impl Catalogue {
-    /// `$CONFIG_DIR/plans.toml` if present, else the embedded copy.
+    /// `$CONFIG_DIR/plans.toml` and `vat.toml` where present, else the embedded copies.
     pub fn load(config_dir: &Path) -> anyhow::Result<Catalogue> {
         let file = config_dir.join("plans.toml");
-        match std::fs::read_to_string(&file) {
-            Ok(text) => Self::parse(&text).with_context(|| format!("in {}", file.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::parse(EMBEDDED_PLANS),
-            Err(e) => Err(e).with_context(|| format!("reading {}", file.display())),
-        }
+        let mut catalogue = match std::fs::read_to_string(&file) {
+            Ok(text) => Self::parse(&text).with_context(|| format!("in {}", file.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::parse(EMBEDDED_PLANS)?,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+        };
+        catalogue.vat = VatRules::load(config_dir)?;
+        Ok(catalogue)
     }
 
     pub fn embedded() -> Catalogue {
@@ -245,10 +275,9 @@ impl Catalogue {
             .timezone
             .parse()
             .map_err(|_| anyhow::anyhow!("unknown timezone {:?}", file.timezone))?;
-        anyhow::ensure!(
-            (0.0..1.0).contains(&file.vat_rate),
-            "vat_rate must be between 0 and 1"
-        );
+        if file.vat_rate.is_some() {
+            tracing::warn!("plans.toml: vat_rate is ignored; VAT rates are in vat.toml");
+        }
         let mut plans = BTreeMap::new();
         for plan_type in PlanType::ALL {
             let def = file
@@ -287,7 +316,7 @@ impl Catalogue {
         ranks.dedup();
         anyhow::ensure!(ranks.len() == plans.len(), "every plan needs a rank of its own");
         Ok(Catalogue {
-            vat_rate: file.vat_rate,
+            vat: VatRules::embedded(),
             timezone,
             one_time_days: file.one_time_days,
             plans,

@@ -1,6 +1,7 @@
 //! The scheduler actor: applies plan changes, renewals and expiries when their time
 //! comes (first right at start, so nothing due during a restart is missed), and once a
-//! day deletes usage records older than 24 months.
+//! day deletes usage records older than 24 months. Each tick also issues the invoices of
+//! paid payments that have none (a crash between the payment and its invoice).
 
 use std::time::Duration;
 
@@ -60,6 +61,10 @@ impl Handler<RunDue> for Scheduler {
                     tracing::error!(error = ?e, "scheduler: applying due subscriptions");
                     0
                 });
+                // A crash between a payment and its invoice: issue it now.
+                if let Err(e) = crate::invoices::issue_missing(&state).await {
+                    tracing::error!(error = ?e, "scheduler: issuing missing invoices");
+                }
                 // Answers still streaming after an hour lost their server.
                 let now = state.now();
                 if let Err(e) = state.db.close_interrupted_messages(now - 3_600_000, now).await {

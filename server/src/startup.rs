@@ -64,6 +64,11 @@ impl Application {
             .context("reading the code key")?;
         let mailer = Mailer::new(&settings.mail)?;
         let catalogue = Arc::new(Catalogue::load(&settings.config_dir)?);
+        anyhow::ensure!(
+            catalogue.vat.is_eu(&settings.invoice.seller_country),
+            "[invoice] seller_country {:?} must be an EU country of vat.toml",
+            settings.invoice.seller_country
+        );
         let quotas = Quotas::start(
             db.clone(),
             redis.clone().map(|conn| (conn, settings.redis.prefix.clone())),

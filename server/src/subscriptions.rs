@@ -50,8 +50,10 @@ pub fn period_end(state: &AppState, cycle: &str, start: i64) -> i64 {
 }
 
 /// `GET /api/subscription` and the answer of every call that changes it.
+/// Its plans' prices carry the seller's domestic VAT, as list prices; the buyer's own
+/// VAT is in `GET /api/plans` and on each payment.
 pub fn subscription_json(state: &AppState, sub: &SubscriptionRow) -> Value {
-    let vat = state.catalogue.vat_rate;
+    let vat = state.vat_for(None).rate;
     let plan = state.catalogue.plan(PlanType::from_db(&sub.plan_type));
     let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
     json!({
@@ -111,6 +113,7 @@ pub fn payment_json(p: &PaymentRow) -> Value {
         "netAmount": major(p.net_amount),
         "vatRate": p.vat_rate,
         "vatAmount": major(p.vat_amount),
+        "vatTreatment": p.vat_treatment,
         "totalAmount": major(p.total_amount),
         "paymentMethod": p.payment_method,
         "provider": p.provider,
@@ -127,9 +130,13 @@ struct Charge<'a> {
     currency: Currency,
     payment_method: &'a str,
     idempotency_key: Option<String>,
+    /// A renewal's period, known when it is charged.
+    period: Option<(i64, i64)>,
 }
 
-fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> PaymentRow {
+/// A pending payment, its VAT computed for the buyer's billing info as it is now (kept
+/// on the payment, so its invoice shows the buyer the VAT was computed for).
+async fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> Result<PaymentRow> {
     let Charge {
         plan,
         cycle,
@@ -137,19 +144,22 @@ fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> PaymentRo
         currency,
         payment_method,
         idempotency_key,
+        period,
     } = charge;
     let net = state.catalogue.plan(plan).net_price_minor(currency);
-    let (vat, total) = vat_of(net, state.catalogue.vat_rate);
-    PaymentRow {
+    let billing = state.db.billing_info(user_id).await?;
+    let buyer_vat = state.vat_for(billing.as_ref());
+    let (vat, total) = vat_of(net, buyer_vat.rate);
+    Ok(PaymentRow {
         id: uuid::Uuid::now_v7().to_string(),
-        user_id: user_id.to_owned(),
+        user_id: Some(user_id.to_owned()),
         plan_type: plan.as_str().to_owned(),
         billing_cycle: cycle.to_owned(),
         kind: kind.to_owned(),
         status: "pending".to_owned(),
         currency: currency.as_str().to_owned(),
         net_amount: net,
-        vat_rate: state.catalogue.vat_rate,
+        vat_rate: buyer_vat.rate,
         vat_amount: vat,
         total_amount: total,
         provider: state.payments.name().to_owned(),
@@ -158,7 +168,13 @@ fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> PaymentRo
         idempotency_key,
         created_at: state.now(),
         completed_at: None,
-    }
+        buyer: billing
+            .as_ref()
+            .map(|b| crate::invoices::buyer_json(b).to_string()),
+        vat_treatment: buyer_vat.treatment.as_str().to_owned(),
+        period_start: period.map(|(start, _)| start),
+        period_end: period.map(|(_, end)| end),
+    })
 }
 
 pub struct ChangeRequest {
@@ -208,7 +224,7 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
                     change_renewal(state, renewal, RenewalChange::CancelAtPeriodEnd(false)).await?;
                 }
                 let currency = sub.currency.as_deref().unwrap_or("EUR");
-                let amount = renewal_price(state, user_id, req.target, currency);
+                let amount = renewal_price(state, user_id, req.target, currency).await?;
                 let change = RenewalChange::RenewAs {
                     plan_type: req.target.as_str(),
                     currency,
@@ -237,8 +253,9 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
         currency: req.currency,
         payment_method: &req.payment_method,
         idempotency_key: req.idempotency_key,
+        period: None,
     };
-    let payment = new_payment(state, user_id, charge);
+    let payment = new_payment(state, user_id, charge).await?;
     if let Err(e) = state.db.insert_payment(&payment).await {
         // The same key sent twice at once: the other request stored the payment.
         let existing = match (&e, &key) {
@@ -286,7 +303,19 @@ async fn change_renewal(state: &AppState, renewal: &str, change: RenewalChange<'
 }
 
 /// What renewing on `plan` charges: the total a new payment for it would have.
-fn renewal_price(state: &AppState, user_id: &str, plan: PlanType, currency: &str) -> i64 {
+async fn renewal_price(state: &AppState, user_id: &str, plan: PlanType, currency: &str) -> Result<i64> {
+    Ok(renewal_payment(state, user_id, plan, currency, None).await?.total_amount)
+}
+
+/// A renewal payment of `user_id` on `plan`, its VAT computed for the buyer as they are
+/// now; `period` is the one it pays for, when known.
+pub(crate) async fn renewal_payment(
+    state: &AppState,
+    user_id: &str,
+    plan: PlanType,
+    currency: &str,
+    period: Option<(i64, i64)>,
+) -> Result<PaymentRow> {
     let charge = Charge {
         plan,
         cycle: "monthly",
@@ -294,8 +323,9 @@ fn renewal_price(state: &AppState, user_id: &str, plan: PlanType, currency: &str
         currency: Currency::from_db(currency),
         payment_method: "credit_card",
         idempotency_key: None,
+        period,
     };
-    new_payment(state, user_id, charge).total_amount
+    new_payment(state, user_id, charge).await
 }
 
 /// Cancelling keeps access until the end date, then the user is on free.
@@ -330,7 +360,7 @@ pub async fn cancel_pending(state: &AppState, user_id: &str) -> Result<Subscript
             let change = RenewalChange::RenewAs {
                 plan_type: plan.as_str(),
                 currency,
-                amount: renewal_price(state, user_id, plan, currency),
+                amount: renewal_price(state, user_id, plan, currency).await?,
             };
             change_renewal(state, renewal, change).await?;
         }
@@ -345,7 +375,12 @@ pub async fn cancel_pending(state: &AppState, user_id: &str) -> Result<Subscript
 pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<PaymentRow> {
     let now = state.now();
     let payment = state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?;
-    let sub = state.db.subscription(&payment.user_id, now).await?;
+    // The account was deleted while the checkout was open: no one to give the plan to.
+    let Some(user_id) = payment.user_id.clone() else {
+        state.db.close_payment(payment_id, "canceled", now).await?;
+        return Err(ErrorCode::PaymentClosed.into());
+    };
+    let sub = state.db.subscription(&user_id, now).await?;
     let rank = |p: &str| state.catalogue.plan(PlanType::from_db(p)).rank;
     if rank(&payment.plan_type) <= rank(&sub.plan_type) {
         state.db.close_payment(payment_id, "canceled", now).await?;
@@ -371,7 +406,12 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
     {
         return Err(ErrorCode::PaymentClosed.into());
     }
-    tracing::info!(user = %payment.user_id, plan = %payment.plan_type, payment = %payment.id, "plan activated");
+    tracing::info!(user = %user_id, plan = %payment.plan_type, payment = %payment.id, "plan activated");
+    // The plan is paid and active whatever happens next; a failed invoice is retried by
+    // the scheduler's sweep.
+    if let Err(e) = crate::invoices::issue_for_payment(state, payment_id).await {
+        tracing::error!(payment = %payment_id, error = ?e, "issuing an invoice; the scheduler will retry");
+    }
     // The plan it replaces must stop renewing, or the user would pay for both.
     if let Some(old) = sub
         .provider_subscription_id
@@ -379,11 +419,11 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
         .filter(|old| Some(*old) != renewed_by)
     {
         if let Err(e) = state.payments.change_renewal(old, RenewalChange::EndNow).await {
-            tracing::error!(user = %payment.user_id, subscription = old, error = ?e,
+            tracing::error!(user = %user_id, subscription = old, error = ?e,
                 "could not end the replaced provider subscription; end it by hand");
         }
     }
-    announce(state, &payment.user_id).await;
+    announce(state, &user_id).await;
     Ok(state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?)
 }
 
@@ -469,8 +509,9 @@ async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<
         currency,
         payment_method: &method,
         idempotency_key: None,
+        period: Some((start, new_end)),
     };
-    let payment = new_payment(state, &sub.user_id, charge);
+    let payment = new_payment(state, &sub.user_id, charge).await?;
     state.db.insert_payment(&payment).await?;
     let paid = state.payments.charge_renewal(&payment).await?;
     state
@@ -484,6 +525,9 @@ async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<
     }
     if pending.is_some() {
         state.db.switch_plan(&sub.user_id, plan.as_str(), start).await?;
+    }
+    if let Err(e) = crate::invoices::issue_for_payment(state, &payment.id).await {
+        tracing::error!(payment = %payment.id, error = ?e, "issuing an invoice; the scheduler will retry");
     }
     tracing::info!(user = %sub.user_id, plan = plan.as_str(), "subscription renewed");
     Ok(true)

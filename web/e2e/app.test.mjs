@@ -113,7 +113,7 @@ test('the plan changes to base through the demo payment', async () => {
     await billing.getByLabel('Address').fill('Fő utca 1');
     await billing.getByLabel('City').fill('Budapest');
     await billing.getByLabel('Postal code').fill('1011');
-    await billing.getByLabel('Country').fill('HU');
+    await billing.getByLabel('Country').selectOption('HU');
     await page.getByTestId('billing-save').click();
     await page.getByTestId('choose-plan-base').click();
   }

@@ -118,13 +118,14 @@ impl StripeProvider {
     }
 
     /// Makes sure every paid plan has its monthly price in both currencies at the
-    /// catalogue's VAT, so the first checkout does not wait for it. A failure is only
+    /// seller's domestic VAT (what most buyers pay), so the first checkout does not wait
+    /// for it; prices at other buyers' rates are made at their first checkout. A failure is only
     /// logged: the price is made on demand then.
-    pub async fn prepare_prices(&self, catalogue: &Catalogue) {
+    pub async fn prepare_prices(&self, catalogue: &Catalogue, vat_rate: f64) {
         for plan in PlanType::ALL.into_iter().filter(|p| *p != PlanType::Free) {
             for currency in [Currency::Eur, Currency::Huf] {
                 let net = catalogue.plan(plan).net_price_minor(currency);
-                let (_, total) = vat_of(net, catalogue.vat_rate);
+                let (_, total) = vat_of(net, vat_rate);
                 if let Err(e) = price_id(&self.api, &self.db, plan.as_str(), currency.as_str(), total).await {
                     tracing::warn!(plan = plan.as_str(), currency = currency.as_str(), error = ?e,
                         "could not prepare a Stripe price; it is made at the first checkout instead");
@@ -145,7 +146,11 @@ impl PaymentProvider for StripeProvider {
             if let Some(existing) = &payment.provider_ref {
                 return resume_checkout(&api, existing).await;
             }
-            let customer = customer_id(&api, &db, &payment.user_id).await?;
+            let user_id = payment
+                .user_id
+                .as_deref()
+                .context("a checkout of a deleted account")?;
+            let customer = customer_id(&api, &db, user_id).await?;
             if payment.billing_cycle == "monthly" {
                 start_subscription(&api, &db, &payment, &customer).await
             } else {
@@ -355,7 +360,7 @@ async fn start_payment_intent(
         ("customer", customer.to_owned()),
         ("payment_method_types[0]", "card".to_owned()),
         ("metadata[payment_id]", payment.id.clone()),
-        ("metadata[user_id]", payment.user_id.clone()),
+        ("metadata[user_id]", payment.user_id.clone().unwrap_or_default()),
         ("metadata[plan_type]", payment.plan_type.clone()),
     ];
     let intent = api
@@ -389,7 +394,7 @@ async fn start_subscription(
         // PaymentIntent; the plan starts when that invoice is paid.
         ("payment_behavior", "allow_incomplete".to_owned()),
         ("metadata[payment_id]", payment.id.clone()),
-        ("metadata[user_id]", payment.user_id.clone()),
+        ("metadata[user_id]", payment.user_id.clone().unwrap_or_default()),
         ("expand[0]", "latest_invoice.payment_intent".to_owned()),
     ];
     let sub = api

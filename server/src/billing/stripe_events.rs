@@ -116,7 +116,7 @@ async fn payment_of_intent(state: &AppState, intent: &Value) -> Result<Option<Pa
     let payment = state.db.payment(payment_id).await?.filter(|p| {
         p.provider == "stripe"
             && p.provider_ref.is_none()
-            && intent["metadata"]["user_id"].as_str() == Some(p.user_id.as_str())
+            && intent["metadata"]["user_id"].as_str() == p.user_id.as_deref()
     });
     if let Some(payment) = &payment {
         state.db.set_provider_ref(&payment.id, pi).await?;
@@ -145,7 +145,7 @@ pub async fn complete(state: &AppState, payment: &PaymentRow) -> Result<()> {
     match subscriptions::complete_payment(state, &payment.id).await {
         Ok(_) => Ok(()),
         Err(e) if e.code() == ErrorCode::PaymentClosed => {
-            tracing::error!(payment = %payment.id, user = %payment.user_id,
+            tracing::error!(payment = %payment.id, user = ?payment.user_id,
                 "a paid stripe checkout could not be applied (the user holds this plan or a higher one); refund it");
             Ok(())
         }
@@ -255,19 +255,12 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
         .filter(|end| *end > start)
         .unwrap_or_else(|| period_end(state, "monthly", start));
     let plan = PlanType::from_db(&plan_type);
-    let net = state
-        .catalogue
-        .plan(plan)
-        .net_price_minor(crate::plans::Currency::from_db(&currency));
+    // The buyer's billing snapshot and VAT treatment as for any payment; the amounts are
+    // what Stripe charged (the price fixed when the subscription started).
+    let template = subscriptions::renewal_payment(state, user_id, plan, &currency, Some((start, end))).await?;
+    let net = template.net_amount;
     let payment = PaymentRow {
-        id: uuid::Uuid::now_v7().to_string(),
-        user_id: user_id.to_owned(),
-        plan_type: plan_type.clone(),
-        billing_cycle: "monthly".to_owned(),
-        kind: "renewal".to_owned(),
         status: "succeeded".to_owned(),
-        currency: currency.clone(),
-        net_amount: net,
         vat_rate: if net > 0 {
             (amount - net) as f64 / net as f64
         } else {
@@ -278,9 +271,8 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
         provider: "stripe".to_owned(),
         provider_ref: Some(invoice_id.to_owned()),
         payment_method: sub.payment_method.clone().unwrap_or_else(|| "credit_card".into()),
-        idempotency_key: None,
-        created_at: now,
         completed_at: Some(now),
+        ..template
     };
     let activation = Activation {
         plan_type: &plan_type,

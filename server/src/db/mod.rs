@@ -17,6 +17,7 @@ use sqlx::{PgPool, SqlitePool};
 
 pub mod billing;
 pub mod conversations;
+pub mod invoices;
 pub mod payments;
 pub mod registrations;
 pub mod resets;

@@ -6,7 +6,8 @@ use super::{on_pool, Db};
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct PaymentRow {
     pub id: String,
-    pub user_id: String,
+    /// `None` once the account is deleted: payments are kept (docs/payments.md).
+    pub user_id: Option<String>,
     pub plan_type: String,
     pub billing_cycle: String,
     pub kind: String,
@@ -22,15 +23,23 @@ pub struct PaymentRow {
     pub idempotency_key: Option<String>,
     pub created_at: i64,
     pub completed_at: Option<i64>,
+    /// The billing info the VAT was computed for (JSON), printed on the invoice.
+    pub buyer: Option<String>,
+    /// [`crate::vat::Treatment`] as stored.
+    pub vat_treatment: String,
+    /// The period a renewal pays for; a checkout's starts when it is paid.
+    pub period_start: Option<i64>,
+    pub period_end: Option<i64>,
 }
 
 pub(crate) const COLUMNS: &str = "id, user_id, plan_type, billing_cycle, kind, status, currency, net_amount, vat_rate, \
-     vat_amount, total_amount, provider, provider_ref, payment_method, idempotency_key, created_at, completed_at";
+     vat_amount, total_amount, provider, provider_ref, payment_method, idempotency_key, created_at, completed_at, \
+     buyer, vat_treatment, period_start, period_end";
 
 impl Db {
     pub async fn insert_payment(&self, p: &PaymentRow) -> sqlx::Result<()> {
         let sql = format!(
-            "INSERT INTO payments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+            "INSERT INTO payments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
         );
         on_pool!(self, pool => sqlx::query(&sql)
             .bind(&p.id)
@@ -50,6 +59,10 @@ impl Db {
             .bind(&p.idempotency_key)
             .bind(p.created_at)
             .bind(p.completed_at)
+            .bind(&p.buyer)
+            .bind(&p.vat_treatment)
+            .bind(p.period_start)
+            .bind(p.period_end)
             .execute(pool)
             .await
             .map(drop))
@@ -73,6 +86,15 @@ impl Db {
         let sql =
             format!("SELECT {COLUMNS} FROM payments WHERE user_id = $1 ORDER BY created_at DESC, id DESC");
         on_pool!(self, pool => sqlx::query_as(&sql).bind(user_id).fetch_all(pool).await)
+    }
+
+    /// Paid payments that have no invoice yet (a crash between the two steps), oldest
+    /// first.
+    pub async fn payments_without_invoice(&self, limit: i64) -> sqlx::Result<Vec<String>> {
+        let sql = "SELECT p.id FROM payments p WHERE p.status = 'succeeded' \
+                   AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.payment_id = p.id) \
+                   ORDER BY p.completed_at, p.id LIMIT $1";
+        on_pool!(self, pool => sqlx::query_scalar(sql).bind(limit).fetch_all(pool).await)
     }
 
     pub async fn set_provider_ref(&self, id: &str, provider_ref: &str) -> sqlx::Result<()> {
@@ -104,7 +126,10 @@ impl Db {
         renewed_by: Option<&str>,
         now: i64,
     ) -> sqlx::Result<bool> {
-        self.subscription(&payment.user_id, now).await?;
+        let Some(user_id) = payment.user_id.as_deref() else {
+            return Ok(false);
+        };
+        self.subscription(user_id, now).await?;
         let close = "UPDATE payments SET status = 'succeeded', completed_at = $2 WHERE id = $1 AND status = 'pending'";
         let others = "UPDATE payments SET status = 'canceled', completed_at = $2 \
                       WHERE user_id = $1 AND status = 'pending' AND kind = 'checkout'";
@@ -115,9 +140,9 @@ impl Db {
             if closed != 1 {
                 return Ok(false);
             }
-            activation_query!(&payment.user_id, a, now).execute(&mut *tx).await?;
-            sqlx::query(renewal).bind(&payment.user_id).bind(renewed_by).execute(&mut *tx).await?;
-            sqlx::query(others).bind(&payment.user_id).bind(now).execute(&mut *tx).await?;
+            activation_query!(user_id, a, now).execute(&mut *tx).await?;
+            sqlx::query(renewal).bind(user_id).bind(renewed_by).execute(&mut *tx).await?;
+            sqlx::query(others).bind(user_id).bind(now).execute(&mut *tx).await?;
             tx.commit().await?;
             Ok(true)
         })

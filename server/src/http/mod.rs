@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod conversations;
 pub mod health;
+pub mod invoices;
 pub mod payments;
 pub mod settings;
 pub mod subscription;
@@ -35,6 +36,7 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(subscription::routes)
             .configure(usage::routes)
             .configure(payments::routes)
+            .configure(invoices::routes)
             .configure(conversations::routes)
             .configure(ws::routes)
             .default_service(aweb::to(|| async {

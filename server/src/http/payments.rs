@@ -78,7 +78,7 @@ async fn own_payment(state: &AppState, user: &AuthUser, id: &str) -> Result<Paym
         .db
         .payment(id)
         .await?
-        .filter(|p| p.user_id == user.id())
+        .filter(|p| p.user_id.as_deref() == Some(user.id()))
         .ok_or(ErrorCode::NotFound)?)
 }
 

@@ -192,8 +192,28 @@ fn required(value: Option<&str>, field: &'static str) -> Result<String> {
     bounded(value, field, MAX_BILLING_FIELD)
 }
 
+fn country(value: Option<&str>) -> Result<String> {
+    let value = required(value, "country")?;
+    crate::vat::country_code(&value).ok_or_else(|| ApiError::field(ErrorCode::InvalidCountry, "country"))
+}
+
+fn vat_number(state: &AppState, country: &str, number: &str) -> Result<String> {
+    let vat = &state.catalogue.vat;
+    if !vat.is_eu(country) {
+        return Ok(number.to_owned());
+    }
+    if country == "HU" && crate::vat::is_hungarian_tax_number(number) {
+        return Ok(number.to_owned());
+    }
+    vat.eu_vat_number(country, number)
+        .ok_or_else(|| ApiError::field(ErrorCode::VatNumberInvalid, "vatNumber"))
+}
+
 /// Billing info is stored whole: the required fields of its type must all be there.
 /// Company name and VAT number belong to company billing only and are dropped otherwise.
+/// The country is an ISO code (VAT depends on it). A company in the EU needs a VAT number
+/// of its country's format, stored compact (`DE123456789`); a Hungarian company may give
+/// its domestic tax number (`12345678-2-41`) instead. Elsewhere any number is taken.
 async fn put_billing_info(
     state: Data,
     user: AuthUser,
@@ -219,10 +239,18 @@ async fn put_billing_info(
         address: required(info.address.as_deref(), "address")?,
         city: required(info.city.as_deref(), "city")?,
         postal_code: required(info.postal_code.as_deref(), "postalCode")?,
-        country: required(info.country.as_deref(), "country")?,
+        country: country(info.country.as_deref())?,
         vat_number: company
             .then(|| required(info.vat_number.as_deref(), "vatNumber"))
             .transpose()?,
+    };
+    let row = BillingRow {
+        vat_number: row
+            .vat_number
+            .as_deref()
+            .map(|n| vat_number(&state, &row.country, n))
+            .transpose()?,
+        ..row
     };
     state.db.put_billing_info(user.id(), &row, state.now()).await?;
     announce(&state, &user.user).await?;

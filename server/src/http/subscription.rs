@@ -4,7 +4,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::auth::AuthUser;
+use crate::auth::{self, AuthUser};
 use crate::error::{ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::Lang;
@@ -26,16 +26,40 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 
 type Data = web::Data<AppState>;
 
-/// The catalogue for plan cards: features, limits, models and prices with VAT.
-async fn plans(state: Data) -> HttpResponse {
-    let vat = state.catalogue.vat_rate;
+/// The catalogue for plan cards: features, limits, models, and prices with the VAT this
+/// caller would pay. Public: without a (valid) token, or without billing info, the VAT
+/// is the seller's domestic rate, as an estimate.
+async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
+    let user = match auth::request_token(&req) {
+        Some(token) => state.authenticate(&token).await?,
+        None => None,
+    };
+    let billing = match &user {
+        Some(user) => state.db.billing_info(&user.id).await?,
+        None => None,
+    };
+    let vat = state.vat_for(billing.as_ref());
     let data: Vec<_> = state
         .catalogue
         .all()
         .into_iter()
-        .map(|p| p.to_json(vat))
+        .map(|p| p.to_json(vat.rate))
         .collect();
-    HttpResponse::Ok().json(json!({ "success": true, "data": data, "vatRate": vat }))
+    Ok(HttpResponse::Ok().json(json!({
+        "success": true,
+        "data": data,
+        "vatRate": vat.rate,
+        "vat": {
+            "rate": vat.rate,
+            "treatment": vat.treatment.as_str(),
+            // Whose VAT this is: the caller's billing info, or the seller's country.
+            "basis": if billing.is_some() { "billingInfo" } else { "seller" },
+            "country": billing.map_or_else(
+                || state.settings.invoice.seller_country.clone(),
+                |b| b.country,
+            ),
+        },
+    })))
 }
 
 async fn get_subscription(state: Data, user: AuthUser) -> Result<HttpResponse> {

@@ -8,6 +8,7 @@ mod cookies;
 mod fuzz;
 mod health;
 mod helpers;
+mod invoices;
 mod localstripe;
 mod login;
 mod model_stub;

@@ -97,6 +97,8 @@ export interface RequestOptions {
    * `Authorization` always comes from the stored token.
    */
   headers?: Record<string, string>;
+  /** The answer is a file (e.g. an invoice PDF): resolve with its bytes, not JSON. */
+  asBlob?: boolean;
 }
 
 function isErrorBody(value: unknown): value is Partial<ApiErrorBody> {
@@ -138,8 +140,8 @@ function errorFromResponse(response: Response, payload: unknown): ApiError {
 }
 
 export async function apiRequest<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const { method = 'GET', body, signal, anonymous = false, headers: extraHeaders } = options;
-  const headers = new Headers({ Accept: 'application/json', 'Accept-Language': currentLanguage() });
+  const { method = 'GET', body, signal, anonymous = false, headers: extraHeaders, asBlob = false } = options;
+  const headers = new Headers({ Accept: asBlob ? '*/*' : 'application/json', 'Accept-Language': currentLanguage() });
 
   let requestBody: BodyInit | undefined;
   if (body instanceof FormData) {
@@ -170,6 +172,7 @@ export async function apiRequest<T>(path: string, options: RequestOptions = {}):
     throw error;
   }
 
+  if (response.ok && asBlob) return (await response.blob()) as T;
   const payload = parseJson(await response.text().catch(() => ''));
   if (response.ok) return payload as T;
 
@@ -195,6 +198,9 @@ export const api = {
   delete: <T>(path: string, options?: Omit<RequestOptions, 'method' | 'body'>) =>
     apiRequest<T>(path, { ...options, method: 'DELETE' }),
 };
+
+/** A file the server answers, fetched with the session like any call; errors as above. */
+export const apiBlob = (path: string) => apiRequest<Blob>(path, { method: 'GET', asBlob: true });
 
 /**
  * The text to show inline for a failed call, or null when the client already showed a

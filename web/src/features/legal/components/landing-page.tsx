@@ -5,6 +5,7 @@ import { Button } from '@/components/button';
 import { buttonClassName } from '@/components/button-class-name';
 import { ChatIcon, GlobeIcon, UserIcon } from '@/components/icons';
 import { openAuthDialog, selectIsAuthenticated, useAuthStore } from '@/features/auth';
+import { PlanSummary, usePublicPlans, type Plan } from '@/features/subscription';
 import { useDocumentTitle } from '@/hooks/use-document-title';
 import { GaugeIcon, ListIcon, ShieldIcon } from './landing-icons';
 import styles from './landing-page.module.css';
@@ -18,23 +19,15 @@ const FEATURES: { id: 'live' | 'conversations' | 'quotas' | 'personal' | 'langua
   { id: 'privacy', icon: <ShieldIcon /> },
 ];
 
-/** SPEC §9: net monthly list prices; VAT comes on top. Hungarian pages show forints. */
-const PLANS = [
-  { id: 'free', eur: 0, huf: 0 },
-  { id: 'base', eur: 5, huf: 1500 },
-  { id: 'plus', eur: 10, huf: 3000 },
-  { id: 'pro', eur: 20, huf: 6000 },
-] as const;
-const PLAN_POINTS = ['messages', 'extras'] as const;
-
-function formatPrice(language: string, plan: (typeof PLANS)[number]): string {
-  const hungarian = language.toLowerCase().startsWith('hu');
+/** SPEC §9: the net monthly list price; VAT comes on top. Hungarian pages show forints. */
+function formatPrice(language: string, plan: Plan): string {
+  const currency = language.toLowerCase().startsWith('hu') ? 'HUF' : 'EUR';
   return new Intl.NumberFormat(language, {
     style: 'currency',
-    currency: hungarian ? 'HUF' : 'EUR',
+    currency,
     minimumFractionDigits: 0,
-    maximumFractionDigits: 0,
-  }).format(hungarian ? plan.huf : plan.eur);
+    maximumFractionDigits: 2,
+  }).format(plan.prices[currency].net);
 }
 
 /** `/`: the one page besides the privacy policy that guests may open. */
@@ -42,6 +35,8 @@ export function LandingPage() {
   const { t, i18n } = useTranslation('legal');
   useDocumentTitle();
   const isAuthenticated = useAuthStore(selectIsAuthenticated);
+  // From the server's catalogue, so the page offers only what works (web/README.md).
+  const plans = usePublicPlans();
 
   return (
     <div className={styles.page}>
@@ -95,18 +90,16 @@ export function LandingPage() {
         </h2>
         <p className={styles.sectionIntro}>{t('landing.plans.intro')}</p>
         <ul className={styles.plans}>
-          {PLANS.map((plan) => (
-            <li key={plan.id} className={styles.card} data-plan={plan.id}>
-              <h3 className={styles.cardTitle}>{t(`landing.plans.${plan.id}.name`)}</h3>
+          {plans.map((plan) => (
+            <li key={plan.planType} className={styles.card} data-plan={plan.planType}>
+              <h3 className={styles.cardTitle}>{plan.name}</h3>
               <p className={styles.price}>
                 <span className={styles.amount}>{formatPrice(i18n.language, plan)}</span>{' '}
                 <span className={styles.period}>{t('landing.plans.perMonth')}</span>
               </p>
-              <ul className={styles.points}>
-                {PLAN_POINTS.map((point) => (
-                  <li key={point}>{t(`landing.plans.${plan.id}.points.${point}`)}</li>
-                ))}
-              </ul>
+              <div className={styles.points}>
+                <PlanSummary plan={plan} />
+              </div>
             </li>
           ))}
         </ul>

@@ -1,14 +1,41 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { useAuthDialogStore, useAuthStore } from '@/features/auth';
 import { CookieConsent, getCookieConsent } from '@/features/cookies';
 import { i18n } from '@/lib/i18n';
-import { anna } from '@/test/fixtures';
+import { anna, jsonResponse } from '@/test/fixtures';
 import { LandingPage } from './landing-page';
 import { NotFoundPage } from './not-found-page';
 import { PrivacyPolicyPage } from './privacy-policy-page';
+
+const off = { googleWebSearch: false, openaiWebSearch: false, documentProcessing: false, projectManagement: false };
+const on = { googleWebSearch: true, openaiWebSearch: true, documentProcessing: true, projectManagement: true };
+/** The public catalogue as the server answers it: no feature works yet. */
+function plan(planType: string, name: string, eur: number, huf: number, daily: number | null, features: typeof on) {
+  const price = (net: number) => ({ net, vat: 0, total: net });
+  const limit = { daily, monthly: null };
+  return {
+    planType,
+    name,
+    features: { ...features, imageGeneration: features.openaiWebSearch },
+    available: { ...off, imageGeneration: false, imageUpload: false },
+    limits: { responseLimit: limit, webSearchLimit: limit, imageGenerationLimit: limit },
+    maxImagesPerMessage: 5,
+    chatModels: ['gpt-4o-mini'],
+    prices: { EUR: price(eur), HUF: price(huf) },
+  };
+}
+const plansAnswer = {
+  success: true,
+  data: [
+    plan('free', 'Free', 0, 0, 50, off),
+    plan('base', 'Base', 5, 1500, 300, on),
+    plan('plus', 'Plus', 10, 3000, 1000, on),
+    plan('pro', 'Pro', 20, 6000, null, on),
+  ],
+};
 
 function renderPage(element: ReactNode) {
   const router = createMemoryRouter([{ path: '*', element }], { initialEntries: ['/'] });
@@ -17,6 +44,11 @@ function renderPage(element: ReactNode) {
 }
 
 beforeEach(async () => {
+  // The landing page's plans come from the public catalogue.
+  vi.stubGlobal(
+    'fetch',
+    vi.fn<typeof fetch>(() => Promise.resolve(jsonResponse(200, plansAnswer))),
+  );
   useAuthStore.setState({ status: 'anonymous', token: null, user: null, settings: null });
   useAuthDialogStore.setState({ dialog: null, notice: null });
   await i18n.changeLanguage('en-US');
@@ -34,9 +66,10 @@ describe('LandingPage', () => {
     expect(useAuthDialogStore.getState().dialog).toBe('register');
   });
 
-  it('shows the net euro prices of SPEC §9, VAT extra', () => {
+  it('shows the net euro prices of SPEC §9, VAT extra', async () => {
     renderPage(<LandingPage />);
     const plans = screen.getByRole('heading', { level: 2, name: 'Plans' }).closest('section')!;
+    await within(plans).findByRole('heading', { level: 3, name: 'Pro' });
     const price = (name: string) =>
       within(plans).getByRole('heading', { level: 3, name }).closest('li')!.querySelector('p')!.textContent;
     expect(price('Free')).toMatch(/€0/);
@@ -49,9 +82,26 @@ describe('LandingPage', () => {
   it('shows forint prices in Hungarian', async () => {
     await i18n.changeLanguage('hu-HU');
     renderPage(<LandingPage />);
+    await screen.findByRole('heading', { level: 3, name: 'Pro' });
     const text = screen.getByRole('heading', { level: 2, name: 'Csomagok' }).closest('section')!.textContent;
     for (const amount of ['0', '1500', '3000', '6000']) expect(text).toMatch(new RegExp(`${amount}\\s?Ft`));
     expect(screen.getByTestId('landing-register').textContent).toBe('Kezdje el ingyen');
+  });
+
+  it('lists only what works, from the catalogue; the rest of a plan is coming soon', async () => {
+    renderPage(<LandingPage />);
+    const pro = await screen.findByTestId('plan-summary-pro');
+    expect(pro.textContent).toContain('Unlimited messages');
+    expect(pro.textContent).toContain('Models: gpt-4o-mini');
+    expect(within(pro).getByText(/^Coming soon \(not available yet\):/).textContent).toContain('Web search');
+    expect(within(pro).queryByRole('listitem', { name: /web search/i })).toBeNull();
+    expect(within(pro).getAllByRole('listitem').map((item) => item.textContent)).toEqual([
+      'Unlimited messages',
+      'Models: gpt-4o-mini',
+    ]);
+    expect(screen.getByTestId('plan-summary-free').textContent).toContain('50 messages a day');
+    const section = screen.getByRole('heading', { level: 2, name: 'Plans' }).closest('section')!.textContent;
+    expect(section).not.toMatch(/5 images|Google search|searches and images/);
   });
 
   it('links to the privacy policy', () => {

@@ -1,10 +1,11 @@
 /** The plan, subscription, billing and payment calls of docs/api.md, typed. */
-import { api } from '@/lib/api-client';
+import { api, apiBlob } from '@/lib/api-client';
 import type {
   BillingInfo,
   BillingInfoInput,
   ChangePlanAnswer,
   ChangePlanRequest,
+  Invoice,
   Payment,
   PlansAnswer,
   SubscriptionState,
@@ -54,6 +55,12 @@ export const subscriptionApi = {
 
   /** Every payment of the user, newest first: the invoices. */
   getPayments: () => api.get<{ success: true; data: Payment[] }>('/payments').then((answer) => answer.data),
+
+  /** The user's invoices, newest first. */
+  getInvoices: () => api.get<{ success: true; data: Invoice[] }>('/invoices').then((answer) => answer.data),
+
+  /** The invoice's PDF; the request carries the token like every other call. */
+  getInvoicePdf: (invoice: Invoice) => apiBlob(invoice.pdfUrl.replace(/^\/api/, '')),
 
   getPayment: (id: string) =>
     api.get<{ success: true; data: Payment }>(`/payments/${encodeURIComponent(id)}`).then((answer) => answer.data),

@@ -44,12 +44,17 @@ export interface Price {
   total: number;
 }
 
+/** Besides the plan features: several images per message (attachments). */
+export type AvailabilityKey = PlanFeature | 'imageUpload';
+
 export interface Plan {
   planType: PlanType;
   name: string;
   /** The place in the plan order: a higher rank is an upgrade. */
   rank: number;
   features: Record<PlanFeature, boolean>;
+  /** Whether each feature works in this build yet; cards offer only what does. */
+  available: Record<AvailabilityKey, boolean>;
   limits: Record<PlanLimitName, PlanLimit>;
   maxImagesPerMessage: number;
   chatModels: string[];
@@ -58,10 +63,21 @@ export interface Plan {
   prices: Record<Currency, Price>;
 }
 
+export type VatTreatment = 'standard' | 'reverse_charge' | 'outside_eu';
+
+/** The VAT the caller pays: from their billing info, else the seller's country's rate. */
+export interface VatInfo {
+  rate: number;
+  treatment: VatTreatment;
+  basis: 'billingInfo' | 'seller';
+  country: string;
+}
+
 export interface PlansAnswer {
   success: true;
   data: Plan[];
   vatRate: number;
+  vat: VatInfo;
 }
 
 export interface Subscription {
@@ -108,11 +124,34 @@ export interface Payment {
   netAmount: number;
   vatRate: number;
   vatAmount: number;
+  vatTreatment: VatTreatment;
   totalAmount: number;
   paymentMethod: PaymentMethod;
   provider: string;
   createdAt: string;
   completedAt: string | null;
+}
+
+/** `GET /api/invoices`: one per paid payment, amounts in major units. */
+export interface Invoice {
+  _id: string;
+  /** `2026-000123`: gap-free per year. */
+  number: string;
+  issuedAt: string;
+  paymentId: string;
+  planType: PlanType;
+  planName: string;
+  billingCycle: BillingCycle;
+  periodStart: string;
+  periodEnd: string;
+  currency: Currency;
+  netAmount: number;
+  vatRate: number;
+  vatAmount: number;
+  totalAmount: number;
+  vatTreatment: VatTreatment;
+  /** Needs the session: fetched with the token, not opened as a plain link. */
+  pdfUrl: string;
 }
 
 export interface ChangePlanRequest {

@@ -17,7 +17,7 @@ function fillPrivate() {
   type('Address', 'Fő utca 1.');
   type('Postal code', '1011');
   type('City', 'Budapest');
-  type('Country', 'Hungary');
+  type('Country', 'HU');
 }
 
 beforeEach(async () => {
@@ -68,7 +68,7 @@ describe('BillingForm', () => {
     expect(fetchMock.mock.calls[0]?.[1]?.method).toBe('PUT');
     expect(sentBody()).toEqual({
       billingType: 'private',
-      billingInfo: { name: 'Anna Kovács', address: 'Fő utca 1.', postalCode: '1011', city: 'Budapest', country: 'Hungary' },
+      billingInfo: { name: 'Anna Kovács', address: 'Fő utca 1.', postalCode: '1011', city: 'Budapest', country: 'HU' },
     });
     expect(useSubscriptionStore.getState().billingInfo).toEqual(billingInfo);
   });

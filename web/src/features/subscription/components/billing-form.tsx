@@ -16,6 +16,7 @@ import {
   type BillingField,
 } from '../utils/billing-rules';
 import { ChoiceGroup } from './choice-group';
+import { CountrySelect } from './country-select';
 import styles from './forms.module.css';
 
 const AUTOCOMPLETE: Record<BillingField, string> = {
@@ -108,7 +109,16 @@ export function BillingForm({ initial, onSaved, onCancel, submitLabel }: Billing
       />
       <p className={styles.note}>{t('billing.requiredNote')}</p>
       <div className={styles.fields}>
-        {fields.map((field) => (
+        {fields.map((field) =>
+          field === 'country' ? (
+            <CountrySelect
+              key={field}
+              label={t(`billing.fields.${field}`)}
+              value={form.country}
+              onChange={(code) => update('country', code)}
+              error={fieldError(field)}
+            />
+          ) : (
           <TextField
             key={field}
             label={t(`billing.fields.${field}`)}
@@ -119,7 +129,8 @@ export function BillingForm({ initial, onSaved, onCancel, submitLabel }: Billing
             onChange={(event) => update(field, event.target.value)}
             error={fieldError(field)}
           />
-        ))}
+          ),
+        )}
       </div>
       <div className={styles.actions}>
         {onCancel && (

@@ -4,7 +4,11 @@ import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
 import { toast } from '@/components/toast';
 import type { BillingInfo, Plan } from '../api/types';
+import { useSubscriptionStore } from '../stores/subscription-store';
 import { billingFields } from '../utils/billing-rules';
+import { countryName } from '../utils/countries';
+import { useLocale } from '../utils/use-locale';
+import { vatLabel } from '../utils/vat';
 import { BillingForm } from './billing-form';
 import styles from './subscription-section.module.css';
 
@@ -32,6 +36,8 @@ export function BillingInfoPanel({
   onContinue,
 }: BillingInfoPanelProps) {
   const { t } = useTranslation('subscription');
+  const locale = useLocale();
+  const vat = useSubscriptionStore((s) => s.vat);
   const ref = useRef<HTMLElement>(null);
 
   // Sent here by choosing a plan: bring the form into view and put the cursor in it.
@@ -69,9 +75,15 @@ export function BillingInfoPanel({
               {billingFields(billingInfo.billingType).map((field) => (
                 <div key={field}>
                   <dt>{t(`billing.fields.${field}`)}</dt>
-                  <dd>{billingInfo[field]}</dd>
+                  <dd>{field === 'country' ? countryName(billingInfo.country, locale) : billingInfo[field]}</dd>
                 </div>
               ))}
+              {vat?.basis === 'billingInfo' && (
+                <div>
+                  <dt>{t('billing.vat')}</dt>
+                  <dd data-testid="billing-vat">{vatLabel(vat, locale, t)}</dd>
+                </div>
+              )}
             </dl>
           ) : (
             <p className={styles.muted}>{t('billing.none')}</p>

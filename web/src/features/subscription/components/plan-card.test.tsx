@@ -56,15 +56,40 @@ describe('plan prices (SPEC §9: net, VAT apart)', () => {
     expect(card).not.toContain('VAT');
   });
 
-  it('lists features and limits, unlimited and not included', () => {
+  it('lists only what works, and marks the rest of the plan as coming soon', () => {
     const free = renderCard('free', 'current');
-    expect(within(free).getByText('Web search').closest('li')?.textContent).toContain('Not included');
     expect(text(free)).toContain('Messages50 / day');
-    expect(text(free)).toContain('Web searchesNot included');
+    expect(within(free).queryByTestId('coming-soon-free')).toBeNull();
     expect(within(free).getByTestId('choose-plan-free')).toHaveProperty('disabled', true);
     const pro = renderCard('pro');
     expect(text(pro)).toContain('MessagesUnlimited');
-    expect(text(pro)).toContain('Web searches300 / day · 6,000 / month');
+    expect(text(pro)).toContain('Models: gpt-4o-mini');
+    // Search, images and uploads do not work yet: no limits, no ticks, no "5 images".
+    expect(text(pro)).not.toContain('Web searches');
+    expect(text(pro)).not.toContain('Image generations');
+    expect(text(pro)).not.toContain('Images per message');
+    expect(pro.querySelector('[aria-label="Features"]')).toBeNull();
+    const soon = within(pro).getByTestId('coming-soon-pro');
+    expect(text(soon)).toContain('Coming soon (not available yet):');
+    expect(text(soon)).toContain('Web search');
+    expect(text(soon)).toContain('Image generation');
+  });
+
+  it('offers a feature and its limit once the catalogue says it works', () => {
+    const working = { ...plans.pro, available: { ...plans.pro.available, openaiWebSearch: true } };
+    render(<PlanCard plan={working} vatRate={0.27} choice="upgrade" endDate={null} onChoose={vi.fn()} />);
+    const card = screen.getByTestId('plan-card-pro');
+    expect(within(card).getByLabelText('Features').textContent).toContain('Web search');
+    expect(text(card)).toContain('Web searches300 / day · 6,000 / month');
+    expect(text(within(card).getByTestId('coming-soon-pro'))).not.toContain('Web search');
+  });
+
+  it('shows a reverse-charged company no VAT', () => {
+    const vat = { rate: 0, treatment: 'reverse_charge', basis: 'billingInfo', country: 'DE' } as const;
+    render(<PlanCard plan={plans.base} vatRate={0} vat={vat} choice="upgrade" endDate={null} onChoose={vi.fn()} />);
+    const card = text(screen.getByTestId('plan-card-base'));
+    expect(card).toContain('No VAT: reverse charge (EU company)');
+    expect(card).not.toContain('27%');
   });
 });
 

@@ -1,7 +1,7 @@
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
-import { PLAN_FEATURES, PLAN_LIMITS, type Plan, type PlanLimit } from '../api/types';
+import { PLAN_FEATURES, type Plan, type PlanLimit, type PlanLimitName, type VatInfo } from '../api/types';
 import { formatDate, formatNumber } from '../utils/format';
 import type { PlanChoice } from '../utils/plan-change';
 import { useLocale } from '../utils/use-locale';
@@ -11,6 +11,8 @@ import { PlanPrice } from './plan-price';
 export interface PlanCardProps {
   plan: Plan;
   vatRate: number;
+  /** The VAT this user pays; the rate alone when not known. */
+  vat?: VatInfo | null;
   choice: PlanChoice;
   /** The end of the current period: when a scheduled change starts. */
   endDate: string | null;
@@ -19,13 +21,30 @@ export interface PlanCardProps {
   upgradeBlocked?: boolean;
 }
 
-export function PlanCard({ plan, vatRate, choice, endDate, onChoose, upgradeBlocked = false }: PlanCardProps) {
+/**
+ * The limits a card shows: a service's limit only once the service works (`available`
+ * from the catalogue), so a card never sells what does not work yet (web/README.md).
+ */
+function shownLimits(plan: Plan): PlanLimitName[] {
+  const { available } = plan;
+  return [
+    'responseLimit' as const,
+    ...(available.openaiWebSearch || available.googleWebSearch ? (['webSearchLimit'] as const) : []),
+    ...(available.imageGeneration ? (['imageGenerationLimit'] as const) : []),
+  ];
+}
+
+export function PlanCard({ plan, vatRate, vat = null, choice, endDate, onChoose, upgradeBlocked = false }: PlanCardProps) {
   const { t } = useTranslation('subscription');
   const locale = useLocale();
   const titleId = useId();
   const hintId = useId();
   const date = endDate ? formatDate(endDate, locale) : '';
   const current = choice === 'current';
+  const included = PLAN_FEATURES.filter((feature) => plan.features[feature]);
+  const working = included.filter((feature) => plan.available[feature]);
+  // Part of the plan but not working yet: never sold as included.
+  const comingSoon = included.filter((feature) => !plan.available[feature]);
 
   const limitText = ({ daily, monthly }: PlanLimit) => {
     if (daily === null && monthly === null) return t('plans.limit.unlimited');
@@ -62,33 +81,42 @@ export function PlanCard({ plan, vatRate, choice, endDate, onChoose, upgradeBloc
         {choice === 'scheduled' && <span className={[styles.badge, styles.badgeMuted].join(' ')}>{t('plans.scheduled')}</span>}
       </header>
 
-      <PlanPrice plan={plan} vatRate={vatRate} />
-
-      <ul className={styles.features} aria-label={t('plans.features')}>
-        {PLAN_FEATURES.map((feature) => {
-          const included = plan.features[feature];
-          return (
-            <li key={feature} className={included ? styles.included : styles.excluded}>
-              <span aria-hidden="true" className={styles.mark}>
-                {included ? '✓' : '–'}
-              </span>
-              <span className="visually-hidden">{included ? t('plans.included') : t('plans.notIncluded')}: </span>
-              {t(`plans.feature.${feature}`)}
-            </li>
-          );
-        })}
-      </ul>
+      <PlanPrice plan={plan} vatRate={vatRate} vat={vat} />
 
       <dl className={styles.limits} aria-label={t('plans.limitsTitle')}>
-        {PLAN_LIMITS.map((limit) => (
+        {shownLimits(plan).map((limit) => (
           <div key={limit} className={styles.limitRow}>
             <dt>{t(`plans.limit.${limit}`)}</dt>
             <dd>{limitText(plan.limits[limit])}</dd>
           </div>
         ))}
       </dl>
-      <p className={styles.small}>{t('plans.imagesPerMessage', { count: plan.maxImagesPerMessage })}</p>
+      {working.length > 0 && (
+        <ul className={styles.features} aria-label={t('plans.features')}>
+          {working.map((feature) => (
+            <li key={feature} className={styles.included}>
+              <span aria-hidden="true" className={styles.mark}>
+                ✓
+              </span>
+              {t(`plans.feature.${feature}`)}
+            </li>
+          ))}
+        </ul>
+      )}
+      {plan.available.imageUpload && (
+        <p className={styles.small}>{t('plans.imagesPerMessage', { count: plan.maxImagesPerMessage })}</p>
+      )}
       <p className={styles.small}>{t('plans.models', { models: plan.chatModels.join(', ') })}</p>
+      {comingSoon.length > 0 && (
+        <div className={styles.comingSoon} data-testid={`coming-soon-${plan.planType}`}>
+          <p className={styles.small}>{t('plans.comingSoon')}</p>
+          <ul className={styles.comingSoonList}>
+            {comingSoon.map((feature) => (
+              <li key={feature}>{t(`plans.feature.${feature}`)}</li>
+            ))}
+          </ul>
+        </div>
+      )}
 
       <div className={styles.footer}>
         <Button

@@ -1,14 +1,16 @@
 import { useTranslation } from 'react-i18next';
-import type { Currency, Plan } from '../api/types';
+import type { Currency, Plan, VatInfo } from '../api/types';
 import { defaultCurrency, formatMoney, formatPercent } from '../utils/format';
 import { useLocale } from '../utils/use-locale';
+import { vatLabel } from '../utils/vat';
 import styles from './plan-card.module.css';
 
 /**
- * SPEC §9: the net monthly price in EUR and in HUF, VAT shown apart. The language's own
- * currency comes first (HUF for hu-HU).
+ * SPEC §9: the net monthly price in EUR and in HUF, with the VAT this buyer pays shown
+ * apart (the server computes it from their billing info). The language's own currency
+ * comes first (HUF for hu-HU).
  */
-export function PlanPrice({ plan, vatRate }: { plan: Plan; vatRate: number }) {
+export function PlanPrice({ plan, vatRate, vat = null }: { plan: Plan; vatRate: number; vat?: VatInfo | null }) {
   const { t } = useTranslation('subscription');
   const locale = useLocale();
   const currencies: [Currency, Currency] = defaultCurrency(locale) === 'HUF' ? ['HUF', 'EUR'] : ['EUR', 'HUF'];
@@ -26,7 +28,9 @@ export function PlanPrice({ plan, vatRate }: { plan: Plan; vatRate: number }) {
       <p className={styles.vat}>
         {free
           ? t('plans.noPayment')
-          : t('plans.vat', {
+          : vat && vat.treatment !== 'standard'
+            ? vatLabel(vat, locale, t)
+            : t('plans.vat', {
               rate: formatPercent(vatRate, locale),
               amounts: currencies.map((currency) => formatMoney(plan.prices[currency].vat, currency, locale)).join(' · '),
             })}

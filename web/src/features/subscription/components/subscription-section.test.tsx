@@ -7,7 +7,7 @@ import type { SocketEventMap } from '@/lib/socket-protocol';
 import { jsonResponse } from '@/test/fixtures';
 import type { PlanType, SubscriptionState } from '../api/types';
 import { initialSubscriptionState, useSubscriptionStore } from '../stores/subscription-store';
-import { billingInfo, fakeServer, payment, plansAnswer, subscriptionOn } from '../testing/fixtures';
+import { billingInfo, fakeServer, invoice, payment, plansAnswer, subscriptionOn } from '../testing/fixtures';
 import { browser } from '../utils/browser';
 import { SubscriptionSection } from './subscription-section';
 
@@ -22,6 +22,7 @@ function serve(subscription: SubscriptionState, routes: Record<string, object> =
       'GET /api/subscription': { success: true, ...subscription },
       'GET /api/settings': { success: true, settings: {}, billingInfo: savedBilling },
       'GET /api/payments': { success: true, data: [] },
+      'GET /api/invoices': { success: true, data: [] },
       ...routes,
     }),
   );
@@ -163,7 +164,7 @@ describe('SubscriptionSection', () => {
       ['Address', 'Fő utca 1.'],
       ['Postal code', '1011'],
       ['City', 'Budapest'],
-      ['Country', 'Hungary'],
+      ['Country', 'HU'],
     ]) {
       fireEvent.change(within(form).getByLabelText(label!), { target: { value } });
     }
@@ -186,14 +187,16 @@ describe('SubscriptionSection', () => {
     expect(screen.getByTestId('current-plan').textContent).toContain('Pro plan');
   });
 
-  it('lists invoices with net, VAT, total and status', async () => {
+  it('lists invoices with number, date, plan and gross, each downloadable', async () => {
     serve(subscriptionOn('plus'), {
       'GET /api/payments': { success: true, data: [{ ...payment, status: 'succeeded' }] },
+      'GET /api/invoices': { success: true, data: [invoice] },
     });
     renderSection();
     const table = await screen.findByRole('table');
     const cells = within(table).getAllByRole('cell').map((cell) => cell.textContent?.replace(/\s+/g, ' '));
-    expect(cells.slice(1)).toEqual(['Plus (monthly)', '€10.00', '€2.70 (27%)', '€12.70', 'Paid']);
+    expect(cells.slice(0, 4)).toEqual(['2025-000042', 'March 14, 2025', 'Plus (monthly)', '€12.70']);
+    expect(within(table).getByRole('button', { name: 'Download invoice 2025-000042 as PDF' })).toBeDefined();
   });
 
   it('offers a retry when loading fails', async () => {

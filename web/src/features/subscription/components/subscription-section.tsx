@@ -17,7 +17,7 @@ import { BillingInfoPanel } from './billing-info-panel';
 import { CheckoutDialog } from './checkout-dialog';
 import { ConfirmDialog } from './confirm-dialog';
 import { CurrentPlan, PendingChange } from './current-plan';
-import { Invoices } from './invoices';
+import { InvoiceList } from './invoice-list';
 import cardStyles from './plan-card.module.css';
 import { PlanCard } from './plan-card';
 import styles from './subscription-section.module.css';
@@ -38,8 +38,9 @@ export function SubscriptionSection() {
   const { t } = useTranslation(['subscription', 'common']);
   const locale = useLocale();
   const ids = { title: useId(), current: useId(), pending: useId(), plans: useId(), billing: useId(), invoices: useId() };
-  const { status, plans, vatRate, subscription, billingInfo, payments, savingBillingInfo } = useSubscriptionStore();
-  const { load, loadPayments, applySubscription, applyBillingInfo, cancel, cancelPending } = useSubscriptionStore.getState();
+  const { status, plans, vatRate, vat, subscription, billingInfo, invoices, savingBillingInfo } = useSubscriptionStore();
+  const { load, loadPayments, loadInvoices, loadPlans, applySubscription, applyBillingInfo, cancel, cancelPending } =
+    useSubscriptionStore.getState();
   const [dialog, setDialog] = useState<OpenDialog | null>(null);
   const [editingBilling, setEditingBilling] = useState(false);
   // An upgrade chosen before billing info existed: offered again once it is saved.
@@ -65,8 +66,12 @@ export function SubscriptionSection() {
     if (!isSubscriptionState(next)) return;
     applySubscription(next);
     void loadPayments().catch(noop);
+    void loadInvoices().catch(noop);
   });
-  useSocketEvent('settings.updated', ({ billingInfo: next }) => applyBillingInfo(next));
+  useSocketEvent('settings.updated', ({ billingInfo: next }) => {
+    applyBillingInfo(next);
+    void loadPlans().catch(noop);
+  });
 
   const askForBillingInfo = (plan: Plan) => {
     setDialog(null);
@@ -148,6 +153,7 @@ export function SubscriptionSection() {
                   <PlanCard
                     plan={plan}
                     vatRate={vatRate}
+                    vat={vat}
                     choice={planChoice(plan, subscription)}
                     endDate={subscription.data.endDate}
                     onChoose={onChoose}
@@ -171,7 +177,7 @@ export function SubscriptionSection() {
             }}
             onContinue={(plan) => onChoose(plan, 'upgrade')}
           />
-          <Invoices payments={payments} plans={plans} headingId={ids.invoices} />
+          <InvoiceList invoices={invoices} headingId={ids.invoices} />
         </div>
       )}
 

@@ -6,18 +6,21 @@
 import { create } from 'zustand';
 import { useAuthStore } from '@/features/auth';
 import { subscriptionApi } from '../api/subscription-api';
-import type { BillingInfo, BillingInfoInput, Payment, Plan, SubscriptionState } from '../api/types';
+import type { BillingInfo, BillingInfoInput, Invoice, Payment, Plan, SubscriptionState, VatInfo } from '../api/types';
 
 export type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 
 export interface SubscriptionStoreState {
   status: LoadStatus;
   plans: Plan[];
+  /** The VAT rate this user pays (prices in `plans` include it). */
   vatRate: number;
+  vat: VatInfo | null;
   subscription: SubscriptionState | null;
   /** `undefined` until loaded; `null` when the user has saved none. */
   billingInfo: BillingInfo | null | undefined;
   payments: Payment[];
+  invoices: Invoice[];
   /** A billing info save is on its way: an upgrade chosen now would not see it yet. */
   savingBillingInfo: boolean;
 }
@@ -28,6 +31,9 @@ export interface SubscriptionStoreActions {
   /** Only the subscription, e.g. after a payment. */
   loadSubscription: () => Promise<SubscriptionState>;
   loadPayments: () => Promise<void>;
+  loadInvoices: () => Promise<void>;
+  /** The catalogue again: its VAT follows the billing info. */
+  loadPlans: () => Promise<void>;
   applySubscription: (subscription: SubscriptionState) => void;
   applyBillingInfo: (billingInfo: BillingInfo | null) => void;
   saveBillingInfo: (input: BillingInfoInput) => Promise<BillingInfo>;
@@ -42,9 +48,11 @@ export const initialSubscriptionState: SubscriptionStoreState = {
   status: 'idle',
   plans: [],
   vatRate: 0,
+  vat: null,
   subscription: null,
   billingInfo: undefined,
   payments: [],
+  invoices: [],
   savingBillingInfo: false,
 };
 
@@ -59,19 +67,22 @@ export const useSubscriptionStore = create<SubscriptionStore>()((set, get) => ({
   load: async () => {
     set({ status: 'loading' });
     try {
-      const [plans, subscription, billingInfo, payments] = await Promise.all([
+      const [plans, subscription, billingInfo, payments, invoices] = await Promise.all([
         subscriptionApi.getPlans(),
         subscriptionApi.getSubscription(),
         subscriptionApi.getBillingInfo(),
         subscriptionApi.getPayments(),
+        subscriptionApi.getInvoices(),
       ]);
       set({
         status: 'ready',
         plans: plans.data,
         vatRate: plans.vatRate,
+        vat: plans.vat,
         subscription: subscriptionOf(subscription),
         billingInfo,
         payments,
+        invoices,
       });
     } catch (error) {
       set({ status: 'error' });
@@ -89,6 +100,15 @@ export const useSubscriptionStore = create<SubscriptionStore>()((set, get) => ({
     set({ payments: await subscriptionApi.getPayments() });
   },
 
+  loadInvoices: async () => {
+    set({ invoices: await subscriptionApi.getInvoices() });
+  },
+
+  loadPlans: async () => {
+    const plans = await subscriptionApi.getPlans();
+    set({ plans: plans.data, vatRate: plans.vatRate, vat: plans.vat });
+  },
+
   applySubscription: (subscription) => set({ subscription: subscriptionOf(subscription) }),
 
   applyBillingInfo: (billingInfo) => set({ billingInfo }),
@@ -98,6 +118,8 @@ export const useSubscriptionStore = create<SubscriptionStore>()((set, get) => ({
     try {
       const billingInfo = await subscriptionApi.saveBillingInfo(input);
       set({ billingInfo });
+      // The cards' VAT follows the new country; the save stands even if this fails.
+      void get().loadPlans().catch(() => undefined);
       return billingInfo;
     } finally {
       set({ savingBillingInfo: false });

@@ -1,6 +1,6 @@
 /** The default catalogue (config/plans.toml) and subscriptions as the server answers them, for tests. */
 import { jsonResponse } from '@/test/fixtures';
-import type { Payment, Plan, PlanType, SubscriptionState } from '../api/types';
+import type { Invoice, Payment, Plan, PlanType, SubscriptionState } from '../api/types';
 
 function plan(
   planType: PlanType,
@@ -22,6 +22,15 @@ function plan(
       projectManagement: false,
       imageGeneration: false,
       ...features,
+    },
+    // As in this build: no feature works yet (server/src/plans.rs AVAILABLE).
+    available: {
+      googleWebSearch: false,
+      openaiWebSearch: false,
+      documentProcessing: false,
+      projectManagement: false,
+      imageGeneration: false,
+      imageUpload: false,
     },
     limits,
     maxImagesPerMessage: [1, 2, 3, 5][rank]!,
@@ -80,7 +89,12 @@ export const plans: Record<PlanType, Plan> = {
   ),
 };
 
-export const plansAnswer = { success: true, data: Object.values(plans), vatRate: 0.27 };
+export const plansAnswer = {
+  success: true,
+  data: Object.values(plans),
+  vatRate: 0.27,
+  vat: { rate: 0.27, treatment: 'standard', basis: 'seller', country: 'HU' },
+};
 
 export const END_DATE = '2025-04-14T10:03:40.912+00:00';
 
@@ -122,11 +136,31 @@ export const payment: Payment = {
   netAmount: 10,
   vatRate: 0.27,
   vatAmount: 2.7,
+  vatTreatment: 'standard',
   totalAmount: 12.7,
   paymentMethod: 'credit_card',
   provider: 'demo',
   createdAt: '2025-03-14T10:02:11.480+00:00',
   completedAt: null,
+};
+
+export const invoice: Invoice = {
+  _id: '0195941aae987c1d9e2f3a4b5c6d7e90',
+  number: '2025-000042',
+  issuedAt: '2025-03-14T10:03:00.000+00:00',
+  paymentId: payment._id,
+  planType: 'plus',
+  planName: 'Plus',
+  billingCycle: 'monthly',
+  periodStart: '2025-03-14T10:03:00.000+00:00',
+  periodEnd: '2025-04-14T10:03:00.000+00:00',
+  currency: 'EUR',
+  netAmount: 10,
+  vatRate: 0.27,
+  vatAmount: 2.7,
+  totalAmount: 12.7,
+  vatTreatment: 'standard',
+  pdfUrl: '/api/invoices/0195941aae987c1d9e2f3a4b5c6d7e90.pdf',
 };
 
 export const billingInfo = {
@@ -136,7 +170,7 @@ export const billingInfo = {
   address: 'Fő utca 1.',
   city: 'Budapest',
   postalCode: '1011',
-  country: 'Hungary',
+  country: 'HU',
   vatNumber: null,
 };
 

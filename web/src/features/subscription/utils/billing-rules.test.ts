@@ -10,7 +10,7 @@ const complete: BillingInfoInput = {
   address: 'Fő utca 1.',
   city: 'Budapest',
   postalCode: '1011',
-  country: 'Hungary',
+  country: 'HU',
   vatNumber: '',
 };
 
@@ -54,7 +54,7 @@ describe('billing rules (SPEC §5)', () => {
   it('sends company fields only for company billing, trimmed', () => {
     expect(billingInfoBody({ ...complete, name: '  Anna  ', companyName: 'Left over', vatNumber: 'x' })).toEqual({
       billingType: 'private',
-      billingInfo: { name: 'Anna', address: 'Fő utca 1.', city: 'Budapest', postalCode: '1011', country: 'Hungary' },
+      billingInfo: { name: 'Anna', address: 'Fő utca 1.', city: 'Budapest', postalCode: '1011', country: 'HU' },
     });
     expect(
       billingInfoBody({ ...complete, billingType: 'company', companyName: ' Kovács Kft. ', vatNumber: ' 12345678-2-41 ' })

@@ -1,0 +1,46 @@
+//! `/api/invoices`: the user's invoices and their PDFs. Another user's invoice is a 404,
+//! as if it did not exist.
+
+use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionType};
+use actix_web::{web, HttpResponse};
+use serde_json::json;
+
+use crate::auth::AuthUser;
+use crate::error::{ErrorCode, Result};
+use crate::invoices::{self, invoice_json};
+use crate::state::AppState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/invoices")
+            .route("", web::get().to(list))
+            .route("/{id}.pdf", web::get().to(pdf)),
+    );
+}
+
+type Data = web::Data<AppState>;
+
+async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
+    let invoices = state.db.invoices_of(user.id()).await?;
+    let data: Vec<_> = invoices.iter().map(invoice_json).collect();
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
+}
+
+async fn pdf(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    let invoice = invoices::invoice_of_user(&state, user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    let bytes = invoices::pdf::render(&invoice, state.catalogue.timezone, &state.catalogue.vat)?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/pdf")
+        .insert_header(ContentDisposition {
+            disposition: DispositionType::Attachment,
+            parameters: vec![DispositionParam::Filename(format!(
+                "invoice-{}.pdf",
+                invoice.number
+            ))],
+        })
+        // Invoices hold personal data: no shared cache keeps them.
+        .insert_header(("Cache-Control", "private, no-store"))
+        .body(bytes))
+}

@@ -1,0 +1,217 @@
+//! Invoices: one for every paid payment, numbered `2026-000123` without gaps per year,
+//! with the seller, the buyer as billed, the plan, the period and the VAT copied in.
+
+pub mod pdf;
+
+use anyhow::Context;
+use chrono::{Datelike, TimeZone};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::db::billing::BillingRow;
+use crate::db::invoices::InvoiceRow;
+use crate::error::Result;
+use crate::plans::PlanType;
+use crate::quota::iso;
+use crate::state::AppState;
+use crate::subscriptions::period_end;
+
+/// The billing info the VAT of a payment was computed for, as stored on the payment.
+pub fn buyer_json(b: &BillingRow) -> Value {
+    json!({
+        "billingType": b.billing_type,
+        "name": b.name,
+        "companyName": b.company_name,
+        "address": b.address,
+        "city": b.city,
+        "postalCode": b.postal_code,
+        "country": b.country,
+        "vatNumber": b.vat_number,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Buyer {
+    billing_type: String,
+    name: String,
+    company_name: Option<String>,
+    address: String,
+    city: String,
+    postal_code: String,
+    country: String,
+    vat_number: Option<String>,
+}
+
+impl From<BillingRow> for Buyer {
+    fn from(b: BillingRow) -> Buyer {
+        Buyer {
+            billing_type: b.billing_type,
+            name: b.name,
+            company_name: b.company_name,
+            address: b.address,
+            city: b.city,
+            postal_code: b.postal_code,
+            country: b.country,
+            vat_number: b.vat_number,
+        }
+    }
+}
+
+/// The invoice of a paid payment, issued now if it has none yet. Safe to call any
+/// number of times, from any instance: a payment has at most one invoice.
+pub async fn issue_for_payment(state: &AppState, payment_id: &str) -> anyhow::Result<InvoiceRow> {
+    if let Some(invoice) = state.db.invoice_of_payment(payment_id).await? {
+        return Ok(invoice);
+    }
+    let payment = state
+        .db
+        .payment(payment_id)
+        .await?
+        .with_context(|| format!("payment {payment_id} not found"))?;
+    anyhow::ensure!(
+        payment.status == "succeeded",
+        "payment {payment_id} is {}, not paid",
+        payment.status
+    );
+    let paid_at = payment.completed_at.unwrap_or(payment.created_at);
+    // Payments made before buyers were kept on them: the billing info as it is now.
+    let buyer: Buyer = match (&payment.buyer, &payment.user_id) {
+        (Some(snapshot), _) => serde_json::from_str(snapshot).context("reading the buyer of a payment")?,
+        (None, Some(user_id)) => state
+            .db
+            .billing_info(user_id)
+            .await?
+            .map(Buyer::from)
+            .with_context(|| format!("payment {payment_id} has no buyer"))?,
+        (None, None) => anyhow::bail!("payment {payment_id} has no buyer"),
+    };
+    // A checkout's period starts when it is paid, exactly as the plan was activated.
+    let (period_start, period_end) = match (payment.period_start, payment.period_end) {
+        (Some(start), Some(end)) => (start, end),
+        _ => (paid_at, period_end(state, &payment.billing_cycle, paid_at)),
+    };
+    let now = state.now();
+    let seller = &state.settings.invoice;
+    let mut invoice = InvoiceRow {
+        id: uuid::Uuid::now_v7().to_string(),
+        number: String::new(),
+        year: issue_year(state, now),
+        sequence: 0,
+        payment_id: payment.id.clone(),
+        user_id: payment.user_id.clone(),
+        issued_at: now,
+        seller_name: seller.seller_name.clone(),
+        seller_address: seller.seller_address.clone(),
+        seller_vat_number: seller.seller_vat_number.clone(),
+        seller_country: seller.seller_country.clone(),
+        buyer_type: buyer.billing_type,
+        buyer_name: buyer.name,
+        buyer_company: buyer.company_name,
+        buyer_address: buyer.address,
+        buyer_city: buyer.city,
+        buyer_postal_code: buyer.postal_code,
+        buyer_country: buyer.country,
+        buyer_vat_number: buyer.vat_number,
+        plan_type: payment.plan_type.clone(),
+        plan_name: state
+            .catalogue
+            .plan(PlanType::from_db(&payment.plan_type))
+            .name
+            .clone(),
+        billing_cycle: payment.billing_cycle.clone(),
+        period_start,
+        period_end,
+        currency: payment.currency.clone(),
+        net_amount: payment.net_amount,
+        vat_rate: payment.vat_rate,
+        vat_amount: payment.vat_amount,
+        total_amount: payment.total_amount,
+        vat_treatment: payment.vat_treatment.clone(),
+        transaction_id: payment.provider_ref.clone().unwrap_or_else(|| payment.id.clone()),
+    };
+    match state.db.insert_invoice(&mut invoice).await {
+        Ok(()) => {
+            tracing::info!(invoice = %invoice.number, payment = %payment.id, "invoice issued");
+            Ok(invoice)
+        }
+        // Issued at the same moment by another caller: theirs is the invoice.
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => state
+            .db
+            .invoice_of_payment(payment_id)
+            .await?
+            .context("an invoice clashed but is not there"),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The year of an invoice issued at `ms`, in the catalogue's timezone.
+fn issue_year(state: &AppState, ms: i64) -> i64 {
+    state
+        .catalogue
+        .timezone
+        .timestamp_millis_opt(ms)
+        .single()
+        .map_or(1970, |t| i64::from(t.year()))
+}
+
+/// Issues the invoices that a crash between a payment and its invoice left out.
+pub async fn issue_missing(state: &AppState) -> anyhow::Result<usize> {
+    let mut issued = 0;
+    for payment_id in state.db.payments_without_invoice(100).await? {
+        match issue_for_payment(state, &payment_id).await {
+            Ok(_) => issued += 1,
+            Err(e) => tracing::error!(payment = %payment_id, error = ?e, "issuing a missing invoice"),
+        }
+    }
+    Ok(issued)
+}
+
+/// An invoice as `GET /api/invoices` lists it.
+pub fn invoice_json(i: &InvoiceRow) -> Value {
+    let major = |minor: i64| minor as f64 / 100.0;
+    json!({
+        "_id": i.id,
+        "number": i.number,
+        "issuedAt": iso(i.issued_at),
+        "paymentId": i.payment_id,
+        "transactionId": i.transaction_id,
+        "planType": i.plan_type,
+        "planName": i.plan_name,
+        "billingCycle": i.billing_cycle,
+        "periodStart": iso(i.period_start),
+        "periodEnd": iso(i.period_end),
+        "currency": i.currency,
+        "netAmount": major(i.net_amount),
+        "vatRate": i.vat_rate,
+        "vatAmount": major(i.vat_amount),
+        "totalAmount": major(i.total_amount),
+        "vatTreatment": i.vat_treatment,
+        "seller": {
+            "name": i.seller_name,
+            "address": i.seller_address,
+            "vatNumber": i.seller_vat_number,
+            "country": i.seller_country,
+        },
+        "buyer": {
+            "billingType": i.buyer_type,
+            "name": i.buyer_name,
+            "companyName": i.buyer_company,
+            "address": i.buyer_address,
+            "city": i.buyer_city,
+            "postalCode": i.buyer_postal_code,
+            "country": i.buyer_country,
+            "vatNumber": i.buyer_vat_number,
+        },
+        "pdfUrl": format!("/api/invoices/{}.pdf", i.id),
+    })
+}
+
+/// One of `user_id`'s invoices; another user's is `None`, as if it did not exist.
+pub async fn invoice_of_user(state: &AppState, user_id: &str, id: &str) -> Result<Option<InvoiceRow>> {
+    Ok(state
+        .db
+        .invoice(id)
+        .await?
+        .filter(|i| i.user_id.as_deref() == Some(user_id)))
+}

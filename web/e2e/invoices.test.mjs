@@ -1,0 +1,90 @@
+// End-to-end: a buyer pays with the demo provider, sees the plan active and their
+// invoice, and downloads the invoice as a PDF. A server and browser of its own, so it
+// does not depend on the order of the other end-to-end tests.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import { startServer } from './server.mjs';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run',
+];
+const EMAIL = 'buyer@example.com';
+const PASSWORD = 'secret12';
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await startServer();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  const context = await browser.newContext({ baseURL: server.url, locale: 'en-US', acceptDownloads: true });
+  page = await context.newPage();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+test('a buyer pays, sees the plan active and downloads the invoice as a PDF', async () => {
+  await page.goto('/');
+  const cookies = page.getByTestId('cookie-accept-all');
+  if (await cookies.isVisible().catch(() => false)) await cookies.click();
+
+  // Plan cards on the landing page offer only what works.
+  const pro = page.getByTestId('plan-summary-pro');
+  await pro.waitFor();
+  assert.match(await pro.textContent(), /Coming soon \(not available yet\):.*Web search/);
+
+  const mark = server.log().length;
+  await page.getByTestId('landing-register').click();
+  const dialog = page.getByRole('dialog', { name: 'Create an account' });
+  await dialog.getByLabel('Name').fill('Kővári Űrsula');
+  await dialog.getByLabel('Email').fill(EMAIL);
+  await dialog.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await dialog.getByLabel('Confirm password').fill(PASSWORD);
+  await dialog.getByRole('checkbox').check();
+  await dialog.getByRole('button', { name: 'Register' }).click();
+  const verify = page.getByRole('dialog', { name: 'Verify your email' });
+  await verify.getByLabel('Verification code').fill(await server.codeFor(EMAIL, { after: mark }));
+  await verify.getByRole('button', { name: 'Verify' }).click();
+  await verify.waitFor({ state: 'hidden' });
+
+  // Billing info first: a German private buyer pays German VAT.
+  await page.goto('/settings#subscription');
+  await page.getByTestId('choose-plan-base').click();
+  const billing = page.getByTestId('billing-form');
+  await billing.getByLabel('Name', { exact: true }).fill('Kővári Űrsula');
+  await billing.getByLabel('Address').fill('Hauptstraße 1');
+  await billing.getByLabel('City').fill('Berlin');
+  await billing.getByLabel('Postal code').fill('10115');
+  await billing.getByLabel('Country').selectOption('DE');
+  await page.getByTestId('billing-save').click();
+  await page.getByTestId('billing-vat').filter({ hasText: 'VAT 19%' }).waitFor();
+  await page.getByTestId('plan-card-base').filter({ hasText: '+ 19% VAT' }).waitFor();
+
+  await page.getByTestId('choose-plan-base').click();
+  await page.getByTestId('confirm-dialog-confirm').click();
+  await page.waitForURL(/\/api\/payments\/demo\//, { timeout: 15_000 });
+  await page.getByRole('button', { name: 'Pay' }).click();
+  await page.waitForURL(/\/payment-success/, { timeout: 15_000 });
+
+  await page.goto('/settings#subscription');
+  await page.getByTestId('current-plan').filter({ hasText: /base/i }).waitFor();
+  const invoices = page.getByTestId('invoices');
+  const row = invoices.getByRole('row').filter({ hasText: /^\d{4}-000001/ });
+  await row.waitFor();
+  const text = (await row.textContent()).replace(/\s+/g, ' ');
+  assert.match(text, /Base/);
+  assert.match(text, /€5\.95/);
+
+  const [download] = await Promise.all([page.waitForEvent('download'), row.getByTestId('invoice-download').click()]);
+  assert.match(download.suggestedFilename(), /^invoice-\d{4}-000001\.pdf$/);
+  const pdf = await readFile(await download.path());
+  assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-');
+});

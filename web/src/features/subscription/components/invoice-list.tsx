@@ -1,0 +1,100 @@
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Button } from '@/components/button';
+import { FormAlert } from '@/components/form-alert';
+import { errorMessage } from '@/lib/api-client';
+import { subscriptionApi } from '../api/subscription-api';
+import type { Invoice } from '../api/types';
+import { formatDate, formatMoney } from '../utils/format';
+import { useLocale } from '../utils/use-locale';
+import styles from './invoices.module.css';
+
+/** Saves a PDF the server sent: the download needs the session, so it is no plain link. */
+function saveFile(blob: Blob, name: string) {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // Late enough for the browser to have started the download.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The user's invoices, newest first: number, date, plan and gross, each with its PDF. */
+export function InvoiceList({ invoices, headingId }: { invoices: Invoice[]; headingId: string }) {
+  const { t } = useTranslation('subscription');
+  const locale = useLocale();
+  const [downloading, setDownloading] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const download = async (invoice: Invoice) => {
+    setDownloading(invoice._id);
+    setError(null);
+    try {
+      saveFile(await subscriptionApi.getInvoicePdf(invoice), `invoice-${invoice.number}.pdf`);
+    } catch (failure) {
+      setError(errorMessage(failure));
+    } finally {
+      setDownloading(null);
+    }
+  };
+
+  return (
+    <section aria-labelledby={headingId} data-testid="invoices">
+      <h3 id={headingId}>{t('invoices.title')}</h3>
+      <FormAlert>{error}</FormAlert>
+      {invoices.length === 0 ? (
+        <p className={styles.empty}>{t('invoices.empty')}</p>
+      ) : (
+        <table className={styles.table}>
+          <thead>
+            <tr>
+              <th scope="col">{t('invoices.number')}</th>
+              <th scope="col">{t('invoices.date')}</th>
+              <th scope="col">{t('invoices.plan')}</th>
+              <th scope="col" className={styles.number}>
+                {t('invoices.total')}
+              </th>
+              <th scope="col">
+                <span className="visually-hidden">{t('invoices.pdf')}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {invoices.map((invoice) => (
+              <tr key={invoice._id} data-testid={`invoice-${invoice.number}`}>
+                {/* The labels repeat inside each cell for the stacked layout on phones. */}
+                <td data-label={t('invoices.number')}>{invoice.number}</td>
+                <td data-label={t('invoices.date')}>
+                  <time dateTime={invoice.issuedAt}>{formatDate(invoice.issuedAt, locale)}</time>
+                </td>
+                <td data-label={t('invoices.plan')}>
+                  <span>
+                    {invoice.planName}{' '}
+                    <span className={styles.muted}>({t(`invoices.cycle.${invoice.billingCycle}`)})</span>
+                  </span>
+                </td>
+                <td data-label={t('invoices.total')} className={[styles.number, styles.total].join(' ')}>
+                  {formatMoney(invoice.totalAmount, invoice.currency, locale)}
+                </td>
+                <td>
+                  <Button
+                    variant="secondary"
+                    loading={downloading === invoice._id}
+                    onClick={() => void download(invoice)}
+                    aria-label={t('invoices.downloadNumber', { number: invoice.number })}
+                    data-testid="invoice-download"
+                  >
+                    {t('invoices.download')}
+                  </Button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
