@@ -10,7 +10,12 @@ TEST_LOG := $(CARGO_TARGET_DIR)/test-output.log
 WEB_TEST_JSON := $(CARGO_TARGET_DIR)/web-test-results.json
 E2E_LOG := $(CARGO_TARGET_DIR)/e2e-output.log
 
-.PHONY: run build web web-deps test test-rust test-backends test-web lint bench
+# localstripe (a Stripe fake, from PyPI) for the Stripe tests lives in this venv.
+CHAT_VENV ?= /var/tmp/chat-venv
+export CHAT_VENV
+LOCALSTRIPE_VERSION := 1.15.10
+
+.PHONY: run build web web-deps test test-deps test-rust test-backends test-web lint bench
 
 ## Build everything and start the server on its embedded defaults at http://127.0.0.1:8080
 run: build
@@ -31,7 +36,7 @@ web-deps:
 ## client's lint, type check and unit tests; and end-to-end tests of the built client against
 ## the real server in Debian's headless Chromium (/usr/bin/chromium; .ci/run installs it).
 ## Ends with one line that sums up every run.
-test: lint test-rust test-backends test-web
+test: test-deps lint test-rust test-backends test-web
 	@rust=$$(awk '/^test result:/ { p += $$4; f += $$6 } END { print p + 0, f + 0 }' $(TEST_LOG)); \
 	web=$$(node -e 'const r = require(process.argv[1]); console.log(r.numPassedTests, r.numFailedTests)' $(WEB_TEST_JSON)); \
 	e2e=$$(awk '/^# pass/ { p = $$3 } /^# fail/ { f = $$3 } END { print p + 0, f + 0 }' $(E2E_LOG)); \
@@ -44,6 +49,14 @@ test-web: web-deps
 	cd web && npm run build
 	@# The server binary cargo test built; the 360 px screenshot lands in web/e2e/artifacts.
 	cd web && CHAT_SERVER_BIN=$(CARGO_TARGET_DIR)/debug/chat-server node --test --test-reporter=tap e2e/ 2>&1 | tee $(E2E_LOG)
+
+## What the tests need beyond cargo and npm: localstripe in $(CHAT_VENV) (needs python3-venv)
+test-deps:
+	@if [ "$$($(CHAT_VENV)/bin/pip show localstripe 2>/dev/null | sed -n 's/^Version: //p')" != "$(LOCALSTRIPE_VERSION)" ]; then \
+		echo "installing localstripe==$(LOCALSTRIPE_VERSION) into $(CHAT_VENV)"; \
+		python3 -m venv $(CHAT_VENV) && \
+		$(CHAT_VENV)/bin/pip install --quiet --disable-pip-version-check localstripe==$(LOCALSTRIPE_VERSION); \
+	fi
 
 lint:
 	cargo fmt --all -- --check

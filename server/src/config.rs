@@ -85,6 +85,15 @@ pub struct RateLimitSettings {
 pub struct BillingSettings {
     /// How often the scheduler looks for plan changes, renewals and expiries that are due.
     pub scheduler_interval_secs: u64,
+    /// "demo" or "stripe"; a set `stripe_secret_key` means Stripe whatever this says.
+    pub provider: String,
+    pub stripe_secret_key: SecretString,
+    pub stripe_publishable_key: String,
+    pub stripe_webhook_secret: SecretString,
+    pub stripe_api_base: String,
+    pub stripe_js_url: String,
+    /// How old a webhook signature may be; older deliveries are refused as replays.
+    pub webhook_tolerance_secs: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -185,6 +194,24 @@ impl Settings {
         if let Some(v) = env("OPENAI_BASE_URL") {
             self.model.openai_base_url = v;
         }
+        if let Some(v) = env("BILLING_PROVIDER") {
+            self.billing.provider = v;
+        }
+        if let Some(v) = env("STRIPE_SECRET_KEY") {
+            self.billing.stripe_secret_key = secret(v);
+        }
+        if let Some(v) = env("STRIPE_PUBLISHABLE_KEY") {
+            self.billing.stripe_publishable_key = v;
+        }
+        if let Some(v) = env("STRIPE_WEBHOOK_SECRET") {
+            self.billing.stripe_webhook_secret = secret(v);
+        }
+        if let Some(v) = env("STRIPE_API_BASE") {
+            self.billing.stripe_api_base = v;
+        }
+        if let Some(v) = env("STRIPE_JS_URL") {
+            self.billing.stripe_js_url = v;
+        }
         if let Some(v) = env("TRUST_FORWARDED_FOR") {
             self.rate_limit.trust_forwarded_for =
                 v.parse().context("TRUST_FORWARDED_FOR must be true or false")?;
@@ -224,6 +251,8 @@ mod tests {
             "DATABASE_URL" => Some("postgres://u:hunter2@db/chat".into()),
             "SMTP_URL" => Some("smtp://u:hunter2@mail".into()),
             "OPENAI_API_KEY" => Some("sk-hunter2".into()),
+            "STRIPE_SECRET_KEY" => Some("sk_test_hunter2".into()),
+            "STRIPE_WEBHOOK_SECRET" => Some("whsec_hunter2".into()),
             _ => None,
         })
         .unwrap();

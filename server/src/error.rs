@@ -176,6 +176,15 @@ error_codes! {
         "Image optimization failed", "A kép optimalizálása sikertelen";
     FileUploadError = "file_upload_error", BAD_REQUEST,
         "File upload error", "Fájlfeltöltési hiba";
+    // Stripe payments (issue 11)
+    WebhookSignatureInvalid = "webhook_signature_invalid", BAD_REQUEST,
+        "The webhook signature is missing, wrong or too old",
+        "A webhook aláírása hiányzik, hibás vagy túl régi";
+    WebhookInvalid = "webhook_invalid", BAD_REQUEST,
+        "The webhook event could not be read", "A webhook esemény nem olvasható";
+    PaymentProviderError = "payment_provider_error", BAD_GATEWAY,
+        "The payment provider could not be reached. Please try again.",
+        "A fizetési szolgáltató nem érhető el. Kérjük, próbálja újra.";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.

@@ -16,7 +16,6 @@ use crate::auth::codes::{new_token, CodeKey};
 use crate::auth::jwt::Tokens;
 use crate::auth::password::PasswordHasher;
 use crate::auth::rate_limit::RateLimits;
-use crate::billing::demo::DemoProvider;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{is_set, Settings};
 use crate::db::Db;
@@ -61,13 +60,16 @@ impl Application {
             catalogue.clone(),
             clock.clone(),
         );
-        let payments = Box::new(DemoProvider::new(&settings.server.public_url));
+        let payments = crate::billing::choose(&settings, &db, &catalogue).await?;
 
         tracing::info!(
             database = %describe_db(&db, &data_dir),
             redis = if redis.is_some() { "redis (quotas and fan-out shared)" } else { "none (in-process)" },
             mail = %mailer.describe(),
-            payments = "demo (payments complete on a local checkout page)",
+            payments = match payments.name() {
+                "stripe" => "stripe (cards through Stripe; plans start on its verified webhooks)",
+                _ => "demo (payments complete on a local checkout page)",
+            },
             model = realtime.provider.name(),
             "backends"
         );

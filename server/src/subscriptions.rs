@@ -5,6 +5,7 @@
 use chrono::{DateTime, Months};
 use serde_json::{json, Value};
 
+use crate::billing::{Checkout, RenewalChange};
 use crate::db::payments::PaymentRow;
 use crate::db::subscriptions::{Activation, SubscriptionRow};
 use crate::error::{ApiError, ErrorCode, Result};
@@ -170,11 +171,8 @@ pub struct ChangeRequest {
 
 /// What a plan change led to.
 pub enum ChangeOutcome {
-    /// An upgrade: pay at `checkout_url`; the plan changes once paid.
-    PaymentRequired {
-        payment: PaymentRow,
-        checkout_url: String,
-    },
+    /// An upgrade: pay through `checkout`; the plan changes once paid.
+    PaymentRequired { payment: PaymentRow, checkout: Checkout },
     /// A downgrade, scheduled for the end of the period.
     Scheduled(SubscriptionRow),
 }
@@ -199,6 +197,25 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
         let renews = sub.billing_cycle.as_deref() == Some("monthly");
         if req.target != PlanType::Free && !renews {
             return Err(ErrorCode::PlanNotRenewing.into());
+        }
+        // The provider's subscription learns first: if it cannot, nothing changes here.
+        if let Some(renewal) = &sub.provider_subscription_id {
+            let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
+            if req.target == PlanType::Free {
+                change_renewal(state, renewal, RenewalChange::CancelAtPeriodEnd(true)).await?;
+            } else {
+                if pending == Some(PlanType::Free) {
+                    change_renewal(state, renewal, RenewalChange::CancelAtPeriodEnd(false)).await?;
+                }
+                let currency = sub.currency.as_deref().unwrap_or("EUR");
+                let amount = renewal_price(state, user_id, req.target, currency);
+                let change = RenewalChange::RenewAs {
+                    plan_type: req.target.as_str(),
+                    currency,
+                    amount,
+                };
+                change_renewal(state, renewal, change).await?;
+            }
         }
         // Keep what was paid for until the end date; quotas are not reset.
         state
@@ -238,15 +255,47 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
     payment_required(state, payment).await
 }
 
-async fn payment_required(state: &AppState, payment: PaymentRow) -> Result<ChangeOutcome> {
-    let checkout = state.payments.start_checkout(&payment).await?;
+async fn payment_required(state: &AppState, mut payment: PaymentRow) -> Result<ChangeOutcome> {
+    let checkout = state
+        .payments
+        .start_checkout(&payment)
+        .await
+        .map_err(provider_error)?;
     if let Some(provider_ref) = &checkout.provider_ref {
-        state.db.set_provider_ref(&payment.id, provider_ref).await?;
+        if payment.provider_ref.as_ref() != Some(provider_ref) {
+            state.db.set_provider_ref(&payment.id, provider_ref).await?;
+            payment.provider_ref = Some(provider_ref.clone());
+        }
     }
-    Ok(ChangeOutcome::PaymentRequired {
-        payment,
-        checkout_url: checkout.url,
-    })
+    Ok(ChangeOutcome::PaymentRequired { payment, checkout })
+}
+
+/// A provider that failed or could not be reached: logged with its cause, answered as
+/// `payment_provider_error`; nothing was changed here.
+fn provider_error(e: anyhow::Error) -> ApiError {
+    tracing::error!(error = ?e, "payment provider call failed");
+    ErrorCode::PaymentProviderError.into()
+}
+
+async fn change_renewal(state: &AppState, renewal: &str, change: RenewalChange<'_>) -> Result<()> {
+    state
+        .payments
+        .change_renewal(renewal, change)
+        .await
+        .map_err(provider_error)
+}
+
+/// What renewing on `plan` charges: the total a new payment for it would have.
+fn renewal_price(state: &AppState, user_id: &str, plan: PlanType, currency: &str) -> i64 {
+    let charge = Charge {
+        plan,
+        cycle: "monthly",
+        kind: "renewal",
+        currency: Currency::from_db(currency),
+        payment_method: "credit_card",
+        idempotency_key: None,
+    };
+    new_payment(state, user_id, charge).total_amount
 }
 
 /// Cancelling keeps access until the end date, then the user is on free.
@@ -255,6 +304,9 @@ pub async fn cancel(state: &AppState, user_id: &str) -> Result<SubscriptionRow> 
     let sub = state.db.subscription(user_id, now).await?;
     if PlanType::from_db(&sub.plan_type) == PlanType::Free {
         return Err(ErrorCode::NoPaidSubscription.into());
+    }
+    if let Some(renewal) = &sub.provider_subscription_id {
+        change_renewal(state, renewal, RenewalChange::CancelAtPeriodEnd(true)).await?;
     }
     state
         .db
@@ -266,8 +318,22 @@ pub async fn cancel(state: &AppState, user_id: &str) -> Result<SubscriptionRow> 
 pub async fn cancel_pending(state: &AppState, user_id: &str) -> Result<SubscriptionRow> {
     let now = state.now();
     let sub = state.db.subscription(user_id, now).await?;
-    if sub.pending_plan_type.is_none() {
+    let Some(pending) = sub.pending_plan_type.as_deref().map(PlanType::from_db) else {
         return Err(ErrorCode::NoPendingChange.into());
+    };
+    if let Some(renewal) = &sub.provider_subscription_id {
+        if pending == PlanType::Free {
+            change_renewal(state, renewal, RenewalChange::CancelAtPeriodEnd(false)).await?;
+        } else {
+            let currency = sub.currency.as_deref().unwrap_or("EUR");
+            let plan = PlanType::from_db(&sub.plan_type);
+            let change = RenewalChange::RenewAs {
+                plan_type: plan.as_str(),
+                currency,
+                amount: renewal_price(state, user_id, plan, currency),
+            };
+            change_renewal(state, renewal, change).await?;
+        }
     }
     state.db.set_pending_plan(user_id, None, now).await?;
     Ok(state.db.subscription(user_id, now).await?)
@@ -293,10 +359,30 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
         start_date: now,
         end_date: period_end(state, &payment.billing_cycle, now),
     };
-    if !state.db.complete_checkout(&payment, &activation, now).await? {
+    // A monthly plan paid through a provider subscription is renewed by it.
+    let renewed_by = payment
+        .provider_ref
+        .as_deref()
+        .filter(|_| payment.billing_cycle == "monthly" && state.payments.renews_itself());
+    if !state
+        .db
+        .complete_checkout(&payment, &activation, renewed_by, now)
+        .await?
+    {
         return Err(ErrorCode::PaymentClosed.into());
     }
     tracing::info!(user = %payment.user_id, plan = %payment.plan_type, payment = %payment.id, "plan activated");
+    // The plan it replaces must stop renewing, or the user would pay for both.
+    if let Some(old) = sub
+        .provider_subscription_id
+        .as_deref()
+        .filter(|old| Some(*old) != renewed_by)
+    {
+        if let Err(e) = state.payments.change_renewal(old, RenewalChange::EndNow).await {
+            tracing::error!(user = %payment.user_id, subscription = old, error = ?e,
+                "could not end the replaced provider subscription; end it by hand");
+        }
+    }
     announce(state, &payment.user_id).await;
     Ok(state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?)
 }
@@ -336,6 +422,9 @@ async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<
     let Some(end) = sub.end_date else { return Ok(false) };
     let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
     let renews_as = match pending {
+        // A provider that renews by itself reports each paid renewal, which extends the
+        // period before it ends; a period that ends unpaid ends on free.
+        _ if state.payments.renews_itself() => None,
         Some(PlanType::Free) => None,
         Some(lower) => Some(lower),
         None if sub.billing_cycle.as_deref() == Some("monthly") => Some(PlanType::from_db(&sub.plan_type)),

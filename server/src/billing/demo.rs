@@ -1,9 +1,11 @@
 //! The demo provider: a checkout page served by this server, where "Pay" completes the
-//! payment at once. Renewals always succeed. For trying the product, never for money.
+//! payment at once. Renewals always succeed. For trying the product, never for money:
+//! it runs only without a Stripe key and with `billing.provider = "demo"`.
 
 use futures_util::future::BoxFuture;
+use serde_json::json;
 
-use super::{Checkout, PaymentProvider};
+use super::{Checkout, PaymentProvider, RenewalChange};
 use crate::db::payments::PaymentRow;
 
 pub struct DemoProvider {
@@ -27,13 +29,40 @@ impl PaymentProvider for DemoProvider {
         let url = format!("{}/api/payments/demo/{}", self.public_url, payment.id);
         Box::pin(async move {
             Ok(Checkout {
-                url,
+                url: Some(url),
+                client_secret: None,
                 provider_ref: None,
             })
         })
     }
 
+    fn renews_itself(&self) -> bool {
+        false
+    }
+
     fn charge_renewal(&self, _payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<bool>> {
         Box::pin(async { Ok(true) })
+    }
+
+    /// The demo provider keeps no subscriptions of its own: the scheduler renews.
+    fn change_renewal(&self, _: &str, _: RenewalChange<'_>) -> BoxFuture<'static, anyhow::Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn cancels_at_period_end(&self, _: &str) -> BoxFuture<'static, anyhow::Result<bool>> {
+        Box::pin(async { Ok(false) })
+    }
+
+    fn abandon(&self, _payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Only its own checkout page's "Pay" completes a demo payment.
+    fn is_paid(&self, _payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<bool>> {
+        Box::pin(async { Ok(false) })
+    }
+
+    fn client_config(&self) -> serde_json::Value {
+        json!({ "provider": "demo", "publishableKey": null, "jsUrl": null })
     }
 }

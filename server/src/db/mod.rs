@@ -20,6 +20,7 @@ pub mod conversations;
 pub mod payments;
 pub mod registrations;
 pub mod resets;
+pub mod stripe;
 pub mod subscriptions;
 pub mod usage;
 pub mod users;

@@ -24,7 +24,7 @@ pub struct PaymentRow {
     pub completed_at: Option<i64>,
 }
 
-const COLUMNS: &str = "id, user_id, plan_type, billing_cycle, kind, status, currency, net_amount, vat_rate, \
+pub(crate) const COLUMNS: &str = "id, user_id, plan_type, billing_cycle, kind, status, currency, net_amount, vat_rate, \
      vat_amount, total_amount, provider, provider_ref, payment_method, idempotency_key, created_at, completed_at";
 
 impl Db {
@@ -95,17 +95,20 @@ impl Db {
     }
 
     /// Closes a paid checkout and starts its plan in one transaction; the user's other
-    /// open checkouts are cancelled. False if the payment was no longer pending.
+    /// open checkouts are cancelled. `renewed_by` is the provider's subscription that
+    /// renews the new plan, if any. False if the payment was no longer pending.
     pub async fn complete_checkout(
         &self,
         payment: &PaymentRow,
         a: &Activation<'_>,
+        renewed_by: Option<&str>,
         now: i64,
     ) -> sqlx::Result<bool> {
         self.subscription(&payment.user_id, now).await?;
         let close = "UPDATE payments SET status = 'succeeded', completed_at = $2 WHERE id = $1 AND status = 'pending'";
         let others = "UPDATE payments SET status = 'canceled', completed_at = $2 \
                       WHERE user_id = $1 AND status = 'pending' AND kind = 'checkout'";
+        let renewal = "UPDATE subscriptions SET provider_subscription_id = $2 WHERE user_id = $1";
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let closed = sqlx::query(close).bind(&payment.id).bind(now).execute(&mut *tx).await?.rows_affected();
@@ -113,6 +116,7 @@ impl Db {
                 return Ok(false);
             }
             activation_query!(&payment.user_id, a, now).execute(&mut *tx).await?;
+            sqlx::query(renewal).bind(&payment.user_id).bind(renewed_by).execute(&mut *tx).await?;
             sqlx::query(others).bind(&payment.user_id).bind(now).execute(&mut *tx).await?;
             tx.commit().await?;
             Ok(true)

@@ -15,10 +15,13 @@ pub struct SubscriptionRow {
     pub end_date: Option<i64>,
     pub pending_plan_type: Option<String>,
     pub pending_since: Option<i64>,
+    /// The provider's subscription that renews this plan (Stripe); None if the
+    /// scheduler renews it or nothing does.
+    pub provider_subscription_id: Option<String>,
 }
 
 const COLUMNS: &str = "id, user_id, plan_type, status, billing_cycle, payment_method, currency, start_date, \
-     end_date, pending_plan_type, pending_since";
+     end_date, pending_plan_type, pending_since, provider_subscription_id";
 
 /// The statement that starts a paid period (dropping any scheduled change), bound and
 /// ready to run on a pool or inside a transaction of either backend.

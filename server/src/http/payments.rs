@@ -1,13 +1,16 @@
-//! `/api/payments`: the user's payments (invoices), and the demo provider's checkout page.
-//! The demo page is reached by its unguessable payment id, as a provider's hosted
-//! checkout would be; its buttons complete or cancel the payment and send the browser to
-//! the client's payment status or cancel page.
+//! `/api/payments`: the user's payments (invoices), what the web client needs to take a
+//! card, Stripe's webhook, and the demo provider's checkout page. The demo page and its
+//! buttons need the payment owner's login (the `token` cookie from the web client) and
+//! exist only while the demo provider runs; its buttons complete or cancel the payment
+//! and send the browser to the client's payment status or cancel page.
 
 use actix_web::http::header::LOCATION;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
 
 use crate::auth::AuthUser;
+use crate::billing::stripe_events;
+use crate::db::payments::PaymentRow;
 use crate::error::{ErrorCode, Result};
 use crate::state::AppState;
 use crate::subscriptions::{self, payment_json};
@@ -16,6 +19,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/payments")
             .route("", web::get().to(list))
+            .route("/config", web::get().to(config))
+            .route("/stripe/webhook", web::post().to(stripe_webhook))
             .route("/demo/{id}", web::get().to(demo_checkout))
             .route("/demo/{id}/pay", web::post().to(demo_pay))
             .route("/demo/{id}/cancel", web::post().to(demo_cancel))
@@ -31,15 +36,63 @@ async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
 }
 
-/// One of the user's payments; another user's is a 404.
+/// Which provider takes payments, for the web client's checkout (no login needed).
+async fn config(state: Data) -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "success": true, "data": state.payments.client_config() }))
+}
+
+/// Stripe's events; refused (400) unless signed with our webhook secret.
+async fn stripe_webhook(state: Data, req: HttpRequest, body: web::Bytes) -> Result<HttpResponse> {
+    if state.payments.name() != "stripe" {
+        return Err(ErrorCode::NotFound.into());
+    }
+    let signature = req
+        .headers()
+        .get("Stripe-Signature")
+        .and_then(|h| h.to_str().ok());
+    stripe_events::receive(&state, &body, signature).await?;
+    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+}
+
+/// One of the user's payments; another user's is a 404. A pending one is checked with
+/// the provider, so the status page sees a payment whose webhook is late.
 async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    let payment = state
+    let mut payment = own_payment(&state, &user, &id).await?;
+    if payment.status == "pending" && payment.provider == state.payments.name() {
+        match state.payments.is_paid(&payment).await {
+            Ok(true) => {
+                stripe_events::complete(&state, &payment).await?;
+                payment = own_payment(&state, &user, &id).await?;
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(payment = %payment.id, error = ?e, "could not ask the provider about a payment")
+            }
+        }
+    }
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": payment_json(&payment) })))
+}
+
+async fn own_payment(state: &AppState, user: &AuthUser, id: &str) -> Result<PaymentRow> {
+    Ok(state
         .db
-        .payment(&id)
+        .payment(id)
         .await?
         .filter(|p| p.user_id == user.id())
-        .ok_or(ErrorCode::NotFound)?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": payment_json(&payment) })))
+        .ok_or(ErrorCode::NotFound)?)
+}
+
+/// A payment of the demo provider that belongs to `user`; everything else, and every
+/// demo route while another provider runs, is a 404.
+async fn demo_payment(state: &AppState, user: &AuthUser, id: &str) -> Result<PaymentRow> {
+    if state.payments.name() != "demo" {
+        return Err(ErrorCode::NotFound.into());
+    }
+    let payment = own_payment(state, user, id).await?;
+    if payment.provider != "demo" {
+        return Err(ErrorCode::NotFound.into());
+    }
+    Ok(payment)
 }
 
 fn html_escape(s: &str) -> String {
@@ -49,8 +102,8 @@ fn html_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-async fn demo_checkout(state: Data, id: web::Path<String>) -> Result<HttpResponse> {
-    let payment = state.db.payment(&id).await?.ok_or(ErrorCode::NotFound)?;
+async fn demo_checkout(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    let payment = demo_payment(&state, &user, &id).await?;
     let amount = |minor: i64| format!("{:.2} {}", minor as f64 / 100.0, payment.currency);
     let id = html_escape(&payment.id);
     let open = payment.status == "pending";
@@ -91,13 +144,14 @@ fn see_other(location: String) -> HttpResponse {
         .finish()
 }
 
-async fn demo_pay(state: Data, id: web::Path<String>) -> Result<HttpResponse> {
+async fn demo_pay(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    demo_payment(&state, &user, &id).await?;
     subscriptions::complete_payment(&state, &id).await?;
     Ok(see_other(format!("/payment/status?paymentId={id}")))
 }
 
-async fn demo_cancel(state: Data, id: web::Path<String>) -> Result<HttpResponse> {
-    state.db.payment(&id).await?.ok_or(ErrorCode::NotFound)?;
+async fn demo_cancel(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    demo_payment(&state, &user, &id).await?;
     subscriptions::abandon_payment(&state, &id).await?;
     Ok(see_other(format!("/payment-cancel?paymentId={id}")))
 }

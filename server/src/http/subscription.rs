@@ -52,7 +52,8 @@ struct ChangeBody {
     currency: Option<String>,
 }
 
-/// Upgrades answer with a payment to make (`checkoutUrl`); downgrades with the
+/// Upgrades answer with a payment to make (`checkoutUrl` for the demo provider's page,
+/// `clientSecret` for Stripe.js to confirm); downgrades with the
 /// subscription and its scheduled change. An `Idempotency-Key` header makes a retried
 /// upgrade return the same payment instead of a second one.
 async fn change(
@@ -90,14 +91,12 @@ async fn change(
         idempotency_key,
     };
     match subscriptions::change_plan(&state, user.id(), request).await? {
-        ChangeOutcome::PaymentRequired {
-            payment,
-            checkout_url,
-        } => Ok(HttpResponse::Ok().json(json!({
+        ChangeOutcome::PaymentRequired { payment, checkout } => Ok(HttpResponse::Ok().json(json!({
             "success": true,
             "requiresPayment": true,
             "payment": payment_json(&payment),
-            "checkoutUrl": checkout_url,
+            "checkoutUrl": checkout.url,
+            "clientSecret": checkout.client_secret,
         }))),
         ChangeOutcome::Scheduled(sub) => {
             subscriptions::announce(&state, user.id()).await;

@@ -543,6 +543,7 @@ async fn settings_and_subscription_changes_reach_every_tab() {
     let id = started["payment"]["_id"].as_str().unwrap();
     app.client
         .post(app.url(&format!("/api/payments/demo/{id}/pay")))
+        .bearer_auth(&ann.token)
         .send()
         .await
         .unwrap();

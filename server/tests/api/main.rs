@@ -4,6 +4,7 @@
 mod chat;
 mod health;
 mod helpers;
+mod localstripe;
 mod login;
 mod model_stub;
 mod operator;
@@ -13,6 +14,7 @@ mod quota;
 mod register;
 mod settings;
 mod smtp;
+mod stripe;
 mod subscription;
 mod validation;
 mod ws;

@@ -30,7 +30,7 @@ async fn change_with_key(app: &TestApp, user: &TestUser, key: &str, body: Value)
         .unwrap()
 }
 
-/// Upgrades through the demo checkout page's "Pay" button.
+/// Upgrades through the demo checkout page's "Pay" button, logged in as its owner.
 async fn buy(app: &TestApp, user: &TestUser, body: Value) -> Value {
     let started = assert_ok(change(app, user, body).await).await;
     assert_eq!(started["requiresPayment"], json!(true));
@@ -38,6 +38,7 @@ async fn buy(app: &TestApp, user: &TestUser, body: Value) -> Value {
     let paid = app
         .client
         .post(app.url(&format!("/api/payments/demo/{id}/pay")))
+        .bearer_auth(&user.token)
         .send()
         .await
         .unwrap();
@@ -193,6 +194,7 @@ async fn an_upgrade_takes_effect_once_paid_and_renews_monthly() {
     let page = app
         .client
         .get(app.url(&path))
+        .bearer_auth(&ann.token)
         .send()
         .await
         .unwrap()
@@ -208,6 +210,7 @@ async fn an_upgrade_takes_effect_once_paid_and_renews_monthly() {
     let paid = app
         .client
         .post(app.url(&format!("/api/payments/demo/{id}/pay")))
+        .bearer_auth(&ann.token)
         .send()
         .await
         .unwrap();
@@ -223,6 +226,7 @@ async fn an_upgrade_takes_effect_once_paid_and_renews_monthly() {
     let again = app
         .client
         .post(app.url(&format!("/api/payments/demo/{id}/pay")))
+        .bearer_auth(&ann.token)
         .send()
         .await
         .unwrap();
@@ -420,6 +424,7 @@ async fn a_cancelled_checkout_changes_nothing_and_payments_are_private() {
     let cancelled = app
         .client
         .post(app.url(&format!("/api/payments/demo/{id}/cancel")))
+        .bearer_auth(&ann.token)
         .send()
         .await
         .unwrap();
@@ -434,6 +439,7 @@ async fn a_cancelled_checkout_changes_nothing_and_payments_are_private() {
     let pay_late = app
         .client
         .post(app.url(&format!("/api/payments/demo/{id}/pay")))
+        .bearer_auth(&ann.token)
         .send()
         .await
         .unwrap();
@@ -523,6 +529,7 @@ async fn paying_an_old_checkout_late_never_moves_a_user_down() {
     let late = app
         .client
         .post(app.url(&format!("/api/payments/demo/{base_id}/pay")))
+        .bearer_auth(&ann.token)
         .send()
         .await
         .unwrap();
@@ -539,6 +546,7 @@ async fn a_retry_after_the_payment_went_through_gets_the_same_payment() {
     let id = first["payment"]["_id"].as_str().unwrap();
     app.client
         .post(app.url(&format!("/api/payments/demo/{id}/pay")))
+        .bearer_auth(&ann.token)
         .send()
         .await
         .unwrap();

@@ -1,0 +1,433 @@
+//! Stripe webhooks: the only way a Stripe payment grants a plan (besides reading a
+//! PaymentIntent back from Stripe). Every event is signature-checked, applied at most
+//! once by its id, and each handler is itself idempotent, so repeated, concurrent and
+//! out-of-order deliveries change nothing twice. Events that do not concern us are
+//! logged and answered 200 so Stripe stops sending them.
+
+use hmac::{Hmac, Mac};
+use secrecy::ExposeSecret;
+use serde_json::Value;
+use sha2::Sha256;
+
+use crate::billing::stripe::pays_for;
+use crate::billing::RenewalChange;
+use crate::db::payments::PaymentRow;
+use crate::db::subscriptions::Activation;
+use crate::error::{ErrorCode, Result};
+use crate::i18n::Lang;
+use crate::mail::Mail;
+use crate::plans::PlanType;
+use crate::state::AppState;
+use crate::subscriptions::{self, period_end};
+
+/// Checks a `Stripe-Signature` header (`t=…,v1=…[,v1=…]`): an HMAC-SHA256 of
+/// `"{t}.{payload}"` with the endpoint secret, signed at most `tolerance_secs` from `now_secs`.
+pub fn verify_signature(
+    payload: &[u8],
+    header: &str,
+    secret: &[u8],
+    now_secs: i64,
+    tolerance_secs: i64,
+) -> bool {
+    let mut timestamp = None;
+    let mut signatures = Vec::new();
+    for part in header.split(',') {
+        match part.trim().split_once('=') {
+            Some(("t", t)) => timestamp = t.parse::<i64>().ok(),
+            Some(("v1", sig)) => signatures.push(sig),
+            _ => {}
+        }
+    }
+    let Some(timestamp) = timestamp else { return false };
+    if (now_secs - timestamp).abs() > tolerance_secs {
+        return false;
+    }
+    signatures.into_iter().any(|sig| {
+        let Some(expected) = decode_hex(sig) else {
+            return false;
+        };
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
+        mac.update(timestamp.to_string().as_bytes());
+        mac.update(b".");
+        mac.update(payload);
+        // Constant-time comparison.
+        mac.verify_slice(&expected).is_ok()
+    })
+}
+
+fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// `POST /api/payments/stripe/webhook`: verifies, then applies the event once.
+pub async fn receive(state: &AppState, payload: &[u8], signature: Option<&str>) -> Result<()> {
+    let billing = &state.settings.billing;
+    let now_secs = state.now() / 1000;
+    let secret = billing.stripe_webhook_secret.expose_secret().as_bytes();
+    let valid = signature.is_some_and(|header| {
+        verify_signature(payload, header, secret, now_secs, billing.webhook_tolerance_secs)
+    });
+    if !valid {
+        tracing::warn!("stripe webhook refused: missing, wrong or stale signature");
+        return Err(ErrorCode::WebhookSignatureInvalid.into());
+    }
+    let event: Value = serde_json::from_slice(payload).map_err(|_| ErrorCode::WebhookInvalid)?;
+    let (Some(id), Some(kind)) = (event["id"].as_str(), event["type"].as_str()) else {
+        return Err(ErrorCode::WebhookInvalid.into());
+    };
+    if state.db.stripe_event_seen(id).await? {
+        tracing::info!(event = id, kind, "stripe event already applied; ignored");
+        return Ok(());
+    }
+    let object = &event["data"]["object"];
+    match kind {
+        "payment_intent.succeeded" => intent_succeeded(state, object).await?,
+        "payment_intent.payment_failed" => intent_failed(state, object).await?,
+        // Stripe sends both for a paid invoice (localstripe only the second).
+        "invoice.paid" | "invoice.payment_succeeded" => invoice_paid(state, object).await?,
+        "invoice.payment_failed" => invoice_failed(state, object).await?,
+        "customer.subscription.updated" => subscription_updated(state, object).await?,
+        "customer.subscription.deleted" => subscription_deleted(state, object).await?,
+        _ => tracing::debug!(event = id, kind, "stripe event of a type we do not use"),
+    }
+    // Recorded only once applied: a failure answers 500 and Stripe delivers it again.
+    state.db.record_stripe_event(id, kind, state.now()).await?;
+    Ok(())
+}
+
+/// Our payment a PaymentIntent was made for: the one that stored its id, or, if the
+/// event overtook that, the one named in its metadata that has no PaymentIntent yet.
+async fn payment_of_intent(state: &AppState, intent: &Value) -> Result<Option<PaymentRow>> {
+    let Some(pi) = intent["id"].as_str() else {
+        return Ok(None);
+    };
+    if let Some(payment) = state.db.payment_by_provider_ref("stripe", pi).await? {
+        return Ok(Some(payment));
+    }
+    let Some(payment_id) = intent["metadata"]["payment_id"].as_str() else {
+        return Ok(None);
+    };
+    let payment = state.db.payment(payment_id).await?.filter(|p| {
+        p.provider == "stripe"
+            && p.provider_ref.is_none()
+            && intent["metadata"]["user_id"].as_str() == Some(p.user_id.as_str())
+    });
+    if let Some(payment) = &payment {
+        state.db.set_provider_ref(&payment.id, pi).await?;
+    }
+    Ok(payment)
+}
+
+async fn intent_succeeded(state: &AppState, intent: &Value) -> Result<()> {
+    let Some(payment) = payment_of_intent(state, intent).await? else {
+        // Invoices' PaymentIntents are handled through their invoice.
+        return Ok(());
+    };
+    if !pays_for(intent, &payment) {
+        tracing::error!(payment = %payment.id, "stripe charged an amount or currency that does not match the payment; plan not granted");
+        return Ok(());
+    }
+    complete(state, &payment).await
+}
+
+/// Grants a paid checkout; one that can no longer be applied (already applied, or the
+/// user holds a higher plan by now) is logged, since money was taken for it.
+pub async fn complete(state: &AppState, payment: &PaymentRow) -> Result<()> {
+    if payment.status != "pending" {
+        return Ok(());
+    }
+    match subscriptions::complete_payment(state, &payment.id).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.code() == ErrorCode::PaymentClosed => {
+            tracing::error!(payment = %payment.id, user = %payment.user_id,
+                "a paid stripe checkout could not be applied (the user holds this plan or a higher one); refund it");
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+async fn intent_failed(state: &AppState, intent: &Value) -> Result<()> {
+    if let Some(payment) = payment_of_intent(state, intent)
+        .await?
+        .filter(|p| p.status == "pending")
+    {
+        // Closed here, so closed at Stripe too; an error answers 500 and Stripe retries.
+        state.payments.abandon(&payment).await?;
+        if state.db.close_payment(&payment.id, "failed", state.now()).await? {
+            tracing::info!(payment = %payment.id, "stripe payment failed");
+        }
+    }
+    Ok(())
+}
+
+/// The checkout (first invoice) of a subscription. An event that overtakes storing the
+/// subscription id finds nothing; the status page's poll (`is_paid`) completes it then.
+async fn checkout_of_subscription(state: &AppState, subscription: &str) -> Result<Option<PaymentRow>> {
+    Ok(state.db.payment_by_provider_ref("stripe", subscription).await?)
+}
+
+async fn invoice_paid(state: &AppState, invoice: &Value) -> Result<()> {
+    let Some(subscription) = invoice["subscription"].as_str() else {
+        return Ok(());
+    };
+    if let Some(payment) = checkout_of_subscription(state, subscription).await? {
+        if payment.status == "pending" {
+            if !pays_for(invoice, &payment) {
+                tracing::error!(payment = %payment.id, "a stripe invoice paid an amount or currency that does not match the payment; plan not granted");
+                return Ok(());
+            }
+            return complete(state, &payment).await;
+        }
+        // The first invoice again (its second event, or after the status page's poll
+        // applied it): it is the checkout, not a renewal.
+        let period_start = invoice["lines"]["data"][0]["period"]["start"]
+            .as_i64()
+            .map(|s| s * 1000);
+        let first = invoice["billing_reason"] == "subscription_create"
+            || period_start.is_none_or(|start| payment.completed_at.is_none_or(|done| start <= done));
+        if first {
+            return Ok(());
+        }
+    }
+    let Some(user_id) = state.db.user_of_provider_subscription(subscription).await? else {
+        if state
+            .db
+            .payment_by_provider_ref("stripe", subscription)
+            .await?
+            .is_some()
+        {
+            // A subscription of ours that no longer renews anyone's plan still charged.
+            tracing::error!(subscription, invoice = ?invoice["id"], "a replaced stripe subscription was paid; ending it; refund the invoice");
+            if let Err(e) = state
+                .payments
+                .change_renewal(subscription, RenewalChange::EndNow)
+                .await
+            {
+                tracing::error!(subscription, error = ?e, "could not end a replaced stripe subscription");
+            }
+        }
+        return Ok(());
+    };
+    renewal_paid(state, &user_id, invoice).await
+}
+
+/// A renewal invoice was paid: the plan its price stands for runs for the invoice's
+/// period. Keyed by the invoice id, so it is stored once however often it arrives.
+async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Result<()> {
+    let Some(invoice_id) = invoice["id"].as_str() else {
+        return Ok(());
+    };
+    let line = &invoice["lines"]["data"][0];
+    let price = line["price"]["id"]
+        .as_str()
+        .or_else(|| line["plan"]["id"].as_str());
+    let known = match price {
+        Some(price) => state.db.stripe_price_plan(price).await?,
+        None => None,
+    };
+    let Some((plan_type, currency, amount)) = known else {
+        tracing::error!(
+            invoice = invoice_id,
+            "a paid stripe invoice is not for one of our prices; ignored"
+        );
+        return Ok(());
+    };
+    let paid = invoice["amount_paid"].as_i64().unwrap_or(0);
+    let paid_currency = invoice["currency"].as_str().unwrap_or_default();
+    if paid != amount || !paid_currency.eq_ignore_ascii_case(&currency) {
+        tracing::error!(invoice = invoice_id, paid, paid_currency, amount, %currency,
+            "a stripe renewal paid an amount or currency that does not match its price; plan not extended");
+        return Ok(());
+    }
+    let now = state.now();
+    let sub = state.db.subscription(user_id, now).await?;
+    let start = line["period"]["start"].as_i64().map_or(now, |s| s * 1000);
+    let end = line["period"]["end"]
+        .as_i64()
+        .map(|s| s * 1000)
+        .filter(|end| *end > start)
+        .unwrap_or_else(|| period_end(state, "monthly", start));
+    let plan = PlanType::from_db(&plan_type);
+    let net = state
+        .catalogue
+        .plan(plan)
+        .net_price_minor(crate::plans::Currency::from_db(&currency));
+    let payment = PaymentRow {
+        id: uuid::Uuid::now_v7().to_string(),
+        user_id: user_id.to_owned(),
+        plan_type: plan_type.clone(),
+        billing_cycle: "monthly".to_owned(),
+        kind: "renewal".to_owned(),
+        status: "succeeded".to_owned(),
+        currency: currency.clone(),
+        net_amount: net,
+        vat_rate: if net > 0 {
+            (amount - net) as f64 / net as f64
+        } else {
+            0.0
+        },
+        vat_amount: amount - net,
+        total_amount: amount,
+        provider: "stripe".to_owned(),
+        provider_ref: Some(invoice_id.to_owned()),
+        payment_method: sub.payment_method.clone().unwrap_or_else(|| "credit_card".into()),
+        idempotency_key: None,
+        created_at: now,
+        completed_at: Some(now),
+    };
+    let activation = Activation {
+        plan_type: &plan_type,
+        billing_cycle: "monthly",
+        payment_method: &payment.payment_method,
+        currency: &currency,
+        start_date: start,
+        end_date: end,
+    };
+    if state.db.record_paid_renewal(&payment, &activation, now).await? {
+        tracing::info!(user = user_id, plan = %plan_type, payment = %payment.id, invoice = invoice_id, "subscription renewed by stripe");
+        subscriptions::announce(state, user_id).await;
+    }
+    Ok(())
+}
+
+async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
+    let Some(subscription) = invoice["subscription"].as_str() else {
+        return Ok(());
+    };
+    if let Some(payment) = checkout_of_subscription(state, subscription).await? {
+        if state.db.close_payment(&payment.id, "failed", state.now()).await? {
+            tracing::info!(payment = %payment.id, "stripe subscription checkout failed");
+            return Ok(());
+        }
+    }
+    let Some(user_id) = state.db.user_of_provider_subscription(subscription).await? else {
+        return Ok(());
+    };
+    tracing::warn!(user = %user_id, subscription, "stripe renewal payment failed; stripe retries");
+    let Some(user) = state.db.user_by_id(&user_id).await? else {
+        return Ok(());
+    };
+    let sub = state.db.subscription(&user_id, state.now()).await?;
+    let lang = Lang::parse_exact(&user.language).unwrap_or(Lang::EnUs);
+    let end = sub.end_date.and_then(crate::quota::iso).unwrap_or_default();
+    let mail = renewal_failed_mail(lang, &user.email, &user.name, &end);
+    if let Err(e) = state.mailer.send(mail).await {
+        tracing::error!(user = %user_id, error = ?e, "could not mail a failed renewal");
+    }
+    Ok(())
+}
+
+fn renewal_failed_mail(lang: Lang, to: &str, name: &str, end: &str) -> Mail {
+    let (subject, body) = match lang {
+        Lang::EnUs => (
+            "Your subscription could not be renewed".to_owned(),
+            format!(
+                "Hello {name},\n\nWe could not charge your card for the renewal of your subscription. \
+                 Stripe will try again in the next days. Until the renewal is paid you are on the free \
+                 plan from the end of your current period ({end}).\n\nYou can update your card or choose \
+                 a plan again on your subscription page.\n"
+            ),
+        ),
+        Lang::HuHu => (
+            "Előfizetését nem sikerült megújítani".to_owned(),
+            format!(
+                "Kedves {name}!\n\nNem sikerült megterhelni a kártyáját az előfizetés megújításához. \
+                 A Stripe a következő napokban újra megpróbálja. Amíg a megújítás nincs kifizetve, \
+                 a jelenlegi időszak végétől ({end}) az ingyenes csomagot használja.\n\nKártyáját \
+                 frissítheti, vagy újra választhat csomagot az előfizetés oldalán.\n"
+            ),
+        ),
+    };
+    Mail {
+        to: to.to_owned(),
+        subject,
+        body,
+    }
+}
+
+/// Keeps a cancellation made in Stripe (e.g. in its dashboard) in step with ours.
+async fn subscription_updated(state: &AppState, object: &Value) -> Result<()> {
+    let Some(id) = object["id"].as_str() else {
+        return Ok(());
+    };
+    let Some(user_id) = state.db.user_of_provider_subscription(id).await? else {
+        return Ok(());
+    };
+    // Stripe's state now, not the event's snapshot, which may be older than another.
+    let cancels = state.payments.cancels_at_period_end(id).await?;
+    let now = state.now();
+    let sub = state.db.subscription(&user_id, now).await?;
+    let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
+    match (cancels, pending) {
+        (true, None) => state.db.set_pending_plan(&user_id, Some("free"), now).await?,
+        (false, Some(PlanType::Free)) => state.db.set_pending_plan(&user_id, None, now).await?,
+        _ => return Ok(()),
+    }
+    subscriptions::announce(state, &user_id).await;
+    Ok(())
+}
+
+/// Stripe ended the subscription (cancelled at the period end, or renewal retries gave
+/// up): nothing renews the plan any more; it ends at its end date, or now if that passed.
+async fn subscription_deleted(state: &AppState, object: &Value) -> Result<()> {
+    let Some(id) = object["id"].as_str() else {
+        return Ok(());
+    };
+    let Some(user_id) = state.db.user_of_provider_subscription(id).await? else {
+        return Ok(());
+    };
+    let now = state.now();
+    state.db.set_provider_subscription(&user_id, None).await?;
+    let sub = state.db.subscription(&user_id, now).await?;
+    if sub.end_date.is_some_and(|end| end > now) {
+        state.db.set_pending_plan(&user_id, Some("free"), now).await?;
+    } else if sub.plan_type != "free" {
+        state.db.set_free(&user_id, now).await?;
+    }
+    tracing::info!(user = %user_id, subscription = id, "stripe subscription ended");
+    subscriptions::announce(state, &user_id).await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sign(payload: &[u8], secret: &[u8], t: i64) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret).unwrap();
+        mac.update(format!("{t}.").as_bytes());
+        mac.update(payload);
+        let sig: String = mac
+            .finalize()
+            .into_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("t={t},v1={sig}")
+    }
+
+    #[test]
+    fn a_signature_counts_only_with_the_right_secret_payload_and_time() {
+        let payload = br#"{"id":"evt_1"}"#;
+        let header = sign(payload, b"whsec_a", 1_000);
+        assert!(verify_signature(payload, &header, b"whsec_a", 1_100, 300));
+        assert!(!verify_signature(payload, &header, b"whsec_b", 1_100, 300));
+        assert!(!verify_signature(
+            br#"{"id":"evt_2"}"#,
+            &header,
+            b"whsec_a",
+            1_100,
+            300
+        ));
+        assert!(!verify_signature(payload, &header, b"whsec_a", 1_301, 300));
+        assert!(!verify_signature(payload, "t=1000", b"whsec_a", 1_000, 300));
+        assert!(!verify_signature(payload, "v1=zz,t=1000", b"whsec_a", 1_000, 300));
+    }
+}

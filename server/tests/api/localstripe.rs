@@ -1,0 +1,145 @@
+//! localstripe (PyPI), a stateful fake of the Stripe API, started once per test run on a
+//! free port and shared: each test uses its own customers and its own webhook secret.
+//! `make test-deps` installs it into $CHAT_VENV (default /var/tmp/chat-venv). Without it
+//! the Stripe tests are skipped with a note, except under CI, where they fail.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+/// The base URL of the shared localstripe, or None (after a note) if it is not installed.
+pub async fn base_url() -> Option<String> {
+    static BASE: OnceCell<Option<String>> = OnceCell::const_new();
+    BASE.get_or_init(start).await.clone()
+}
+
+async fn start() -> Option<String> {
+    let venv = std::env::var("CHAT_VENV").unwrap_or_else(|_| "/var/tmp/chat-venv".into());
+    let binary = PathBuf::from(venv).join("bin/localstripe");
+    if !binary.exists() {
+        let hint = format!(
+            "{} is missing: run `make test-deps` (it installs localstripe==1.15.10)",
+            binary.display()
+        );
+        if std::env::var_os("CI").is_some() {
+            panic!("{hint}");
+        }
+        eprintln!("skipping the Stripe tests: {hint}");
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // A watchdog shell ends localstripe when this test process is gone, since nothing
+    // drops a static.
+    let script = r#""$0" --port "$1" --from-scratch >/dev/null 2>&1 & ls=$!
+        while kill -0 "$2" 2>/dev/null; do sleep 1; done; kill "$ls""#;
+    // Never waited for: it runs as long as this test process, and its watchdog ends it.
+    #[allow(clippy::zombie_processes)]
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(&binary)
+        .arg(port.to_string())
+        .arg(std::process::id().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting localstripe");
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    for _ in 0..100 {
+        let up = client.get(format!("{base}/js.stripe.com/v3/")).send().await;
+        if up.is_ok_and(|r| r.status().is_success()) {
+            return Some(base);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("localstripe did not start on port {port}");
+}
+
+/// Calls localstripe as the Stripe API with a secret key (or as Stripe.js would).
+pub struct Fake {
+    pub base: String,
+    client: reqwest::Client,
+}
+
+impl Fake {
+    pub fn new(base: &str) -> Fake {
+        Fake {
+            base: base.to_owned(),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    /// POSTs a form; answers the HTTP status and the JSON body.
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> (u16, Value) {
+        let response = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .basic_auth("sk_test_localstripe", Some(""))
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn get(&self, path: &str) -> Value {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .basic_auth("sk_test_localstripe", Some(""))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// Sends every event to `url`, signed with `secret`.
+    pub async fn register_webhook(&self, name: &str, url: &str, secret: &str) {
+        let (status, _) = self
+            .post(
+                &format!("/_config/webhooks/{name}"),
+                &[("url", url), ("secret", secret)],
+            )
+            .await;
+        assert_eq!(status, 200, "registering a localstripe webhook");
+    }
+
+    /// A card PaymentMethod, as Stripe.js makes from the card form.
+    pub async fn card(&self, number: &str) -> String {
+        let form = [
+            ("type", "card"),
+            ("card[number]", number),
+            ("card[exp_month]", "12"),
+            ("card[exp_year]", "2034"),
+            ("card[cvc]", "123"),
+        ];
+        let (status, pm) = self.post("/v1/payment_methods", &form).await;
+        assert_eq!(status, 200, "{pm}");
+        pm["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Confirms a PaymentIntent with a card, as `stripe.confirmCardPayment` does;
+    /// answers localstripe's status code (402 for a declined card).
+    pub async fn pay(&self, client_secret: &str, card_number: &str) -> u16 {
+        let pi = client_secret.split("_secret_").next().unwrap();
+        let pm = self.card(card_number).await;
+        let (status, body) = self
+            .post(&format!("/v1/payment_intents/{pi}"), &[("payment_method", &pm)])
+            .await;
+        assert_eq!(status, 200, "{body}");
+        self.post(&format!("/v1/payment_intents/{pi}/confirm"), &[])
+            .await
+            .0
+    }
+}
