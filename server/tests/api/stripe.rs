@@ -19,6 +19,11 @@ struct StripeApp {
 
 /// None when localstripe is not installed (outside CI): the test then passes as skipped.
 async fn spawn_stripe_app() -> Option<StripeApp> {
+    spawn_stripe_app_with(true).await
+}
+
+/// `webhooks: false` leaves the server without localstripe's deliveries.
+async fn spawn_stripe_app_with(webhooks: bool) -> Option<StripeApp> {
     let base = localstripe::base_url().await?;
     let secret = format!("whsec_{}", uuid::Uuid::new_v4().simple());
     let (api_base, webhook_secret) = (base.clone(), secret.clone());
@@ -32,9 +37,11 @@ async fn spawn_stripe_app() -> Option<StripeApp> {
     })
     .await;
     let fake = Fake::new(&base);
-    let name = uuid::Uuid::new_v4().simple().to_string();
-    fake.register_webhook(&name, &app.url("/api/payments/stripe/webhook"), &secret)
-        .await;
+    if webhooks {
+        let name = uuid::Uuid::new_v4().simple().to_string();
+        fake.register_webhook(&name, &app.url("/api/payments/stripe/webhook"), &secret)
+            .await;
+    }
     Some(StripeApp { app, fake, secret })
 }
 
@@ -499,6 +506,9 @@ async fn an_unpaid_renewal_mails_the_user_and_ends_on_free_until_stripe_is_paid(
         "{}",
         mail.subject()
     );
+    // Delivered again: the event is applied once, so one mail.
+    assert_ok(deliver(app, &s.secret, &failed).await).await;
+    assert_eq!(app.mailbox.count_for("ann@example.com"), 0);
 
     // The period ends unpaid: free, never a month on credit.
     app.advance_minutes((end - app.clock_now()) / 60_000 + 1);
@@ -510,6 +520,179 @@ async fn an_unpaid_renewal_mails_the_user_and_ends_on_free_until_stripe_is_paid(
     let paid = renewal_paid(&stripe_sub, &price.0, price.1, end / 1000);
     assert_ok(deliver(app, &s.secret, &paid).await).await;
     assert_eq!(plan_of(app, &ann).await, "pro");
+}
+
+#[actix_web::test]
+async fn the_status_page_poll_confirms_a_payment_whose_webhook_never_came() {
+    let Some(s) = spawn_stripe_app_with(false).await else {
+        return;
+    };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let started = change(app, &ann, json!({"planType": "base", "billingCycle": "one_time"})).await;
+    let id = started["payment"]["_id"].as_str().unwrap();
+    let path = format!("/api/payments/{id}");
+    // Not paid yet: Stripe says so, and the poll changes nothing.
+    let pending = assert_ok(app.get_auth(&path, &ann.token).await).await;
+    assert_eq!(pending["data"]["status"], json!("pending"));
+    assert_eq!(
+        s.fake
+            .pay(started["clientSecret"].as_str().unwrap(), "4242424242424242")
+            .await,
+        200
+    );
+    let paid = assert_ok(app.get_auth(&path, &ann.token).await).await;
+    assert_eq!(paid["data"]["status"], json!("succeeded"));
+    assert_eq!(plan_of(app, &ann).await, "base");
+}
+
+#[actix_web::test]
+async fn a_payment_event_for_the_wrong_amount_or_another_user_grants_nothing() {
+    let Some(s) = spawn_stripe_app_with(false).await else {
+        return;
+    };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let bob = app.register_paying("bob@example.com").await;
+    let started = change(app, &ann, json!({"planType": "pro", "billingCycle": "one_time"})).await;
+    let id = started["payment"]["_id"].as_str().unwrap();
+    let pi = started["clientSecret"]
+        .as_str()
+        .unwrap()
+        .split("_secret_")
+        .next()
+        .unwrap();
+    let total = (started["payment"]["totalAmount"].as_f64().unwrap() * 100.0).round() as i64;
+    let succeeded = |pi: &str, amount: i64, currency: &str, user: &str| {
+        json!({"id": format!("evt_{}", uuid::Uuid::new_v4().simple()), "type": "payment_intent.succeeded",
+               "data": {"object": {"id": pi, "object": "payment_intent", "status": "succeeded",
+                                   "amount": amount, "amount_received": amount, "currency": currency,
+                                   "metadata": {"payment_id": id, "user_id": user}}}})
+    };
+    for event in [
+        succeeded(pi, 1, "eur", &ann.id),
+        succeeded(pi, total, "huf", &ann.id),
+        // Another PaymentIntent naming Ann's payment, as Bob's.
+        succeeded("pi_not_the_payments", total, "eur", &bob.id),
+    ] {
+        assert_ok(deliver(app, &s.secret, &event).await).await;
+    }
+    assert_eq!(plan_of(app, &ann).await, "free");
+    assert_eq!(plan_of(app, &bob).await, "free");
+    // The right one does.
+    assert_ok(deliver(app, &s.secret, &succeeded(pi, total, "eur", &ann.id)).await).await;
+    assert_eq!(plan_of(app, &ann).await, "pro");
+}
+
+#[actix_web::test]
+async fn an_upgrade_of_a_monthly_plan_ends_the_old_stripe_subscription_once_paid() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let old = subscribe_monthly(&s, &ann, "base").await;
+    let started = change(app, &ann, json!({"planType": "pro", "billingCycle": "monthly"})).await;
+    assert!(started["clientSecret"].as_str().is_some());
+    eventually("pro is active", || async { plan_of(app, &ann).await == "pro" }).await;
+    let remote = s.fake.get(&format!("/v1/subscriptions/{old}")).await;
+    assert_eq!(remote["status"], json!("canceled"), "{remote}");
+    let sub = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
+    assert_ne!(sub.provider_subscription_id.as_deref(), Some(old.as_str()));
+    assert!(sub.provider_subscription_id.is_some());
+}
+
+#[actix_web::test]
+async fn a_cancellation_made_in_the_stripe_dashboard_is_followed_whatever_the_event_order() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let stripe_sub = subscribe_monthly(&s, &ann, "plus").await;
+    let (status, _) = s
+        .fake
+        .post(
+            &format!("/v1/subscriptions/{stripe_sub}"),
+            &[("cancel_at_period_end", "true")],
+        )
+        .await;
+    assert_eq!(status, 200);
+    // An older snapshot arriving last still leads to Stripe's current state.
+    let stale = json!({"id": "evt_updated_stale", "type": "customer.subscription.updated",
+                       "data": {"object": {"id": stripe_sub, "object": "subscription", "cancel_at_period_end": false}}});
+    assert_ok(deliver(app, &s.secret, &stale).await).await;
+    let sub = subscription(app, &ann).await;
+    assert_eq!(sub["data"]["cancelAtPeriodEnd"], json!(true));
+    assert_eq!(sub["data"]["planType"], json!("plus"));
+}
+
+#[actix_web::test]
+async fn a_downgrade_stripe_cannot_take_changes_nothing_here() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let stripe_sub = subscribe_monthly(&s, &ann, "pro").await;
+    // localstripe refuses a price change without proration (`proration_behavior`), as
+    // Stripe refuses calls when it is down: the downgrade must not be half made.
+    let response = app
+        .put_auth(
+            "/api/subscription/change",
+            &ann.token,
+            json!({"planType": "base"}),
+        )
+        .await;
+    assert_error(response, 502, "payment_provider_error").await;
+    let sub = subscription(app, &ann).await;
+    assert_eq!(sub["pendingSubscription"], Value::Null);
+    assert_eq!(sub["data"]["planType"], json!("pro"));
+    let remote = s.fake.get(&format!("/v1/subscriptions/{stripe_sub}")).await;
+    assert_eq!(remote["cancel_at_period_end"], json!(false));
+}
+
+#[actix_web::test]
+async fn a_renewal_paid_at_a_lower_price_switches_to_that_plan_at_the_period_end() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let stripe_sub = subscribe_monthly(&s, &ann, "pro").await;
+    let (_, pro_amount) = price_of(&s.fake, &stripe_sub).await;
+    // The base price made at start-up, as a scheduled downgrade puts on the subscription.
+    let base = s
+        .fake
+        .get(&format!("/v1/plans/chat-base-monthly-eur-{}", base_total(app)))
+        .await;
+    let base_id = base["id"]
+        .as_str()
+        .expect("the base price exists at Stripe")
+        .to_owned();
+    let end = app
+        .state
+        .db
+        .subscription(&ann.id, app.clock_now())
+        .await
+        .unwrap()
+        .end_date
+        .unwrap();
+    let amount = base["amount"].as_i64().unwrap();
+    assert!(amount < pro_amount);
+    assert_ok(
+        deliver(
+            app,
+            &s.secret,
+            &renewal_paid(&stripe_sub, &base_id, amount, end / 1000),
+        )
+        .await,
+    )
+    .await;
+    let sub = subscription(app, &ann).await;
+    assert_eq!(sub["data"]["planType"], json!("base"));
+    assert_eq!(sub["pendingSubscription"], Value::Null);
+}
+
+/// Base's monthly total in EUR, VAT included, in cents.
+fn base_total(app: &TestApp) -> i64 {
+    let catalogue = &app.state.catalogue;
+    let net = catalogue
+        .plan(chat_server::plans::PlanType::Base)
+        .net_price_minor(chat_server::plans::Currency::Eur);
+    chat_server::plans::vat_of(net, catalogue.vat_rate).1
 }
 
 /// The price (id, amount) a Stripe subscription charges, read from localstripe.
