@@ -1,5 +1,6 @@
 // Starts the real chat-server on embedded defaults (SQLite, log mailer, demo model,
-// demo payments) with a fresh data dir, serving the built client from web/dist.
+// demo payments unless `env` configures Stripe) with a fresh data dir, serving the built
+// client from web/dist.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -10,7 +11,7 @@ const here = import.meta.dirname;
 const targetDir = process.env.CARGO_TARGET_DIR ?? '/var/tmp/chat-target';
 export const serverBin = process.env.CHAT_SERVER_BIN ?? join(targetDir, 'debug', 'chat-server');
 
-async function freePort() {
+export async function freePort() {
   return new Promise((ok, fail) => {
     const probe = createServer();
     probe.once('error', fail);
@@ -24,7 +25,8 @@ async function freePort() {
 // tracing colours its output; codes are read from plain text.
 const stripAnsi = (text) => text.replace(/\u001b\[[0-9;]*m/g, '');
 
-export async function startServer() {
+/** `env` adds to (or overrides) the server's environment, e.g. the Stripe settings. */
+export async function startServer({ env = {} } = {}) {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-e2e-'));
   let log = '';
@@ -41,6 +43,7 @@ export async function startServer() {
       REDIS_URL: '',
       SMTP_URL: '',
       OPENAI_API_KEY: '',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,6 +10,11 @@ export interface DialogProps {
   title: string;
   children: ReactNode;
   className?: string;
+  /**
+   * False keeps the dialog shown but lets the page behind it work: Stripe.js puts its
+   * 3-D Secure window on the page, which a modal dialog would cover and make inert.
+   */
+  modal?: boolean;
 }
 
 /**
@@ -17,18 +22,25 @@ export interface DialogProps {
  * and inertness of the page behind it. React state stays the source of truth: Escape and
  * backdrop clicks ask `onClose` instead of closing by themselves.
  */
-export function Dialog({ open, onClose, title, children, className }: DialogProps) {
+export function Dialog({ open, onClose, title, children, className, modal = true }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   // Where a click started: a drag that selects text and ends on the backdrop is no close.
   const pointerDownOnBackdrop = useRef(false);
 
+  // How the dialog is shown now: switching between modal and not means closing it first.
+  const shownModal = useRef<boolean | null>(null);
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
+    if (open && dialog.open && shownModal.current !== modal) dialog.close();
+    if (open && !dialog.open) {
+      if (modal) dialog.showModal();
+      else dialog.show();
+      shownModal.current = modal;
+    }
     if (!open && dialog.open) dialog.close();
-  }, [open]);
+  }, [open, modal]);
 
   // Closing on unmount too, so a dialog swapped for another does not leave the page inert.
   useEffect(() => {

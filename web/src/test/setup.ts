@@ -22,6 +22,9 @@ if (hasDom && typeof HTMLDialogElement !== 'undefined' && !isImplemented()) {
   HTMLDialogElement.prototype.showModal = function showModal(this: HTMLDialogElement) {
     this.open = true;
   };
+  HTMLDialogElement.prototype.show = function show(this: HTMLDialogElement) {
+    this.open = true;
+  };
   HTMLDialogElement.prototype.close = function close(this: HTMLDialogElement) {
     this.open = false;
     this.dispatchEvent(new Event('close'));

@@ -162,7 +162,15 @@ export interface ChangePlanRequest {
 }
 
 export type ChangePlanAnswer =
-  | { success: true; requiresPayment: true; payment: Payment; checkoutUrl: string }
+  | {
+      success: true;
+      requiresPayment: true;
+      payment: Payment;
+      /** The demo provider's checkout page; null with Stripe. */
+      checkoutUrl: string | null;
+      /** Stripe: the PaymentIntent the card form confirms; null (or absent) with the demo provider. */
+      clientSecret?: string | null;
+    }
   | ({ success: true; requiresPayment: false } & SubscriptionState);
 
 /** The billing form's fields; company-only fields are sent for company billing only. */

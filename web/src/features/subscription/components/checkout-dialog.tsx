@@ -1,19 +1,25 @@
-import { useId, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { Button } from '@/components/button';
 import { Dialog } from '@/components/dialog';
 import { FormAlert } from '@/components/form-alert';
+import { TextField } from '@/components/text-field';
 import { useAsyncAction } from '@/hooks/use-async-action';
 import { isApiError } from '@/lib/api-client';
 import { randomId } from '@/lib/random-id';
+import { getPaymentsConfig, type PaymentsConfig } from '../api/payments-config';
 import { subscriptionApi } from '../api/subscription-api';
-import { CURRENCIES, type BillingCycle, type Currency, type Plan } from '../api/types';
+import { CURRENCIES, type BillingCycle, type ChangePlanAnswer, type Currency, type Plan } from '../api/types';
 import { useSubscriptionStore } from '../stores/subscription-store';
+import { cardErrorKey } from '../stripe/card-errors';
+import { confirmCard } from '../stripe/confirm-card';
+import type { MountedCard, StripeError } from '../stripe/stripe-js';
 import { formatAddress } from '../utils/billing-rules';
 import { browser } from '../utils/browser';
 import { defaultCurrency, formatMoney, formatPercent } from '../utils/format';
 import { useLocale } from '../utils/use-locale';
+import { CardField } from './card-field';
 import { ChoiceGroup } from './choice-group';
 import styles from './checkout-dialog.module.css';
 import formStyles from './forms.module.css';
@@ -30,12 +36,38 @@ export interface CheckoutDialogProps {
   onEditBilling: () => void;
 }
 
+type StripeSetup = PaymentsConfig & { publishableKey: string; jsUrl: string };
+
+/** `undefined` while asking; null when the server did not say (then a checkout URL is followed). */
+function usePaymentsConfig(): PaymentsConfig | null | undefined {
+  const [config, setConfig] = useState<PaymentsConfig | null | undefined>(undefined);
+  useEffect(() => {
+    let stopped = false;
+    getPaymentsConfig().then(
+      (answer) => {
+        if (!stopped) setConfig(answer);
+      },
+      () => {
+        if (!stopped) setConfig(null);
+      },
+    );
+    return () => {
+      stopped = true;
+    };
+  }, []);
+  return config;
+}
+
+const statusPath = (paymentId: string) => `/payment/status?paymentId=${encodeURIComponent(paymentId)}`;
+const failedPath = (paymentId: string) => `/payment-cancel?paymentId=${encodeURIComponent(paymentId)}&status=failed`;
+
 /**
- * An upgrade: the billing cycle, currency and payment method, what it costs, then off to
- * the provider's checkout page. Opened only once billing info exists.
+ * An upgrade: the billing cycle, currency and payment method, what it costs, then the
+ * payment: with Stripe, the card form here (Stripe.js Elements); with the demo provider,
+ * off to its checkout page. Opened only once billing info exists.
  */
 export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogProps) {
-  const { t } = useTranslation(['subscription', 'common']);
+  const { t } = useTranslation(['subscription', 'common', 'validation']);
   const locale = useLocale();
   const navigate = useNavigate();
   const summaryTitleId = useId();
@@ -47,32 +79,87 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
   const [currency, setCurrency] = useState<Currency>(() => defaultCurrency(locale));
   const [method, setMethod] = useState<PaymentMethodChoice>('credit_card');
   const [redirecting, setRedirecting] = useState(false);
+  const config = usePaymentsConfig();
+  const stripeSetup: StripeSetup | null =
+    config?.provider === 'stripe' && config.publishableKey && config.jsUrl
+      ? { ...config, publishableKey: config.publishableKey, jsUrl: config.jsUrl }
+      : null;
+  const [card, setCard] = useState<MountedCard | null>(null);
+  const [cardError, setCardError] = useState<StripeError | null>(null);
+  const [cardName, setCardName] = useState(() => billingInfo?.name ?? '');
+  const [cardNameMissing, setCardNameMissing] = useState(false);
+  // While Stripe.js confirms, its 3-D Secure window must be reachable: the dialog stops being modal.
+  const [confirming, setConfirming] = useState(false);
+  // The payment of this choice that waits for its card: after a card error the same
+  // PaymentIntent is confirmed again instead of asking the server for a new one.
+  const awaitingCard = useRef<{ choice: string; answer: Extract<ChangePlanAnswer, { requiresPayment: true }> } | null>(
+    null,
+  );
   // One key per choice: a retry of the same choice (a double click, a lost answer) gets
   // the same payment back; a different choice is a new payment.
   const idempotency = useRef<{ choice: string; key: string } | null>(null);
 
   const price = plan.prices[currency];
+  const cardErrorText = (() => {
+    const key = cardErrorKey(cardError);
+    if (key) return t(`card.errors.${key}`);
+    return cardError?.message ?? null;
+  })();
+
+  const payByCard = async (answer: Extract<ChangePlanAnswer, { requiresPayment: true }>, clientSecret: string) => {
+    if (!card) {
+      action.setError(t('card.notReady'));
+      return;
+    }
+    setConfirming(true);
+    const outcome = await confirmCard(card, clientSecret, {
+      name: cardName.trim(),
+      address: { postal_code: billingInfo?.postalCode ?? '' },
+    }).finally(() => setConfirming(false));
+    const paymentId = answer.payment._id;
+    if (outcome.kind === 'confirmed') {
+      awaitingCard.current = null;
+      // The plan starts when our server hears of the payment from Stripe, not on the browser's word.
+      void navigate(statusPath(paymentId));
+    } else if (outcome.kind === 'fixCard') {
+      setCardError(outcome.error);
+    } else {
+      awaitingCard.current = null;
+      void navigate(failedPath(paymentId));
+    }
+  };
 
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
+    if (stripeSetup) {
+      const nameMissing = cardName.trim() === '';
+      setCardNameMissing(nameMissing);
+      if (nameMissing || cardErrorKey(cardError)) return;
+    }
     const choice = `${plan.planType}|${cycle}|${currency}`;
     if (idempotency.current?.choice !== choice) idempotency.current = { choice, key: randomId() };
     const { key } = idempotency.current;
     await action.run(async () => {
       try {
-        const answer = await subscriptionApi.startCheckout(
-          { planType: plan.planType, paymentMethod: 'credit_card', billingCycle: cycle, currency },
-          key,
-        );
+        const waiting = awaitingCard.current?.choice === choice ? awaitingCard.current.answer : null;
+        const answer =
+          waiting ??
+          (await subscriptionApi.startCheckout(
+            { planType: plan.planType, paymentMethod: 'credit_card', billingCycle: cycle, currency },
+            key,
+          ));
         if (!answer.requiresPayment) {
           applySubscription(answer);
           onClose();
-        } else if (answer.payment.status === 'pending') {
+        } else if (answer.payment.status !== 'pending') {
+          // A retried key whose payment already closed: its status page says how it ended.
+          void navigate(statusPath(answer.payment._id));
+        } else if (answer.clientSecret) {
+          awaitingCard.current = { choice, answer };
+          await payByCard(answer, answer.clientSecret);
+        } else if (answer.checkoutUrl) {
           setRedirecting(true);
           browser.assign(answer.checkoutUrl);
-        } else {
-          // A retried key whose payment already closed: its status page says how it ended.
-          void navigate(`/payment/status?paymentId=${encodeURIComponent(answer.payment._id)}`);
         }
       } catch (error) {
         if (isApiError(error) && error.code === 'billing_info_required') {
@@ -85,7 +172,13 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
   };
 
   return (
-    <Dialog open onClose={onClose} title={t('checkout.title', { plan: plan.name })} className={styles.dialog}>
+    <Dialog
+      open
+      modal={!confirming}
+      onClose={onClose}
+      title={t('checkout.title', { plan: plan.name })}
+      className={styles.dialog}
+    >
       {billingInfo && (
         <form className={formStyles.form} onSubmit={onSubmit} noValidate>
           <FormAlert>{action.error}</FormAlert>
@@ -161,14 +254,45 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
             </Button>
           </div>
 
+          {stripeSetup && (
+            <fieldset className={formStyles.fieldset} data-testid="card-form">
+              <legend className={formStyles.legend}>{t('card.title')}</legend>
+              <div className={styles.cardFields}>
+                <TextField
+                  label={t('card.name')}
+                  value={cardName}
+                  onChange={(event) => {
+                    setCardName(event.target.value);
+                    setCardNameMissing(false);
+                  }}
+                  autoComplete="cc-name"
+                  required
+                  error={cardNameMissing ? t('validation:nameRequired') : null}
+                />
+                <CardField
+                  publishableKey={stripeSetup.publishableKey}
+                  jsUrl={stripeSetup.jsUrl}
+                  error={cardErrorText}
+                  onChange={setCardError}
+                  onReady={setCard}
+                />
+              </div>
+            </fieldset>
+          )}
+
           <p className={formStyles.note}>{t('checkout.startsNote', { plan: plan.name })}</p>
-          <p className={formStyles.note}>{t('checkout.redirectNote')}</p>
+          <p className={formStyles.note}>{stripeSetup ? t('card.secureNote') : t('checkout.redirectNote')}</p>
           <div className={formStyles.actions}>
             <Button variant="secondary" onClick={onClose} disabled={action.pending || redirecting}>
               {t('common:actions.cancel')}
             </Button>
-            <Button type="submit" loading={action.pending || redirecting} data-testid="confirm-dialog-confirm">
-              {t('checkout.submit')}
+            <Button
+              type="submit"
+              loading={action.pending || redirecting}
+              disabled={stripeSetup !== null && card === null}
+              data-testid="confirm-dialog-confirm"
+            >
+              {stripeSetup ? t('card.pay', { amount: formatMoney(price.total, currency, locale) }) : t('checkout.submit')}
             </Button>
           </div>
         </form>
