@@ -117,7 +117,7 @@ test('a user saves billing info, pays for Plus by card and sees the plan active 
   await billing.getByLabel('Address').fill('Fő utca 1');
   await billing.getByLabel('City').fill('Budapest');
   await billing.getByLabel('Postal code').fill('1011');
-  await billing.getByLabel('Country').fill('HU');
+  await billing.getByLabel('Country').selectOption('HU');
   await page.getByTestId('billing-save').click();
   await page.getByTestId('choose-plan-plus').click();
 
