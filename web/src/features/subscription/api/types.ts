@@ -123,7 +123,14 @@ export interface ChangePlanRequest {
 }
 
 export type ChangePlanAnswer =
-  | { success: true; requiresPayment: true; payment: Payment; checkoutUrl: string }
+  | {
+      success: true;
+      requiresPayment: true;
+      payment: Payment;
+      /** Null when there is no page to pay on (Stripe: the saved card was charged). */
+      checkoutUrl: string | null;
+      clientSecret?: string | null;
+    }
   | ({ success: true; requiresPayment: false } & SubscriptionState);
 
 /** The billing form's fields; company-only fields are sent for company billing only. */

@@ -67,11 +67,12 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
         if (!answer.requiresPayment) {
           applySubscription(answer);
           onClose();
-        } else if (answer.payment.status === 'pending') {
+        } else if (answer.payment.status === 'pending' && answer.checkoutUrl) {
           setRedirecting(true);
           browser.assign(answer.checkoutUrl);
         } else {
-          // A retried key whose payment already closed: its status page says how it ended.
+          // Charged already (a Stripe upgrade on the saved card), or a retried key whose
+          // payment closed: its status page follows it to the end.
           void navigate(`/payment/status?paymentId=${encodeURIComponent(answer.payment._id)}`);
         }
       } catch (error) {
