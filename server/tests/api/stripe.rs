@@ -621,6 +621,45 @@ async fn stripe_subscriptions_of(fake: &Fake, customer: &str) -> Vec<Value> {
         .clone()
 }
 
+/// Buys monthly `plan` on an app without localstripe's webhooks, confirmed by the status
+/// page's poll; answers the Stripe customer.
+async fn subscribe_monthly_by_poll(s: &StripeApp, user: &TestUser, plan: &str) -> String {
+    let customer = customer_with_card(s, user).await;
+    let started = change(&s.app, user, json!({"planType": plan, "billingCycle": "monthly"})).await;
+    let path = format!("/api/payments/{}", started["payment"]["_id"].as_str().unwrap());
+    eventually("the monthly plan is paid", || async {
+        let paid = assert_ok(s.app.get_auth(&path, &user.token).await).await;
+        paid["data"]["status"] == json!("succeeded")
+    })
+    .await;
+    customer
+}
+
+#[actix_web::test]
+async fn the_status_page_poll_completes_a_monthly_upgrade_whose_invoice_event_never_came() {
+    let Some(s) = spawn_stripe_app_with(false).await else {
+        return;
+    };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    subscribe_monthly_by_poll(&s, &ann, "plus").await;
+    let end = app
+        .state
+        .db
+        .subscription(&ann.id, app.clock_now())
+        .await
+        .unwrap()
+        .end_date;
+    app.advance_minutes(24 * 60);
+    let started = change(app, &ann, json!({"planType": "pro", "billingCycle": "monthly"})).await;
+    assert_eq!(plan_of(app, &ann).await, "plus");
+    let path = format!("/api/payments/{}", started["payment"]["_id"].as_str().unwrap());
+    let polled = assert_ok(app.get_auth(&path, &ann.token).await).await;
+    assert_eq!(polled["data"]["status"], json!("succeeded"), "{polled}");
+    let after = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
+    assert_eq!((after.plan_type.as_str(), after.end_date), ("pro", end));
+}
+
 #[actix_web::test]
 async fn a_monthly_upgrade_moves_the_one_stripe_subscription_to_the_new_price_and_switches_when_its_invoice_is_paid(
 ) {
@@ -631,14 +670,7 @@ async fn a_monthly_upgrade_moves_the_one_stripe_subscription_to_the_new_price_an
     let ann = app.register_paying("ann@example.com").await;
     // Monthly base, confirmed by the status page's poll (no webhooks here: the test
     // delivers the upgrade's event itself, when it chooses).
-    let customer = customer_with_card(&s, &ann).await;
-    let first = change(app, &ann, json!({"planType": "base", "billingCycle": "monthly"})).await;
-    let first_path = format!("/api/payments/{}", first["payment"]["_id"].as_str().unwrap());
-    eventually("base is paid", || async {
-        let paid = assert_ok(app.get_auth(&first_path, &ann.token).await).await;
-        paid["data"]["status"] == json!("succeeded")
-    })
-    .await;
+    let customer = subscribe_monthly_by_poll(&s, &ann, "base").await;
     let before = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
     let stripe_sub = before.provider_subscription_id.clone().unwrap();
     let (base_total, pro_total) = (
