@@ -246,11 +246,19 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
         return Err(ErrorCode::BillingInfoRequired.into());
     }
     let key = req.idempotency_key.clone();
+    // A monthly plan the provider renews is upgraded in its subscription, which keeps
+    // its currency.
+    let currency = match (&sub.provider_subscription_id, sub.billing_cycle.as_deref()) {
+        (Some(_), Some("monthly")) if req.cycle == BillingCycle::Monthly => {
+            sub.currency.as_deref().map_or(req.currency, Currency::from_db)
+        }
+        _ => req.currency,
+    };
     let charge = Charge {
         plan: req.target,
         cycle: req.cycle.as_str(),
         kind: "checkout",
-        currency: req.currency,
+        currency,
         payment_method: &req.payment_method,
         idempotency_key: req.idempotency_key,
         period: None,
@@ -281,9 +289,10 @@ async fn payment_required(state: &AppState, mut payment: PaymentRow) -> Result<C
     if let Some(provider_ref) = &checkout.provider_ref {
         if payment.provider_ref.as_ref() != Some(provider_ref) {
             state.db.set_provider_ref(&payment.id, provider_ref).await?;
-            payment.provider_ref = Some(provider_ref.clone());
         }
     }
+    // Read back: the provider may have set what an upgrade charges, or closed it declined.
+    payment = state.db.payment(&payment.id).await?.ok_or(ErrorCode::NotFound)?;
     Ok(ChangeOutcome::PaymentRequired { payment, checkout })
 }
 
@@ -386,19 +395,30 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
         state.db.close_payment(payment_id, "canceled", now).await?;
         return Err(ErrorCode::PaymentClosed.into());
     }
+    // An upgrade of the provider's subscription keeps its period: it paid the
+    // difference up to the current end date, and that subscription goes on renewing.
+    let in_place = state.payments.changes_plan_in_place(&payment);
+    let end_date = match sub.end_date {
+        Some(end) if in_place => end,
+        _ => period_end(state, &payment.billing_cycle, now),
+    };
     let activation = Activation {
         plan_type: &payment.plan_type,
         billing_cycle: &payment.billing_cycle,
         payment_method: &payment.payment_method,
         currency: &payment.currency,
         start_date: now,
-        end_date: period_end(state, &payment.billing_cycle, now),
+        end_date,
     };
     // A monthly plan paid through a provider subscription is renewed by it.
-    let renewed_by = payment
-        .provider_ref
-        .as_deref()
-        .filter(|_| payment.billing_cycle == "monthly" && state.payments.renews_itself());
+    let renewed_by = if in_place {
+        sub.provider_subscription_id.as_deref()
+    } else {
+        payment
+            .provider_ref
+            .as_deref()
+            .filter(|_| payment.billing_cycle == "monthly" && state.payments.renews_itself())
+    };
     if !state
         .db
         .complete_checkout(&payment, &activation, renewed_by, now)
@@ -421,6 +441,16 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
         if let Err(e) = state.payments.change_renewal(old, RenewalChange::EndNow).await {
             tracing::error!(user = %user_id, subscription = old, error = ?e,
                 "could not end the replaced provider subscription; end it by hand");
+        }
+    }
+    // The upgrade dropped a scheduled cancellation here; the provider must renew again.
+    if let Some(renewal) =
+        renewed_by.filter(|_| in_place && sub.pending_plan_type.as_deref() == Some(PlanType::Free.as_str()))
+    {
+        let change = RenewalChange::CancelAtPeriodEnd(false);
+        if let Err(e) = state.payments.change_renewal(renewal, change).await {
+            tracing::error!(user = %user_id, subscription = renewal, error = ?e,
+                "could not take back the cancellation of an upgraded provider subscription; do it by hand");
         }
     }
     announce(state, &user_id).await;

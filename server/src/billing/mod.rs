@@ -72,6 +72,12 @@ pub trait PaymentProvider: Send + Sync {
     /// fallback when a webhook is late. Never trusts the client.
     fn is_paid(&self, payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<bool>>;
 
+    /// Whether paying `payment` changes the plan of the subscription the provider renews
+    /// already (a Stripe upgrade's proration invoice): its period stays as it is.
+    fn changes_plan_in_place(&self, _payment: &PaymentRow) -> bool {
+        false
+    }
+
     /// What the web client needs to take a card (`GET /api/payments/config`).
     fn client_config(&self) -> serde_json::Value;
 }

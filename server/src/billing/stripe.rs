@@ -152,7 +152,12 @@ impl PaymentProvider for StripeProvider {
                 .context("a checkout of a deleted account")?;
             let customer = customer_id(&api, &db, user_id).await?;
             if payment.billing_cycle == "monthly" {
-                start_subscription(&api, &db, &payment, &customer).await
+                // A monthly plan Stripe renews already is moved to the new price; a second
+                // subscription would charge the rest of this month twice.
+                match renewing_subscription(&db, user_id).await? {
+                    Some(sub) => start_upgrade(&api, &db, &payment, &sub).await,
+                    None => start_subscription(&api, &db, &payment, &customer).await,
+                }
             } else {
                 start_payment_intent(&api, &payment, &customer).await
             }
@@ -230,6 +235,9 @@ impl PaymentProvider for StripeProvider {
     fn abandon(&self, payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<()>> {
         let (api, payment) = (self.api.clone(), payment.clone());
         Box::pin(async move {
+            if let Some(invoice) = payment.provider_ref.as_deref().filter(|r| is_upgrade_invoice(r)) {
+                return undo_upgrade(&api, invoice).await;
+            }
             let Some(pi) = payment.provider_ref.as_deref().filter(|r| r.starts_with("pi_")) else {
                 // A subscription's unpaid first invoice: Stripe expires it by itself.
                 return Ok(());
@@ -257,6 +265,10 @@ impl PaymentProvider for StripeProvider {
         let (api, payment) = (self.api.clone(), payment.clone());
         Box::pin(async move {
             match payment.provider_ref.as_deref() {
+                Some(invoice) if is_upgrade_invoice(invoice) => {
+                    let invoice = api.get(&format!("/v1/invoices/{invoice}")).await?;
+                    Ok(invoice["status"] == "paid" && pays_for(&invoice, &payment))
+                }
                 Some(sub) if sub.starts_with("sub_") => {
                     let path = format!("/v1/subscriptions/{sub}?expand[0]=latest_invoice");
                     let invoice = &api.get(&path).await?["latest_invoice"];
@@ -269,6 +281,10 @@ impl PaymentProvider for StripeProvider {
                 None => Ok(false),
             }
         })
+    }
+
+    fn changes_plan_in_place(&self, payment: &PaymentRow) -> bool {
+        payment.provider_ref.as_deref().is_some_and(is_upgrade_invoice)
     }
 
     fn client_config(&self) -> Value {
@@ -409,9 +425,177 @@ async fn start_subscription(
     })
 }
 
+/// Whether a payment's Stripe id is an upgrade's proration invoice (checkouts are a
+/// Subscription or a PaymentIntent).
+pub fn is_upgrade_invoice(provider_ref: &str) -> bool {
+    provider_ref.starts_with("in_")
+}
+
+/// The Stripe subscription that renews the user's monthly plan, if any.
+async fn renewing_subscription(db: &Db, user_id: &str) -> anyhow::Result<Option<String>> {
+    let sub = db
+        .subscription(user_id, chrono::Utc::now().timestamp_millis())
+        .await?;
+    Ok(sub
+        .provider_subscription_id
+        .filter(|_| sub.billing_cycle.as_deref() == Some("monthly")))
+}
+
+/// A monthly upgrade: the subscription's item moves to the new plan's price, which makes
+/// Stripe add prorations (a credit for the old price's unused time, a charge for the new
+/// one's), and those are invoiced and charged to the saved card at once. The billing
+/// cycle stays; the plan switches only when the invoice is reported paid. `payment` takes
+/// the invoice's id and amount before it is charged, so its event finds it.
+async fn start_upgrade(
+    api: &StripeApi,
+    db: &Db,
+    payment: &PaymentRow,
+    subscription: &str,
+) -> anyhow::Result<Checkout> {
+    let path = format!("/v1/subscriptions/{subscription}");
+    let sub = api.get(&path).await?;
+    let item = sub["items"]["data"][0]["id"]
+        .as_str()
+        .context("the subscription has no item")?
+        .to_owned();
+    let price = price_id(
+        api,
+        db,
+        &payment.plan_type,
+        &payment.currency,
+        payment.total_amount,
+    )
+    .await?;
+    // No `proration_behavior`: Stripe's default creates the prorations (and localstripe
+    // refuses the parameter).
+    let form = [("items[0][id]", item), ("items[0][plan]", price)];
+    let key = |step: &str| format!("upgrade-{step}-{}", payment.id);
+    api.post(&path, &form, Some(&key("item"))).await?;
+    let form = [
+        ("customer", str_field(&sub, "customer")?),
+        ("subscription", subscription.to_owned()),
+    ];
+    let invoice = api.post("/v1/invoices", &form, Some(&key("invoice"))).await?;
+    let invoice_id = str_field(&invoice, "id")?;
+    let total = invoice["amount_due"]
+        .as_i64()
+        .context("Stripe's invoice has no amount_due")?;
+    // The invoice's total includes VAT at the price's rate, which is the payment's.
+    let net = (total as f64 / (1.0 + payment.vat_rate)).round() as i64;
+    db.set_upgrade_invoice(&payment.id, &invoice_id, (net, total - net, total))
+        .await?;
+    let path = format!("/v1/invoices/{invoice_id}");
+    if let Err(e) = api.post(&format!("{path}/pay"), &[], Some(&key("pay"))).await {
+        // Declined (402), or no card saved: the invoice's PaymentIntent, read below, tells.
+        match e.downcast_ref::<StripeError>() {
+            Some(StripeError {
+                status: 400..=499, ..
+            }) => {
+                tracing::info!(payment = %payment.id, error = %e, "stripe did not charge an upgrade to the saved card")
+            }
+            _ => return Err(e),
+        }
+    }
+    let invoice = api.get(&format!("{path}?expand[0]=payment_intent")).await?;
+    let intent = &invoice["payment_intent"];
+    let paid = invoice["status"] == "paid";
+    // 3-D Secure, or no card saved: the web client confirms the PaymentIntent.
+    let confirmable = invoice["status"] == "open"
+        && intent["last_payment_error"].is_null()
+        && matches!(
+            intent["status"].as_str(),
+            Some("requires_action" | "requires_confirmation" | "requires_payment_method")
+        );
+    let client_secret = intent["client_secret"]
+        .as_str()
+        .filter(|_| confirmable)
+        .map(str::to_owned);
+    // Declined, or nothing that could pay it: the upgrade ends here, never half made. A
+    // charge still processing is left to its event.
+    if !paid && client_secret.is_none() && intent["status"] != "processing" {
+        undo_upgrade(api, &invoice_id).await?;
+        db.close_payment(&payment.id, "failed", chrono::Utc::now().timestamp_millis())
+            .await?;
+    }
+    Ok(Checkout {
+        url: None,
+        client_secret,
+        provider_ref: Some(invoice_id),
+    })
+}
+
+/// Takes back an upgrade whose invoice was not paid: the invoice is voided so it is never
+/// charged later for a plan not granted, and the item goes back to the price it had (the
+/// plan of the invoice's negative "unused time" line), without prorations, so the next
+/// renewal charges the plan the user still has. A paid invoice is left alone.
+async fn undo_upgrade(api: &StripeApi, invoice_id: &str) -> anyhow::Result<()> {
+    let path = format!("/v1/invoices/{invoice_id}");
+    let invoice = api.get(&path).await?;
+    if invoice["status"] == "paid" {
+        return Ok(());
+    }
+    let subscription = str_field(&invoice, "subscription")?;
+    let customer = str_field(&invoice, "customer")?;
+    let lines = invoice["lines"]["data"].as_array().cloned().unwrap_or_default();
+    let old = lines
+        .iter()
+        .find(|line| line["amount"].as_i64().is_some_and(|a| a < 0))
+        .and_then(|line| {
+            line["price"]["id"]
+                .as_str()
+                .or_else(|| line["plan"]["id"].as_str())
+        })
+        .context("the upgrade invoice has no credit line naming the old price")?
+        .to_owned();
+    if invoice["status"] == "open" || invoice["status"] == "draft" {
+        let voided = api
+            .post(&format!("{path}/void"), &[], Some(&format!("void-{invoice_id}")))
+            .await;
+        if let Err(e) = voided {
+            tracing::error!(invoice = invoice_id, error = ?e, "could not void an unpaid stripe upgrade invoice; void it by hand");
+        }
+    }
+    let sub_path = format!("/v1/subscriptions/{subscription}");
+    let sub = api.get(&sub_path).await?;
+    let item = &sub["items"]["data"][0];
+    if item["plan"]["id"].as_str() != Some(old.as_str()) {
+        let item = item["id"].as_str().context("the subscription has no item")?;
+        let form = [("items[0][id]", item.to_owned()), ("items[0][plan]", old)];
+        api.post(&sub_path, &form, Some(&format!("undo-{invoice_id}")))
+            .await?;
+    }
+    // Putting the price back made prorations too; they would move money on the next
+    // renewal for time nobody paid for.
+    let pending = api
+        .get(&format!("/v1/invoiceitems?customer={customer}&limit=100"))
+        .await?;
+    for item in pending["data"].as_array().into_iter().flatten() {
+        let ours = item["invoice"].is_null()
+            && item["proration"] == true
+            && item["subscription"].as_str() == Some(subscription.as_str());
+        if let (true, Some(id)) = (ours, item["id"].as_str()) {
+            api.delete(&format!("/v1/invoiceitems/{id}")).await?;
+        }
+    }
+    tracing::info!(
+        invoice = invoice_id,
+        subscription,
+        "an unpaid stripe upgrade was taken back"
+    );
+    Ok(())
+}
+
 /// A retried checkout: the client secret of what was started the first time.
 async fn resume_checkout(api: &StripeApi, provider_ref: &str) -> anyhow::Result<Checkout> {
-    let client_secret = if provider_ref.starts_with("sub_") {
+    let client_secret = if is_upgrade_invoice(provider_ref) {
+        let invoice = api
+            .get(&format!("/v1/invoices/{provider_ref}?expand[0]=payment_intent"))
+            .await?;
+        invoice["payment_intent"]["client_secret"]
+            .as_str()
+            .filter(|_| invoice["status"] == "open")
+            .map(str::to_owned)
+    } else if provider_ref.starts_with("sub_") {
         let sub = api
             .get(&format!(
                 "/v1/subscriptions/{provider_ref}?expand[0]=latest_invoice.payment_intent"

@@ -173,10 +173,43 @@ async fn checkout_of_subscription(state: &AppState, subscription: &str) -> Resul
     Ok(state.db.payment_by_provider_ref("stripe", subscription).await?)
 }
 
+/// The upgrade (proration invoice) an invoice event is about, found by the invoice id
+/// stored before it was charged.
+async fn upgrade_of_invoice(state: &AppState, invoice: &Value) -> Result<Option<PaymentRow>> {
+    match invoice["id"].as_str() {
+        // Renewals are stored under their invoice id too, once paid.
+        Some(id) => Ok(state
+            .db
+            .payment_by_provider_ref("stripe", id)
+            .await?
+            .filter(|p| p.kind == "checkout")),
+        None => Ok(None),
+    }
+}
+
 async fn invoice_paid(state: &AppState, invoice: &Value) -> Result<()> {
+    if let Some(payment) = upgrade_of_invoice(state, invoice).await? {
+        if payment.status != "pending" {
+            if payment.status != "succeeded" {
+                tracing::error!(payment = %payment.id, invoice = ?invoice["id"],
+                    "a stripe upgrade invoice taken back was paid; plan not granted; refund it");
+            }
+            return Ok(());
+        }
+        if !pays_for(invoice, &payment) {
+            tracing::error!(payment = %payment.id, "a stripe upgrade invoice paid an amount or currency that does not match the payment; plan not granted");
+            return Ok(());
+        }
+        return complete(state, &payment).await;
+    }
     let Some(subscription) = invoice["subscription"].as_str() else {
         return Ok(());
     };
+    if invoice["billing_reason"] == "subscription_update" {
+        // Prorations of a change not made through us (e.g. in Stripe's dashboard).
+        tracing::warn!(invoice = ?invoice["id"], subscription, "a stripe proration invoice not of ours was paid; ignored");
+        return Ok(());
+    }
     if let Some(payment) = checkout_of_subscription(state, subscription).await? {
         if payment.status == "pending" {
             if !pays_for(invoice, &payment) {
@@ -290,6 +323,17 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
 }
 
 async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
+    if let Some(payment) = upgrade_of_invoice(state, invoice).await? {
+        if payment.status == "pending" {
+            // The plan stays; the subscription goes back to its price. An error answers
+            // 500 and Stripe delivers the event again.
+            state.payments.abandon(&payment).await?;
+            if state.db.close_payment(&payment.id, "failed", state.now()).await? {
+                tracing::info!(payment = %payment.id, "stripe upgrade payment failed; taken back");
+            }
+        }
+        return Ok(());
+    }
     let Some(subscription) = invoice["subscription"].as_str() else {
         return Ok(());
     };

@@ -100,6 +100,28 @@ impl Db {
         on_pool!(self, pool => sqlx::query_as(&sql).bind(provider).bind(provider_ref).fetch_optional(pool).await)
     }
 
+    /// Gives a pending upgrade its Stripe invoice and what that invoice charges (the
+    /// prorations), in minor units.
+    pub async fn set_upgrade_invoice(
+        &self,
+        payment_id: &str,
+        invoice_id: &str,
+        (net, vat, total): (i64, i64, i64),
+    ) -> sqlx::Result<()> {
+        let sql =
+            "UPDATE payments SET provider_ref = $2, net_amount = $3, vat_amount = $4, total_amount = $5 \
+                   WHERE id = $1 AND status = 'pending'";
+        on_pool!(self, pool => sqlx::query(sql)
+            .bind(payment_id)
+            .bind(invoice_id)
+            .bind(net)
+            .bind(vat)
+            .bind(total)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
     /// Stores a renewal the provider was paid for and extends the plan to the paid
     /// period, in one transaction. Never moves the period back (an old invoice's event
     /// arriving late). False if this renewal (its `provider_ref`) was stored already.

@@ -589,20 +589,201 @@ async fn a_payment_event_for_the_wrong_amount_or_another_user_grants_nothing() {
     assert_eq!(plan_of(app, &ann).await, "pro");
 }
 
+/// Makes `number` the card Stripe charges the user's customer without them.
+async fn set_default_card(s: &StripeApp, user: &TestUser, number: &str) -> String {
+    let customer = s.app.state.db.stripe_customer(&user.id).await.unwrap().unwrap();
+    let pm = s.fake.card(number).await;
+    let attach = format!("/v1/payment_methods/{pm}/attach");
+    let (status, body) = s.fake.post(&attach, &[("customer", &customer)]).await;
+    assert_eq!(status, 200, "{body}");
+    let update = format!("/v1/customers/{customer}");
+    let (status, body) = s
+        .fake
+        .post(&update, &[("invoice_settings[default_payment_method]", &pm)])
+        .await;
+    assert_eq!(status, 200, "{body}");
+    customer
+}
+
+/// Monthly `plan` in EUR, VAT included, in cents.
+fn monthly_total(app: &TestApp, plan: chat_server::plans::PlanType) -> i64 {
+    let catalogue = &app.state.catalogue;
+    let net = catalogue
+        .plan(plan)
+        .net_price_minor(chat_server::plans::Currency::Eur);
+    chat_server::plans::vat_of(net, catalogue.vat_rate).1
+}
+
+async fn stripe_subscriptions_of(fake: &Fake, customer: &str) -> Vec<Value> {
+    fake.get(&format!("/v1/subscriptions?customer={customer}")).await["data"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Buys monthly `plan` on an app without localstripe's webhooks, confirmed by the status
+/// page's poll; answers the Stripe customer.
+async fn subscribe_monthly_by_poll(s: &StripeApp, user: &TestUser, plan: &str) -> String {
+    let customer = customer_with_card(s, user).await;
+    let started = change(&s.app, user, json!({"planType": plan, "billingCycle": "monthly"})).await;
+    let path = format!("/api/payments/{}", started["payment"]["_id"].as_str().unwrap());
+    eventually("the monthly plan is paid", || async {
+        let paid = assert_ok(s.app.get_auth(&path, &user.token).await).await;
+        paid["data"]["status"] == json!("succeeded")
+    })
+    .await;
+    customer
+}
+
 #[actix_web::test]
-async fn an_upgrade_of_a_monthly_plan_ends_the_old_stripe_subscription_once_paid() {
+async fn the_status_page_poll_completes_a_monthly_upgrade_whose_invoice_event_never_came() {
+    let Some(s) = spawn_stripe_app_with(false).await else {
+        return;
+    };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    subscribe_monthly_by_poll(&s, &ann, "plus").await;
+    let end = app
+        .state
+        .db
+        .subscription(&ann.id, app.clock_now())
+        .await
+        .unwrap()
+        .end_date;
+    app.advance_minutes(24 * 60);
+    let started = change(app, &ann, json!({"planType": "pro", "billingCycle": "monthly"})).await;
+    assert_eq!(plan_of(app, &ann).await, "plus");
+    let path = format!("/api/payments/{}", started["payment"]["_id"].as_str().unwrap());
+    let polled = assert_ok(app.get_auth(&path, &ann.token).await).await;
+    assert_eq!(polled["data"]["status"], json!("succeeded"), "{polled}");
+    let after = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
+    assert_eq!((after.plan_type.as_str(), after.end_date), ("pro", end));
+}
+
+#[actix_web::test]
+async fn a_monthly_upgrade_moves_the_one_stripe_subscription_to_the_new_price_and_switches_when_its_invoice_is_paid(
+) {
+    let Some(s) = spawn_stripe_app_with(false).await else {
+        return;
+    };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    // Monthly base, confirmed by the status page's poll (no webhooks here: the test
+    // delivers the upgrade's event itself, when it chooses).
+    let customer = subscribe_monthly_by_poll(&s, &ann, "base").await;
+    let before = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
+    let stripe_sub = before.provider_subscription_id.clone().unwrap();
+    let (base_total, pro_total) = (
+        monthly_total(app, chat_server::plans::PlanType::Base),
+        monthly_total(app, chat_server::plans::PlanType::Pro),
+    );
+
+    // Ten days into the month: a new period would end ten days later than this one.
+    app.advance_minutes(10 * 24 * 60);
+    let started = change(app, &ann, json!({"planType": "pro", "billingCycle": "monthly"})).await;
+    // The saved card was charged by the server: nothing for the web client to confirm.
+    assert_eq!(started["requiresPayment"], json!(true));
+    assert_eq!(started["clientSecret"], Value::Null, "{started}");
+    assert_eq!(started["checkoutUrl"], Value::Null);
+    // The difference for the rest of the period, not a second full month.
+    let charged = (started["payment"]["totalAmount"].as_f64().unwrap() * 100.0).round() as i64;
+    assert_eq!(charged, pro_total - base_total, "{started}");
+    assert_eq!(started["payment"]["status"], json!("pending"));
+
+    // One Stripe subscription, now on pro's price; the plan here waits for the event.
+    let subs = stripe_subscriptions_of(&s.fake, &customer).await;
+    assert_eq!(subs.len(), 1, "{subs:?}");
+    assert_eq!(subs[0]["id"], json!(stripe_sub));
+    assert_eq!(
+        price_of(&s.fake, &stripe_sub).await,
+        (format!("chat-pro-monthly-eur-{pro_total}"), pro_total)
+    );
+    let invoice = s.fake.get(&format!("/v1/subscriptions/{stripe_sub}")).await["latest_invoice"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let invoice = s.fake.get(&format!("/v1/invoices/{invoice}")).await;
+    assert_eq!(invoice["status"], json!("paid"), "{invoice}");
+    assert_eq!(invoice["amount_paid"], json!(charged));
+    assert_eq!(plan_of(app, &ann).await, "base");
+
+    let paid = json!({"id": format!("evt_{}", uuid::Uuid::new_v4().simple()), "type": "invoice.paid",
+                      "data": {"object": invoice}});
+    assert_ok(deliver(app, &s.secret, &paid).await).await;
+    let after = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
+    assert_eq!(after.plan_type, "pro");
+    // The billing cycle stays: paid through the same end, renewed by the same subscription.
+    assert_eq!(after.end_date, before.end_date);
+    assert_eq!(after.provider_subscription_id, Some(stripe_sub.clone()));
+    let list = payments(app, &ann).await;
+    assert_eq!(list.len(), 2, "{list:?}");
+    assert_eq!(list[0]["planType"], json!("pro"));
+    assert_eq!(list[0]["status"], json!("succeeded"));
+    assert_eq!(list[0]["totalAmount"], started["payment"]["totalAmount"]);
+
+    // Delivered again, and as Stripe's other event for the same invoice: applied once,
+    // and never taken for a renewal.
+    assert_ok(deliver(app, &s.secret, &paid).await).await;
+    let mut again = paid.clone();
+    again["id"] = json!(format!("evt_{}", uuid::Uuid::new_v4().simple()));
+    again["type"] = json!("invoice.payment_succeeded");
+    assert_ok(deliver(app, &s.secret, &again).await).await;
+    assert_eq!(payments(app, &ann).await.len(), 2);
+    let last = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
+    assert_eq!(
+        (last.plan_type, last.end_date),
+        ("pro".to_owned(), before.end_date)
+    );
+    assert_eq!(stripe_subscriptions_of(&s.fake, &customer).await.len(), 1);
+}
+
+#[actix_web::test]
+async fn a_declined_monthly_upgrade_keeps_the_plan_and_puts_the_stripe_price_back() {
     let Some(s) = spawn_stripe_app().await else { return };
     let app = &s.app;
     let ann = app.register_paying("ann@example.com").await;
-    let old = subscribe_monthly(&s, &ann, "base").await;
-    let started = change(app, &ann, json!({"planType": "pro", "billingCycle": "monthly"})).await;
-    assert!(started["clientSecret"].as_str().is_some());
-    eventually("pro is active", || async { plan_of(app, &ann).await == "pro" }).await;
-    let remote = s.fake.get(&format!("/v1/subscriptions/{old}")).await;
-    assert_eq!(remote["status"], json!("canceled"), "{remote}");
-    let sub = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
-    assert_ne!(sub.provider_subscription_id.as_deref(), Some(old.as_str()));
-    assert!(sub.provider_subscription_id.is_some());
+    let stripe_sub = subscribe_monthly(&s, &ann, "base").await;
+    let before = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
+    let base_price = price_of(&s.fake, &stripe_sub).await;
+    // The saved card now declines charges.
+    let customer = set_default_card(&s, &ann, "4000000000000341").await;
+
+    let answer = change(app, &ann, json!({"planType": "pro", "billingCycle": "monthly"})).await;
+    assert_eq!(answer["requiresPayment"], json!(true));
+    assert_eq!(answer["payment"]["status"], json!("failed"), "{answer}");
+    assert_eq!(answer["clientSecret"], Value::Null);
+
+    // Whatever Stripe still reports, the plan stays base.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
+    assert_eq!(after.plan_type, "base");
+    assert_eq!(after.end_date, before.end_date);
+    assert_eq!(after.provider_subscription_id, Some(stripe_sub.clone()));
+    // At Stripe: the same subscription, back on base's price, so the next renewal
+    // charges base; no proration left over for it; the upgrade invoice voided.
+    assert_eq!(price_of(&s.fake, &stripe_sub).await, base_price);
+    let items = s.fake.get(&format!("/v1/invoiceitems?customer={customer}")).await;
+    assert_eq!(items["data"], json!([]), "{items}");
+    let invoices = s
+        .fake
+        .get(&format!("/v1/invoices?subscription={stripe_sub}"))
+        .await;
+    let statuses: Vec<&str> = invoices["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["void", "paid"], "{invoices}");
+    // Only base's checkout was paid, once.
+    let list = payments(app, &ann).await;
+    let paid: Vec<&Value> = list
+        .iter()
+        .filter(|p| p["status"] == json!("succeeded"))
+        .collect();
+    assert_eq!(paid.len(), 1, "{list:?}");
+    assert_eq!(paid[0]["planType"], json!("base"));
+    assert_eq!(list[0]["status"], json!("failed"));
 }
 
 #[actix_web::test]
@@ -661,7 +842,10 @@ async fn a_renewal_paid_at_a_lower_price_switches_to_that_plan_at_the_period_end
     // The base price made at start-up, as a scheduled downgrade puts on the subscription.
     let base = s
         .fake
-        .get(&format!("/v1/plans/chat-base-monthly-eur-{}", base_total(app)))
+        .get(&format!(
+            "/v1/plans/chat-base-monthly-eur-{}",
+            monthly_total(app, chat_server::plans::PlanType::Base)
+        ))
         .await;
     let base_id = base["id"]
         .as_str()
@@ -689,15 +873,6 @@ async fn a_renewal_paid_at_a_lower_price_switches_to_that_plan_at_the_period_end
     let sub = subscription(app, &ann).await;
     assert_eq!(sub["data"]["planType"], json!("base"));
     assert_eq!(sub["pendingSubscription"], Value::Null);
-}
-
-/// Base's monthly total in EUR, VAT included, in cents.
-fn base_total(app: &TestApp) -> i64 {
-    let catalogue = &app.state.catalogue;
-    let net = catalogue
-        .plan(chat_server::plans::PlanType::Base)
-        .net_price_minor(chat_server::plans::Currency::Eur);
-    chat_server::plans::vat_of(net, catalogue.vat_rate).1
 }
 
 /// The price (id, amount) a Stripe subscription charges, read from localstripe.

@@ -168,7 +168,10 @@ export type ChangePlanAnswer =
       payment: Payment;
       /** The demo provider's checkout page; null with Stripe. */
       checkoutUrl: string | null;
-      /** Stripe: the PaymentIntent the card form confirms; null (or absent) with the demo provider. */
+      /**
+       * Stripe: the PaymentIntent the card form confirms; null (or absent) with the demo
+       * provider, and when a Stripe upgrade was charged to the saved card already.
+       */
       clientSecret?: string | null;
     }
   | ({ success: true; requiresPayment: false } & SubscriptionState);

@@ -160,6 +160,10 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
         } else if (answer.checkoutUrl) {
           setRedirecting(true);
           browser.assign(answer.checkoutUrl);
+        } else {
+          // Charged already (a Stripe upgrade on the saved card): its status page follows
+          // it to the end.
+          void navigate(statusPath(answer.payment._id));
         }
       } catch (error) {
         if (isApiError(error) && error.code === 'billing_info_required') {

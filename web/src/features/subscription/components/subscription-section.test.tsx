@@ -151,6 +151,25 @@ describe('SubscriptionSection', () => {
     expect(new Headers(init!.headers).get('Idempotency-Key')).toMatch(/\S{16,}/);
   });
 
+  it('follows an upgrade charged to the saved card on its payment status page', async () => {
+    const assign = vi.spyOn(browser, 'assign').mockImplementation(() => undefined);
+    serve(subscriptionOn('base'), {
+      'PUT /api/subscription/change': {
+        success: true,
+        requiresPayment: true,
+        payment,
+        checkoutUrl: null,
+        clientSecret: null,
+      },
+    });
+    const router = renderSection();
+    await choose('pro');
+    fireEvent.click(within(dialog()).getByRole('button', { name: 'Continue to payment' }));
+    await screen.findByText('status page');
+    expect(router.state.location.search).toBe(`?paymentId=${encodeURIComponent(payment._id)}`);
+    expect(assign).not.toHaveBeenCalled();
+  });
+
   it('asks for billing info before paying when there is none, then continues to the checkout', async () => {
     serve(subscriptionOn('free'), { 'PUT /api/settings/billing-info': { success: true, billingInfo } }, null);
     renderSection();
