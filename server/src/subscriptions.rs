@@ -313,7 +313,9 @@ async fn change_renewal(state: &AppState, renewal: &str, change: RenewalChange<'
 
 /// What renewing on `plan` charges: the total a new payment for it would have.
 async fn renewal_price(state: &AppState, user_id: &str, plan: PlanType, currency: &str) -> Result<i64> {
-    Ok(renewal_payment(state, user_id, plan, currency, None).await?.total_amount)
+    Ok(renewal_payment(state, user_id, plan, currency, None)
+        .await?
+        .total_amount)
 }
 
 /// A renewal payment of `user_id` on `plan`, its VAT computed for the buyer as they are

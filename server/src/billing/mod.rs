@@ -99,7 +99,10 @@ pub async fn choose(
             "STRIPE_SECRET_KEY is set but STRIPE_PUBLISHABLE_KEY is not: the web client could not take cards"
         );
         let provider = stripe::StripeProvider::new(billing, db.clone())?;
-        let domestic = catalogue.vat.for_buyer(&settings.invoice.seller_country, None).rate;
+        let domestic = catalogue
+            .vat
+            .for_buyer(&settings.invoice.seller_country, None)
+            .rate;
         provider.prepare_prices(catalogue, domestic).await;
         return Ok(Box::new(provider));
     }

@@ -290,7 +290,8 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
     let plan = PlanType::from_db(&plan_type);
     // The buyer's billing snapshot and VAT treatment as for any payment; the amounts are
     // what Stripe charged (the price fixed when the subscription started).
-    let template = subscriptions::renewal_payment(state, user_id, plan, &currency, Some((start, end))).await?;
+    let template =
+        subscriptions::renewal_payment(state, user_id, plan, &currency, Some((start, end))).await?;
     let net = template.net_amount;
     let payment = PaymentRow {
         status: "succeeded".to_owned(),
@@ -317,6 +318,10 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
     };
     if state.db.record_paid_renewal(&payment, &activation, now).await? {
         tracing::info!(user = user_id, plan = %plan_type, payment = %payment.id, invoice = invoice_id, "subscription renewed by stripe");
+        // The renewal is paid and applied; a failed invoice is retried by the scheduler.
+        if let Err(e) = crate::invoices::issue_for_payment(state, &payment.id).await {
+            tracing::error!(payment = %payment.id, error = ?e, "issuing an invoice; the scheduler will retry");
+        }
         subscriptions::announce(state, user_id).await;
     }
     Ok(())

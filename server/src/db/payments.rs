@@ -36,36 +36,47 @@ pub(crate) const COLUMNS: &str = "id, user_id, plan_type, billing_cycle, kind, s
      vat_amount, total_amount, provider, provider_ref, payment_method, idempotency_key, created_at, completed_at, \
      buyer, vat_treatment, period_start, period_end";
 
+/// The INSERT of a whole payment row, `suffix` appended (e.g. an ON CONFLICT clause).
+pub(crate) fn insert_sql(suffix: &str) -> String {
+    format!(
+        "INSERT INTO payments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+         $14, $15, $16, $17, $18, $19, $20, $21) {suffix}"
+    )
+}
+
+/// [`insert_sql`] with every column of `$p` bound, on whichever backend runs it.
+macro_rules! insert_payment_query {
+    ($sql:expr, $p:expr) => {
+        sqlx::query($sql)
+            .bind(&$p.id)
+            .bind(&$p.user_id)
+            .bind(&$p.plan_type)
+            .bind(&$p.billing_cycle)
+            .bind(&$p.kind)
+            .bind(&$p.status)
+            .bind(&$p.currency)
+            .bind($p.net_amount)
+            .bind($p.vat_rate)
+            .bind($p.vat_amount)
+            .bind($p.total_amount)
+            .bind(&$p.provider)
+            .bind(&$p.provider_ref)
+            .bind(&$p.payment_method)
+            .bind(&$p.idempotency_key)
+            .bind($p.created_at)
+            .bind($p.completed_at)
+            .bind(&$p.buyer)
+            .bind(&$p.vat_treatment)
+            .bind($p.period_start)
+            .bind($p.period_end)
+    };
+}
+pub(crate) use insert_payment_query;
+
 impl Db {
     pub async fn insert_payment(&self, p: &PaymentRow) -> sqlx::Result<()> {
-        let sql = format!(
-            "INSERT INTO payments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
-        );
-        on_pool!(self, pool => sqlx::query(&sql)
-            .bind(&p.id)
-            .bind(&p.user_id)
-            .bind(&p.plan_type)
-            .bind(&p.billing_cycle)
-            .bind(&p.kind)
-            .bind(&p.status)
-            .bind(&p.currency)
-            .bind(p.net_amount)
-            .bind(p.vat_rate)
-            .bind(p.vat_amount)
-            .bind(p.total_amount)
-            .bind(&p.provider)
-            .bind(&p.provider_ref)
-            .bind(&p.payment_method)
-            .bind(&p.idempotency_key)
-            .bind(p.created_at)
-            .bind(p.completed_at)
-            .bind(&p.buyer)
-            .bind(&p.vat_treatment)
-            .bind(p.period_start)
-            .bind(p.period_end)
-            .execute(pool)
-            .await
-            .map(drop))
+        let sql = insert_sql("");
+        on_pool!(self, pool => insert_payment_query!(&sql, p).execute(pool).await.map(drop))
     }
 
     pub async fn payment(&self, id: &str) -> sqlx::Result<Option<PaymentRow>> {

@@ -1,7 +1,7 @@
 //! What Stripe payments keep: customers, prices, applied webhook events, and the
 //! subscription that renews a user's plan there.
 
-use super::payments::{PaymentRow, COLUMNS as PAYMENT_COLUMNS};
+use super::payments::{insert_payment_query, insert_sql, PaymentRow, COLUMNS as PAYMENT_COLUMNS};
 use super::subscriptions::{activation_query, Activation};
 use super::{on_pool, Db};
 
@@ -131,31 +131,11 @@ impl Db {
         a: &Activation<'_>,
         now: i64,
     ) -> sqlx::Result<bool> {
-        let insert = format!(
-            "INSERT INTO payments ({PAYMENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
-             ON CONFLICT DO NOTHING"
-        );
+        let insert = insert_sql("ON CONFLICT DO NOTHING");
         let current_end = "SELECT end_date FROM subscriptions WHERE user_id = $1";
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let inserted = sqlx::query(&insert)
-                .bind(&payment.id)
-                .bind(&payment.user_id)
-                .bind(&payment.plan_type)
-                .bind(&payment.billing_cycle)
-                .bind(&payment.kind)
-                .bind(&payment.status)
-                .bind(&payment.currency)
-                .bind(payment.net_amount)
-                .bind(payment.vat_rate)
-                .bind(payment.vat_amount)
-                .bind(payment.total_amount)
-                .bind(&payment.provider)
-                .bind(&payment.provider_ref)
-                .bind(&payment.payment_method)
-                .bind(&payment.idempotency_key)
-                .bind(payment.created_at)
-                .bind(payment.completed_at)
+            let inserted = insert_payment_query!(&insert, payment)
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();

@@ -405,6 +405,15 @@ async fn a_monthly_plan_starts_on_its_paid_invoice_and_renews_on_the_next_one_on
     assert_eq!(payments(app, &ann).await.len(), 2);
     let after = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
     assert_eq!(after.end_date, renewed.end_date);
+    // The checkout and the renewal each got their invoice, at once (no scheduler run).
+    let invoices = assert_ok(app.get_auth("/api/invoices", &ann.token).await).await;
+    let totals: Vec<_> = invoices["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["totalAmount"].clone())
+        .collect();
+    assert_eq!(totals.len(), 2, "{invoices}");
 }
 
 #[actix_web::test]
@@ -605,13 +614,15 @@ async fn set_default_card(s: &StripeApp, user: &TestUser, number: &str) -> Strin
     customer
 }
 
-/// Monthly `plan` in EUR, VAT included, in cents.
+/// Monthly `plan` in EUR, VAT included, in cents, for a private buyer in the seller's
+/// country (the payers of `register_paying`).
 fn monthly_total(app: &TestApp, plan: chat_server::plans::PlanType) -> i64 {
-    let catalogue = &app.state.catalogue;
-    let net = catalogue
+    let net = app
+        .state
+        .catalogue
         .plan(plan)
         .net_price_minor(chat_server::plans::Currency::Eur);
-    chat_server::plans::vat_of(net, catalogue.vat_rate).1
+    chat_server::plans::vat_of(net, app.state.vat_for(None).rate).1
 }
 
 async fn stripe_subscriptions_of(fake: &Fake, customer: &str) -> Vec<Value> {
