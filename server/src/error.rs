@@ -176,6 +176,10 @@ error_codes! {
         "Image optimization failed", "A kép optimalizálása sikertelen";
     FileUploadError = "file_upload_error", BAD_REQUEST,
         "File upload error", "Fájlfeltöltési hiba";
+    // Hardening: faults (Redis, models, database, shutdown)
+    ServerShuttingDown = "server_shutting_down", SERVICE_UNAVAILABLE,
+        "The server is restarting. Please send your message again in a moment.",
+        "A szerver újraindul. Kérjük, néhány pillanat múlva küldje el újra az üzenetét.";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.
@@ -248,6 +252,10 @@ impl ApiError {
     pub fn code(&self) -> ErrorCode {
         match self {
             ApiError::Client { code, .. } => *code,
+            // Not the server's fault and worth a retry: say so.
+            ApiError::Internal(cause) if crate::outage::is_unavailable(cause) => {
+                ErrorCode::ServiceUnavailable
+            }
             ApiError::Internal(_) => ErrorCode::ServerError,
         }
     }

@@ -13,6 +13,7 @@ pub mod i18n;
 pub mod images;
 pub mod mail;
 pub mod operator;
+pub mod outage;
 pub mod plans;
 pub mod quota;
 pub mod realtime;
