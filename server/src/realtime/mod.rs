@@ -6,6 +6,7 @@ pub mod chat;
 pub mod openai;
 pub mod redis_relay;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +28,8 @@ pub struct Realtime {
     pub provider: Arc<dyn ModelProvider>,
     pub relay: Option<Arc<RedisRelay>>,
     pub session: SessionConfig,
+    /// Set on shutdown: new sends are refused while running answers finish.
+    draining: AtomicBool,
 }
 
 impl Realtime {
@@ -35,8 +38,15 @@ impl Realtime {
         settings: &Settings,
         redis: Option<(redis::Client, redis::aio::ConnectionManager)>,
     ) -> Realtime {
-        let relay = redis
-            .map(|(client, conn)| Arc::new(RedisRelay::new(client, conn, settings.redis.prefix.clone())));
+        let relay = redis.map(|(client, conn)| {
+            Arc::new(RedisRelay::new(
+                client,
+                conn,
+                settings.redis.prefix.clone(),
+                settings.redis_timeout(),
+                settings.redis.relay_queue,
+            ))
+        });
         let fan_out = relay.clone().map(|r| r as Arc<dyn FanOut>);
         let hub = SessionHub::new(fan_out).start();
         let generations = Generations::new(hub.clone()).start();
@@ -56,7 +66,16 @@ impl Realtime {
                 auth_timeout: Duration::from_millis((chat.auth_timeout_secs * 1000).max(100)),
                 queue: chat.session_queue,
             },
+            draining: AtomicBool::new(false),
         }
+    }
+
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
     }
 
     /// Sends `frame` to every tab of the user, on every instance.
