@@ -235,7 +235,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_model_that_keeps_trickling_is_cut_off_at_the_total_limit() {
         let trickle = stream::unfold(0u32, |i| async move {
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            tokio::time::sleep(Duration::from_millis(450)).await;
             Some((Ok(format!("w{i} ")), i + 1))
         })
         .boxed();
@@ -247,7 +247,7 @@ mod tests {
             matches!(items.last(), Some(Err(ModelError::Timeout))),
             "{items:?}"
         );
-        assert_eq!(items.iter().filter(|i| i.is_ok()).count(), 5);
+        assert_eq!(items.iter().filter(|i| i.is_ok()).count(), 6);
         assert_eq!(started.elapsed(), Duration::from_secs(3));
     }
 
