@@ -21,6 +21,8 @@ pub enum FinishReason {
     Stop,
     Cancelled,
     Error,
+    /// The server shut down before the answer ended.
+    Interrupted,
 }
 
 impl FinishReason {
@@ -29,6 +31,7 @@ impl FinishReason {
             FinishReason::Stop => "stop",
             FinishReason::Cancelled => "cancelled",
             FinishReason::Error => "error",
+            FinishReason::Interrupted => "interrupted",
         }
     }
 }
@@ -187,6 +190,19 @@ impl Handler<GetSnapshot> for Generation {
     }
 }
 
+/// Stop generating because the server shuts down; the text so far is kept.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Interrupt;
+
+impl Handler<Interrupt> for Generation {
+    type Result = ();
+
+    fn handle(&mut self, _: Interrupt, ctx: &mut Context<Self>) {
+        self.finish(FinishReason::Interrupted, None, ctx);
+    }
+}
+
 // ---- the registry ----------------------------------------------------------------------
 
 /// Everything needed to start generating an answer.
@@ -212,10 +228,21 @@ struct Ended {
     conversation_id: String,
 }
 
+/// A generation's outcome has been handled (stored, refunded, announced).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Settled;
+
+/// How many generations have not settled yet: running, or their outcome being stored.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "usize")]
+pub struct Unsettled;
+
 /// The running generations of this instance, by conversation.
 pub struct Generations {
     hub: Addr<SessionHub>,
     running: HashMap<String, Addr<Generation>>,
+    unsettled: usize,
 }
 
 impl Generations {
@@ -223,6 +250,7 @@ impl Generations {
         Generations {
             hub,
             running: HashMap::new(),
+            unsettled: 0,
         }
     }
 }
@@ -246,12 +274,17 @@ impl Handler<Start> for Generations {
         let conversation_id = msg.conversation_id.clone();
         let on_done = msg.on_done;
         let ended_id = conversation_id.clone();
-        // The registry forgets the generation once its outcome is handed on.
+        // The registry forgets the generation once its outcome is handed on, and counts
+        // it settled once that is done (a shutdown waits for it).
         let on_done: OnDone = Box::new(move |outcome| {
             registry.do_send(Ended {
                 conversation_id: ended_id,
             });
-            on_done(outcome)
+            let handled = on_done(outcome);
+            Box::pin(async move {
+                handled.await;
+                registry.do_send(Settled);
+            })
         });
         let generation = Generation {
             user: msg.user,
@@ -269,7 +302,35 @@ impl Handler<Start> for Generations {
         }
         .start();
         self.running.insert(conversation_id, generation);
+        self.unsettled += 1;
         true
+    }
+}
+
+impl Handler<Settled> for Generations {
+    type Result = ();
+
+    fn handle(&mut self, _: Settled, _: &mut Context<Self>) {
+        self.unsettled = self.unsettled.saturating_sub(1);
+    }
+}
+
+impl Handler<Unsettled> for Generations {
+    type Result = usize;
+
+    fn handle(&mut self, _: Unsettled, _: &mut Context<Self>) -> usize {
+        self.unsettled
+    }
+}
+
+/// Interrupts every running generation of this instance.
+impl Handler<Interrupt> for Generations {
+    type Result = ();
+
+    fn handle(&mut self, msg: Interrupt, _: &mut Context<Self>) {
+        for generation in self.running.values() {
+            generation.do_send(msg);
+        }
     }
 }
 

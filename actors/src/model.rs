@@ -16,6 +16,8 @@ pub struct Turn {
 pub struct ModelRequest {
     pub model: String,
     pub messages: Vec<Turn>,
+    /// The answer's token limit, if any.
+    pub max_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -32,6 +34,32 @@ pub trait ModelProvider: Send + Sync + 'static {
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<String, ModelError>>;
     /// A short title for a conversation that starts with `first_message`.
     fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>>;
+}
+
+/// The model's chunks, ending with `Timeout` when none comes for `per_chunk` or when the
+/// answer is still going after `total`: a model that trickles forever must not hold a
+/// claim and a quota unit forever.
+pub fn time_limited(
+    stream: BoxStream<'static, Result<String, ModelError>>,
+    per_chunk: Duration,
+    total: Duration,
+) -> BoxStream<'static, Result<String, ModelError>> {
+    let deadline = tokio::time::Instant::now() + total;
+    stream::unfold((stream, false), move |(mut inner, ended)| async move {
+        if ended {
+            return None;
+        }
+        let limit = (tokio::time::Instant::now() + per_chunk).min(deadline);
+        match tokio::time::timeout_at(limit, inner.next()).await {
+            Ok(Some(item)) => {
+                let last = item.is_err();
+                Some((item, (inner, last)))
+            }
+            Ok(None) => None,
+            Err(_) => Some((Err(ModelError::Timeout), (inner, true))),
+        }
+    })
+    .boxed()
 }
 
 /// The built-in model: a deterministic markdown answer at a set token rate, so the
@@ -179,6 +207,7 @@ mod tests {
                 role: "user",
                 content: "Hello there".into(),
             }],
+            max_tokens: None,
         };
         let started = tokio::time::Instant::now();
         let a: Vec<String> = demo.stream(request.clone()).map(Result::unwrap).collect().await;
@@ -201,6 +230,34 @@ mod tests {
             text.contains("\n\n- Configure") && text.contains("fn main()"),
             "{text}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_model_that_keeps_trickling_is_cut_off_at_the_total_limit() {
+        let trickle = stream::unfold(0u32, |i| async move {
+            tokio::time::sleep(Duration::from_millis(450)).await;
+            Some((Ok(format!("w{i} ")), i + 1))
+        })
+        .boxed();
+        let started = tokio::time::Instant::now();
+        let items: Vec<_> = time_limited(trickle, Duration::from_secs(2), Duration::from_secs(3))
+            .collect()
+            .await;
+        assert!(
+            matches!(items.last(), Some(Err(ModelError::Timeout))),
+            "{items:?}"
+        );
+        assert_eq!(items.iter().filter(|i| i.is_ok()).count(), 6);
+        assert_eq!(started.elapsed(), Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_model_that_sends_nothing_times_out_per_chunk() {
+        let hang = stream::pending::<Result<String, ModelError>>().boxed();
+        let items: Vec<_> = time_limited(hang, Duration::from_secs(2), Duration::from_secs(300))
+            .collect()
+            .await;
+        assert!(matches!(items[..], [Err(ModelError::Timeout)]), "{items:?}");
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub async fn run(
     let catalogue = Arc::new(Catalogue::load(&settings.config_dir)?);
     let quotas = Arc::new(Quotas::start(
         db,
-        Some((conn, settings.redis.prefix.clone())),
+        Some((conn, settings.redis.prefix.clone(), settings.redis_timeout())),
         catalogue,
         Arc::new(SystemClock),
     ));

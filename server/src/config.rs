@@ -38,6 +38,8 @@ pub struct ServerSettings {
     pub data_dir: PathBuf,
     pub web_dir: PathBuf,
     pub workers: usize,
+    /// On SIGTERM, how long running answers may go on before they are stored as interrupted.
+    pub shutdown_grace_secs: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,6 +56,10 @@ pub struct RedisSettings {
     /// Postgres without Redis counts quotas and rate limits per instance; the server
     /// refuses that unless told it is meant (one instance on Postgres).
     pub allow_local_quotas: bool,
+    /// Longest wait for any one Redis call (connecting included).
+    pub timeout_ms: u64,
+    /// Events waiting for the relay's writer; past it, new ones are dropped.
+    pub relay_queue: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,6 +132,10 @@ pub struct ModelSettings {
     pub openai_api_key: SecretString,
     pub openai_base_url: String,
     pub timeout_secs: u64,
+    /// Longest an answer may take in all, however steadily it streams.
+    pub total_timeout_secs: u64,
+    /// Sent to the model as the answer's token limit; 0 sends none.
+    pub max_tokens: u32,
     pub demo_tokens_per_sec: u32,
     pub demo_reply_tokens: usize,
 }
@@ -285,7 +295,23 @@ impl Settings {
         if let Some(v) = env("INVOICE_SELLER_COUNTRY") {
             self.invoice.seller_country = v.trim().to_ascii_uppercase();
         }
+        if let Some(v) = env("REDIS_TIMEOUT_MS") {
+            self.redis.timeout_ms = v.parse().context("REDIS_TIMEOUT_MS must be a number")?;
+        }
+        if let Some(v) = env("MODEL_MAX_TOKENS") {
+            self.model.max_tokens = v.parse().context("MODEL_MAX_TOKENS must be a number")?;
+        }
+        if let Some(v) = env("MODEL_TOTAL_TIMEOUT_SECS") {
+            self.model.total_timeout_secs = v.parse().context("MODEL_TOTAL_TIMEOUT_SECS must be a number")?;
+        }
+        if let Some(v) = env("SHUTDOWN_GRACE_SECS") {
+            self.server.shutdown_grace_secs = v.parse().context("SHUTDOWN_GRACE_SECS must be a number")?;
+        }
         Ok(())
+    }
+
+    pub fn redis_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.redis.timeout_ms.max(1))
     }
 
     pub fn uploads_dir(&self) -> PathBuf {

@@ -210,6 +210,10 @@ error_codes! {
     VatNumberInvalid = "vat_number_invalid", BAD_REQUEST,
         "Invalid EU VAT number: it starts with the country's prefix, e.g. DE123456789",
         "Érvénytelen közösségi adószám: az ország előtagjával kezdődik, pl. DE123456789";
+    // Hardening: faults (Redis, models, database, shutdown)
+    ServerShuttingDown = "server_shutting_down", SERVICE_UNAVAILABLE,
+        "The server is restarting. Please send your message again in a moment.",
+        "A szerver újraindul. Kérjük, néhány pillanat múlva küldje el újra az üzenetét.";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.
@@ -282,6 +286,10 @@ impl ApiError {
     pub fn code(&self) -> ErrorCode {
         match self {
             ApiError::Client { code, .. } => *code,
+            // Not the server's fault and worth a retry: say so.
+            ApiError::Internal(cause) if crate::outage::is_unavailable(cause) => {
+                ErrorCode::ServiceUnavailable
+            }
             ApiError::Internal(_) => ErrorCode::ServerError,
         }
     }

@@ -14,6 +14,7 @@ pub mod images;
 pub mod invoices;
 pub mod mail;
 pub mod operator;
+pub mod outage;
 pub mod plans;
 pub mod quota;
 pub mod realtime;

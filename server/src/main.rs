@@ -50,6 +50,28 @@ enum UsersCommand {
     },
 }
 
+/// SIGTERM (what service managers and orchestrators send) or Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; Ctrl-C only");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
@@ -58,6 +80,14 @@ async fn main() -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => {
             let app = Application::build(settings).await?;
+            let shutdown = app.shutdown();
+            actix_web::rt::spawn(async move {
+                stop_signal().await;
+                tracing::info!("stopping: running answers may finish (a second signal stops at once)");
+                actix_web::rt::spawn(async move { shutdown.graceful().await });
+                stop_signal().await;
+                std::process::exit(130);
+            });
             app.run_until_stopped().await.context("running the server")
         }
         Command::Users(UsersCommand::SetPlan { email, plan, days }) => {

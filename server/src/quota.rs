@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use crate::clock::{SharedClock, DAY_MS};
 use crate::db::Db;
 use crate::error::{ApiError, ErrorCode, Result};
+use crate::outage::redis_call;
 use crate::plans::{Catalogue, PlanType};
 
 /// The current day and month with their bounds (unix ms).
@@ -85,13 +86,15 @@ impl Quotas {
     /// Starts the quota hub on the current arbiter.
     pub fn start(
         db: Db,
-        redis: Option<(redis::aio::ConnectionManager, String)>,
+        redis: Option<(redis::aio::ConnectionManager, String, Duration)>,
         catalogue: Arc<Catalogue>,
         clock: SharedClock,
     ) -> Quotas {
         use actix::Actor;
         let counters = match redis {
-            Some((conn, prefix)) => Counters::Shared(Arc::new(RedisCounters::new(conn, prefix))),
+            Some((conn, prefix, timeout)) => {
+                Counters::Shared(Arc::new(RedisCounters::new(conn, prefix, timeout)))
+            }
             None => Counters::InProcess,
         };
         let store: Arc<dyn UsageStore> = Arc::new(DbUsageStore(db.clone()));
@@ -236,6 +239,7 @@ impl UsageStore for DbUsageStore {
 pub struct RedisCounters {
     conn: redis::aio::ConnectionManager,
     prefix: String,
+    timeout: Duration,
     consume: redis::Script,
     refund: redis::Script,
 }
@@ -266,10 +270,11 @@ return 1
 ";
 
 impl RedisCounters {
-    pub fn new(conn: redis::aio::ConnectionManager, prefix: String) -> Self {
+    pub fn new(conn: redis::aio::ConnectionManager, prefix: String, timeout: Duration) -> Self {
         RedisCounters {
             conn,
             prefix,
+            timeout,
             consume: redis::Script::new(CONSUME_LUA),
             refund: redis::Script::new(REFUND_LUA),
         }
@@ -299,7 +304,7 @@ impl SharedCounters for RedisCounters {
     ) -> BoxFuture<'static, anyhow::Result<Decision>> {
         let (day_key, month_key) = self.keys(user, service, periods);
         let (day_ttl, month_ttl) = (periods.day_ttl.as_secs(), periods.month_ttl.as_secs());
-        let (script, mut conn) = (self.consume.clone(), self.conn.clone());
+        let (script, mut conn, timeout) = (self.consume.clone(), self.conn.clone(), self.timeout);
         Box::pin(async move {
             let mut invocation = script.key(day_key);
             invocation
@@ -308,8 +313,7 @@ impl SharedCounters for RedisCounters {
                 .arg(limit_arg(limits.month))
                 .arg(day_ttl)
                 .arg(month_ttl);
-            let r: Vec<i64> = invocation
-                .invoke_async(&mut conn)
+            let r: Vec<i64> = redis_call(timeout, invocation.invoke_async(&mut conn))
                 .await
                 .context("quota script in Redis")?;
             let used = Used {
@@ -337,12 +341,11 @@ impl SharedCounters for RedisCounters {
         periods: &Periods,
     ) -> BoxFuture<'static, anyhow::Result<()>> {
         let (day_key, month_key) = self.keys(user, service, periods);
-        let (script, mut conn) = (self.refund.clone(), self.conn.clone());
+        let (script, mut conn, timeout) = (self.refund.clone(), self.conn.clone(), self.timeout);
         Box::pin(async move {
             let mut invocation = script.key(day_key);
             invocation.key(month_key);
-            let _: i64 = invocation
-                .invoke_async(&mut conn)
+            let _: i64 = redis_call(timeout, invocation.invoke_async(&mut conn))
                 .await
                 .context("refund script in Redis")?;
             Ok(())
@@ -361,14 +364,13 @@ impl SharedCounters for RedisCounters {
                 (s, d, m)
             })
             .collect();
-        let mut conn = self.conn.clone();
+        let (mut conn, timeout) = (self.conn.clone(), self.timeout);
         Box::pin(async move {
             let mut cmd = redis::cmd("MGET");
             for (_, d, m) in &keys {
                 cmd.arg(d).arg(m);
             }
-            let values: Vec<Option<u32>> = cmd
-                .query_async(&mut conn)
+            let values: Vec<Option<u32>> = redis_call(timeout, cmd.query_async(&mut conn))
                 .await
                 .context("reading quota counters")?;
             Ok(keys

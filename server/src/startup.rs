@@ -6,11 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::dev::Server;
+use actix_web::dev::{Server, ServerHandle};
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use secrecy::ExposeSecret;
+
+use chat_actors::generation::{Interrupt, Unsettled};
 
 use crate::auth::codes::{new_token, CodeKey};
 use crate::auth::jwt::Tokens;
@@ -31,6 +33,7 @@ use crate::{http, i18n};
 pub struct Application {
     port: u16,
     server: Server,
+    shutdown: Shutdown,
     state: web::Data<AppState>,
     scheduler: actix::Addr<Scheduler>,
 }
@@ -71,7 +74,9 @@ impl Application {
         );
         let quotas = Quotas::start(
             db.clone(),
-            redis.clone().map(|conn| (conn, settings.redis.prefix.clone())),
+            redis
+                .clone()
+                .map(|conn| (conn, settings.redis.prefix.clone(), settings.redis_timeout())),
             catalogue.clone(),
             clock.clone(),
         );
@@ -138,8 +143,15 @@ impl Application {
         })
         .on_connect(move |connection, _| http::ws::limit_stalled_writes(connection, stalled_after))
         .workers(workers)
+        // `main` handles the signals, so running answers get their grace period.
+        .disable_signals()
+        .shutdown_timeout(state.settings.server.shutdown_grace_secs)
         .listen(listener)?
         .run();
+        let shutdown = Shutdown {
+            server: server.handle(),
+            state: state.clone(),
+        };
 
         spawn_housekeeping(state.clone());
         let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
@@ -151,6 +163,7 @@ impl Application {
         Ok(Application {
             port,
             server,
+            shutdown,
             state,
             scheduler,
         })
@@ -170,8 +183,68 @@ impl Application {
         self.scheduler.clone()
     }
 
+    /// What stops this application gracefully (on SIGTERM, or from a test).
+    pub fn shutdown(&self) -> Shutdown {
+        self.shutdown.clone()
+    }
+
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
+    }
+}
+
+/// A graceful stop: answers that are running may finish, nothing is left half done.
+#[derive(Clone)]
+pub struct Shutdown {
+    server: ServerHandle,
+    state: web::Data<AppState>,
+}
+
+/// How long interrupted answers may take to be stored (the database may be slow or away).
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Shutdown {
+    /// Stops accepting connections and refuses new sends; lets running answers finish
+    /// for `server.shutdown_grace_secs`; stores the ones still running as interrupted
+    /// with their text so far (units given back, claims released); then stops the
+    /// server, closing what is still open after another grace period at most.
+    pub async fn graceful(&self) {
+        let realtime = &self.state.realtime;
+        realtime.start_draining();
+        self.server.pause().await;
+        let grace = Duration::from_secs(self.state.settings.server.shutdown_grace_secs);
+        let running = self.settle(grace).await;
+        if running > 0 {
+            tracing::info!(running, "interrupting the answers still running");
+            let _ = realtime.generations.send(Interrupt).await;
+            let left = self.settle(SETTLE_TIMEOUT).await;
+            if left > 0 {
+                tracing::error!(
+                    left,
+                    "answers not stored before stopping; the scheduler closes them later"
+                );
+            }
+        }
+        if let Some(relay) = &realtime.relay {
+            // The ends of answers release their claims: make sure they reached Redis (or
+            // were tried, when it is away: then the claims expire by themselves).
+            if tokio::time::timeout(SETTLE_TIMEOUT, relay.flush()).await.is_err() {
+                tracing::warn!("events for Redis still queued at shutdown");
+            }
+        }
+        self.server.stop(true).await;
+    }
+
+    /// Waits up to `limit` for running answers to settle; answers how many have not.
+    async fn settle(&self, limit: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let left = self.state.realtime.generations.send(Unsettled).await.unwrap_or(0);
+            if left == 0 || tokio::time::Instant::now() >= deadline {
+                return left;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }
 
@@ -184,9 +257,15 @@ async fn connect_redis(
     }
     let client =
         redis::Client::open(settings.redis.url.expose_secret()).context("REDIS_URL is not a valid URL")?;
+    // Each call has a time limit besides (see `outage`); these bound the connection's
+    // own waits, so a paused Redis cannot pile up calls in it.
+    let limit = settings.redis_timeout();
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_response_timeout(limit)
+        .set_connection_timeout(limit);
     let conn = tokio::time::timeout(
         Duration::from_secs(5),
-        redis::aio::ConnectionManager::new(client.clone()),
+        redis::aio::ConnectionManager::new_with_config(client.clone(), config),
     )
     .await
     .context("connecting to Redis timed out")?

@@ -31,22 +31,6 @@ const MESSAGE_COLUMNS: &str =
     "id, conversation_id, role, content, status, model, client_id, finish_reason, created_at";
 
 impl Db {
-    pub async fn insert_conversation(&self, c: &ConversationRow) -> sqlx::Result<()> {
-        let sql =
-            format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
-        on_pool!(self, pool => sqlx::query(&sql)
-            .bind(&c.id)
-            .bind(&c.user_id)
-            .bind(&c.title)
-            .bind(&c.model)
-            .bind(c.web_search)
-            .bind(c.created_at)
-            .bind(c.updated_at)
-            .execute(pool)
-            .await
-            .map(drop))
-    }
-
     /// The user's conversation; another user's is `None`, like a missing one.
     pub async fn conversation(&self, user_id: &str, id: &str) -> sqlx::Result<Option<ConversationRow>> {
         let sql = format!("SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id = $1 AND user_id = $2");
@@ -108,27 +92,49 @@ impl Db {
         Ok(done == 1)
     }
 
-    /// Stores a message and moves its conversation to the top of the list.
-    pub async fn insert_message(&self, m: &MessageRow) -> sqlx::Result<()> {
-        let insert = format!(
+    /// Stores a send in one transaction: the new conversation (if it is one), the
+    /// question and the empty answer; the conversation moves to the top of the list.
+    pub async fn insert_exchange(
+        &self,
+        new_conversation: Option<&ConversationRow>,
+        question: &MessageRow,
+        answer: &MessageRow,
+    ) -> sqlx::Result<()> {
+        let conversation =
+            format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
+        let message = format!(
             "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)"
         );
         let touch = "UPDATE conversations SET updated_at = $2 WHERE id = $1";
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            sqlx::query(&insert)
-                .bind(&m.id)
-                .bind(&m.conversation_id)
-                .bind(&m.role)
-                .bind(&m.content)
-                .bind(&m.status)
-                .bind(&m.model)
-                .bind(&m.client_id)
-                .bind(&m.finish_reason)
-                .bind(m.created_at)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query(touch).bind(&m.conversation_id).bind(m.created_at).execute(&mut *tx).await?;
+            if let Some(c) = new_conversation {
+                sqlx::query(&conversation)
+                    .bind(&c.id)
+                    .bind(&c.user_id)
+                    .bind(&c.title)
+                    .bind(&c.model)
+                    .bind(c.web_search)
+                    .bind(c.created_at)
+                    .bind(c.updated_at)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            for m in [question, answer] {
+                sqlx::query(&message)
+                    .bind(&m.id)
+                    .bind(&m.conversation_id)
+                    .bind(&m.role)
+                    .bind(&m.content)
+                    .bind(&m.status)
+                    .bind(&m.model)
+                    .bind(&m.client_id)
+                    .bind(&m.finish_reason)
+                    .bind(m.created_at)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            sqlx::query(touch).bind(&answer.conversation_id).bind(answer.created_at).execute(&mut *tx).await?;
             tx.commit().await
         })
     }

@@ -7,12 +7,11 @@ use std::time::Duration;
 use actix_web::web;
 use chat_actors::generation::{Cancel, FinishReason, GetSnapshot, Outcome, Snapshot, Start};
 use chat_actors::hub::{Event, Publish};
-use chat_actors::model::{ModelError, ModelRequest, Turn};
+use chat_actors::model::{time_limited, ModelRequest, Turn};
 use chat_actors::protocol::{ChatSend, ServerFrame};
 use chat_actors::quota::{Decision, Service};
 use chat_actors::session::{ChatService, FrameError, SessionUser};
 use futures_util::future::BoxFuture;
-use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::json;
 
 use crate::db::conversations::{ConversationRow, MessageRow};
@@ -46,37 +45,15 @@ fn frame_error(e: ApiError, lang: Lang) -> FrameError {
     }
 }
 
+/// How long an error frame waits for the user's language before using the socket's (the
+/// database may be what failed).
+const LANG_LOOKUP_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// The user's language now (it may have changed since the socket connected).
 async fn current_lang(state: &AppState, session: &SessionUser) -> Lang {
-    let stored = state
-        .db
-        .user_by_id(&session.id)
-        .await
-        .ok()
-        .flatten()
-        .map(|u| u.language);
+    let lookup = tokio::time::timeout(LANG_LOOKUP_TIMEOUT, state.db.user_by_id(&session.id)).await;
+    let stored = lookup.ok().and_then(Result::ok).flatten().map(|u| u.language);
     Lang::parse_exact(stored.as_deref().unwrap_or(&session.language)).unwrap_or_default()
-}
-
-/// The model's chunks, ending with `Timeout` when none comes for `limit`.
-fn with_timeout(
-    stream: BoxStream<'static, Result<String, ModelError>>,
-    limit: Duration,
-) -> BoxStream<'static, Result<String, ModelError>> {
-    stream::unfold((stream, false), move |(mut inner, ended)| async move {
-        if ended {
-            return None;
-        }
-        match tokio::time::timeout(limit, inner.next()).await {
-            Ok(Some(item)) => {
-                let last = item.is_err();
-                Some((item, (inner, last)))
-            }
-            Ok(None) => None,
-            Err(_) => Some((Err(ModelError::Timeout), (inner, true))),
-        }
-    })
-    .boxed()
 }
 
 fn system_prompt(user: &UserRow) -> String {
@@ -167,6 +144,10 @@ impl Chat {
     }
 
     async fn send_checked(&self, session: &SessionUser, send: ChatSend) -> Result<(), ApiError> {
+        let state = &self.state;
+        if state.realtime.is_draining() {
+            return Err(ErrorCode::ServerShuttingDown.into());
+        }
         let checked = self.check(session, &send).await?;
         let user_id = checked.user.id.clone();
         // Held until the answer ends (`Finished`), or given back here if it never starts.
@@ -197,16 +178,21 @@ impl Chat {
             if matches!(running_here, Ok(Some(_))) {
                 return Err(ErrorCode::GenerationInProgress.into());
             }
-            if let Some(relay) = &state.realtime.relay {
-                if !relay.claim(&c.id).await? {
-                    return Err(ErrorCode::GenerationInProgress.into());
-                }
+        }
+        // A new conversation's id is chosen here so that it is claimed like any other: a
+        // follow-up sent to another instance meanwhile waits for this answer.
+        let conversation_id = checked
+            .existing
+            .as_ref()
+            .map_or_else(|| uuid::Uuid::now_v7().to_string(), |c| c.id.clone());
+        if let Some(relay) = &state.realtime.relay {
+            if !relay.claim(&conversation_id).await? {
+                return Err(ErrorCode::GenerationInProgress.into());
             }
         }
-        let claimed = checked.existing.as_ref().map(|c| c.id.clone());
         let release_claim = || async {
-            if let (Some(relay), Some(id)) = (&state.realtime.relay, &claimed) {
-                relay.release(id).await;
+            if let Some(relay) = &state.realtime.relay {
+                relay.release(&conversation_id).await;
             }
         };
         // Count the response (and the search) before anything is stored.
@@ -226,7 +212,7 @@ impl Chat {
             }
         }
         let web_search = send.web_search;
-        match self.start_answer(checked, send).await {
+        match self.start_answer(checked, &conversation_id, send).await {
             Ok(()) => Ok(()),
             Err(e) => {
                 // Nothing will answer: give the units back (and go on if that fails).
@@ -245,7 +231,12 @@ impl Chat {
     }
 
     /// Stores the question and an empty answer, announces them, and starts streaming.
-    async fn start_answer(&self, checked: Checked, send: ChatSend) -> Result<(), ApiError> {
+    async fn start_answer(
+        &self,
+        checked: Checked,
+        conversation_id: &str,
+        send: ChatSend,
+    ) -> Result<(), ApiError> {
         let state = &self.state;
         let realtime = &state.realtime;
         let Checked {
@@ -256,11 +247,11 @@ impl Chat {
             existing,
         } = checked;
         let now = state.now();
-        let conversation = match existing {
-            Some(c) => c,
+        let (conversation, is_new) = match existing {
+            Some(c) => (c, false),
             None => {
                 let c = ConversationRow {
-                    id: uuid::Uuid::now_v7().to_string(),
+                    id: conversation_id.to_owned(),
                     user_id: user.id.clone(),
                     title: None,
                     model: model.clone(),
@@ -268,18 +259,7 @@ impl Chat {
                     created_at: now,
                     updated_at: now,
                 };
-                state.db.insert_conversation(&c).await?;
-                // Claimed at once, so a follow-up sent to another instance meanwhile
-                // waits for this answer (a fresh id: the claim cannot be taken).
-                if let Some(relay) = &realtime.relay {
-                    relay.claim(&c.id).await?;
-                }
-                let frame = ServerFrame::ConversationCreated {
-                    client_id: send.client_id.clone(),
-                    conversation: conversation_view(&c),
-                };
-                realtime.publish(&user.id, &frame);
-                c
+                (c, true)
             }
         };
         let question = MessageRow {
@@ -293,7 +273,6 @@ impl Chat {
             finish_reason: None,
             created_at: now,
         };
-        state.db.insert_message(&question).await?;
         let answer = MessageRow {
             id: uuid::Uuid::now_v7().to_string(),
             conversation_id: conversation.id.clone(),
@@ -305,7 +284,19 @@ impl Chat {
             finish_reason: None,
             created_at: state.now().max(now + 1),
         };
-        state.db.insert_message(&answer).await?;
+        // All or nothing: a failure (the database going away) never leaves a question
+        // without its answer, or an empty new conversation.
+        state
+            .db
+            .insert_exchange(is_new.then_some(&conversation), &question, &answer)
+            .await?;
+        if is_new {
+            let frame = ServerFrame::ConversationCreated {
+                client_id: send.client_id.clone(),
+                conversation: conversation_view(&conversation),
+            };
+            realtime.publish(&user.id, &frame);
+        }
         for m in [&question, &answer] {
             let frame = ServerFrame::MessageCreated {
                 conversation_id: conversation.id.clone(),
@@ -316,15 +307,17 @@ impl Chat {
         }
         publish_usage(state, &user.id).await;
 
-        if let Some(relay) = &realtime.relay {
-            // Other instances see the answer as streaming before its first delta.
-            relay.start_live(&conversation.id, &answer.id).await?;
-        }
         let title_from = conversation.title.is_none().then(|| content.clone());
         let web_search = send.web_search;
-        let streamed = self
-            .stream_answer(&user, &conversation, &answer, model_used, web_search, title_from)
-            .await;
+        let streamed = async {
+            if let Some(relay) = &realtime.relay {
+                // Other instances see the answer as streaming before its first delta.
+                relay.start_live(&conversation.id, &answer.id).await?;
+            }
+            self.stream_answer(&user, &conversation, &answer, model_used, web_search, title_from)
+                .await
+        }
+        .await;
         if let Err(e) = streamed {
             // Tabs were told an answer is coming: tell them it will not.
             let now = state.now();
@@ -374,13 +367,15 @@ impl Chat {
                 content: m.content.clone(),
             });
         }
-        let limit = Duration::from_secs(state.settings.model.timeout_secs.max(1));
-        let stream = with_timeout(
+        let settings = &state.settings.model;
+        let stream = time_limited(
             realtime.provider.stream(ModelRequest {
                 model: model_used,
                 messages: turns,
+                max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
             }),
-            limit,
+            Duration::from_secs(settings.timeout_secs.max(1)),
+            Duration::from_secs(settings.total_timeout_secs.max(1)),
         );
 
         let done = Finished {
@@ -439,7 +434,8 @@ impl Finished {
         let status = match outcome.finish {
             FinishReason::Stop => "complete",
             FinishReason::Cancelled => "cancelled",
-            FinishReason::Error => "error",
+            // Like an answer whose server died: an error, with the text it had.
+            FinishReason::Error | FinishReason::Interrupted => "error",
         };
         let now = state.now();
         state

@@ -9,6 +9,7 @@ pub mod slots;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,6 +36,8 @@ pub struct Realtime {
     pub answers: AnswerSlots,
     /// Open websockets per client address.
     pub sockets: Arc<SocketCounts>,
+    /// Set on shutdown: new sends are refused while running answers finish.
+    draining: AtomicBool,
 }
 
 impl Realtime {
@@ -50,8 +53,15 @@ impl Realtime {
                 .as_ref()
                 .map(|(_, conn)| (conn.clone(), settings.redis.prefix.clone())),
         );
-        let relay = redis
-            .map(|(client, conn)| Arc::new(RedisRelay::new(client, conn, settings.redis.prefix.clone())));
+        let relay = redis.map(|(client, conn)| {
+            Arc::new(RedisRelay::new(
+                client,
+                conn,
+                settings.redis.prefix.clone(),
+                settings.redis_timeout(),
+                settings.redis.relay_queue,
+            ))
+        });
         let fan_out = relay.clone().map(|r| r as Arc<dyn FanOut>);
         let hub = SessionHub::new(fan_out, chat.max_tabs_per_user).start();
         let generations = Generations::new(hub.clone()).start();
@@ -76,7 +86,16 @@ impl Realtime {
             },
             answers,
             sockets: Arc::new(SocketCounts::new(chat.max_sockets_per_address)),
+            draining: AtomicBool::new(false),
         }
+    }
+
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
     }
 
     /// Sends `frame` to every tab of the user, on every instance.

@@ -57,7 +57,7 @@ impl ModelProvider for OpenAiProvider {
             .collect();
         let client = self.client.clone();
         let started = async move {
-            let request = request(&req.model, json!(messages), true, None)?;
+            let request = request(&req.model, json!(messages), true, req.max_tokens)?;
             client.chat().create_stream(request).await.map_err(upstream)
         };
         futures_util::stream::once(started)

@@ -11,7 +11,7 @@ use actix_web::web;
 use chat_server::clock::{Clock, ManualClock, MINUTE_MS};
 use chat_server::config::Settings;
 use chat_server::scheduler::{RunDue, Scheduler};
-use chat_server::startup::Application;
+use chat_server::startup::{Application, Shutdown};
 use chat_server::state::AppState;
 use reqwest::{Response, StatusCode};
 use secrecy::SecretString;
@@ -31,6 +31,8 @@ pub struct TestApp {
     pub data_dir: Arc<TempDir>,
     /// The database and Redis this instance uses, so a second one can share them.
     pub backends: Backends,
+    /// Stops this instance as SIGTERM would.
+    pub shutdown: Shutdown,
 }
 
 #[derive(Clone)]
@@ -146,6 +148,7 @@ async fn start(
     let address = format!("http://127.0.0.1:{}", app.port());
     let state = app.state();
     let scheduler = app.scheduler();
+    let shutdown = app.shutdown();
     actix_web::rt::spawn(app.run_until_stopped());
     TestApp {
         address,
@@ -159,6 +162,7 @@ async fn start(
         mailbox,
         data_dir,
         backends,
+        shutdown,
     }
 }
 

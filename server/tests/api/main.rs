@@ -5,6 +5,7 @@ mod abuse;
 mod chat;
 mod code_attempts;
 mod cookies;
+mod faults;
 mod fuzz;
 mod health;
 mod helpers;

@@ -1,6 +1,8 @@
 //! A local OpenAI-compatible server: streams chat completions as server-sent events.
 //! The model name picks the behaviour: `stub` answers, `stub-error` fails with 500,
-//! `stub-stall` sends one chunk and then nothing, `stub-flood` streams 12 MB at once.
+//! `stub-stall` sends one chunk and then nothing, `stub-flood` streams 12 MB at once,
+//! `stub-hang` sends the response headers and never a chunk, `stub-trickle` sends a
+//! chunk every second forever.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -48,6 +50,26 @@ async fn completions(stub: web::Data<ModelStub>, body: web::Json<Value>) -> Http
         let events =
             stream::iter((0..6000).map(move |_| Ok::<_, actix_web::Error>(chunk(Some(&block), None))))
                 .chain(stream::iter([Ok(Bytes::from_static(b"data: [DONE]\n\n"))]));
+        return HttpResponse::Ok()
+            .content_type("text/event-stream")
+            .streaming(events);
+    }
+    if model == "stub-hang" {
+        return HttpResponse::Ok()
+            .content_type("text/event-stream")
+            .streaming(stream::pending::<Result<Bytes, actix_web::Error>>());
+    }
+    if model == "stub-trickle" {
+        let events = stream::unfold(0usize, |i| async move {
+            // The first chunk at once, so the answer has a start to keep.
+            if i > 0 {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Some((
+                Ok::<_, actix_web::Error>(chunk(Some(&format!("tick{i} ")), None)),
+                i + 1,
+            ))
+        });
         return HttpResponse::Ok()
             .content_type("text/event-stream")
             .streaming(events);
