@@ -449,9 +449,14 @@ impl Finished {
             )
             .await?;
         // Only an answer that ended before its first delta gives its units back: one the
-        // tab saw text of counts, or cancelling right after the first words would make
-        // answers free.
-        let refunded = outcome.finish != FinishReason::Stop && outcome.seq == 0;
+        // tab saw text of counts, or cancelling right after the first words (or asking for
+        // an endless answer that the time limit cuts) would make answers free. An answer
+        // our own shutdown interrupted is given back: no user can cause that.
+        let refunded = match outcome.finish {
+            FinishReason::Stop => false,
+            FinishReason::Interrupted => true,
+            _ => outcome.seq == 0,
+        };
         if refunded {
             state.quotas.refund(&self.user_id, Service::Responses).await?;
             if self.web_search {

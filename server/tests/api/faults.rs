@@ -101,7 +101,7 @@ async fn stub_app(configure: impl FnOnce(&mut Settings)) -> (TestApp, ModelStub)
 }
 
 #[actix_web::test]
-async fn a_model_that_trickles_forever_is_cut_off_at_the_total_limit_and_the_unit_given_back() {
+async fn a_model_that_trickles_forever_is_cut_off_at_the_total_limit_and_counts_what_it_delivered() {
     let (app, stub) = stub_app(|s| {
         s.model.timeout_secs = 10;
         s.model.total_timeout_secs = 2;
@@ -127,7 +127,8 @@ async fn a_model_that_trickles_forever_is_cut_off_at_the_total_limit_and_the_uni
         (&error["code"], &error["clientId"]),
         (&json!("model_error"), &json!("t1"))
     );
-    assert_eq!(responses_used(&app, &ann).await, 0);
+    // The tab got text: the answer counts (an endless answer cut off is not free).
+    assert_eq!(responses_used(&app, &ann).await, 1);
     let stored = app
         .state
         .db
