@@ -168,9 +168,7 @@ async fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> Res
         idempotency_key,
         created_at: state.now(),
         completed_at: None,
-        buyer: billing
-            .as_ref()
-            .map(|b| crate::invoices::buyer_json(b).to_string()),
+        buyer: billing.as_ref().map(|b| b.to_json().to_string()),
         vat_treatment: buyer_vat.treatment.as_str().to_owned(),
         period_start: period.map(|(start, _)| start),
         period_end: period.map(|(_, end)| end),
@@ -187,8 +185,12 @@ pub struct ChangeRequest {
 
 /// What a plan change led to.
 pub enum ChangeOutcome {
-    /// An upgrade: pay through `checkout`; the plan changes once paid.
-    PaymentRequired { payment: PaymentRow, checkout: Checkout },
+    /// An upgrade: pay through `checkout`; the plan changes once paid. Boxed: a payment
+    /// row is large beside a subscription row.
+    PaymentRequired {
+        payment: Box<PaymentRow>,
+        checkout: Checkout,
+    },
     /// A downgrade, scheduled for the end of the period.
     Scheduled(SubscriptionRow),
 }
@@ -293,7 +295,10 @@ async fn payment_required(state: &AppState, mut payment: PaymentRow) -> Result<C
     }
     // Read back: the provider may have set what an upgrade charges, or closed it declined.
     payment = state.db.payment(&payment.id).await?.ok_or(ErrorCode::NotFound)?;
-    Ok(ChangeOutcome::PaymentRequired { payment, checkout })
+    Ok(ChangeOutcome::PaymentRequired {
+        payment: Box::new(payment),
+        checkout,
+    })
 }
 
 /// A provider that failed or could not be reached: logged with its cause, answered as

@@ -1,5 +1,7 @@
 //! Billing information, one row per user.
 
+use serde_json::{json, Value};
+
 use super::{on_pool, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -12,6 +14,22 @@ pub struct BillingRow {
     pub postal_code: String,
     pub country: String,
     pub vat_number: Option<String>,
+}
+
+impl BillingRow {
+    /// The billing info as the API shows it, and as a payment keeps it for its invoice.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "billingType": self.billing_type,
+            "name": self.name,
+            "companyName": self.company_name,
+            "address": self.address,
+            "city": self.city,
+            "postalCode": self.postal_code,
+            "country": self.country,
+            "vatNumber": self.vat_number,
+        })
+    }
 }
 
 impl Db {

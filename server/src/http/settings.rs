@@ -40,25 +40,12 @@ pub fn settings_json(user: &UserRow) -> Value {
     })
 }
 
-fn billing_json(b: &BillingRow) -> Value {
-    json!({
-        "billingType": b.billing_type,
-        "name": b.name,
-        "companyName": b.company_name,
-        "address": b.address,
-        "city": b.city,
-        "postalCode": b.postal_code,
-        "country": b.country,
-        "vatNumber": b.vat_number,
-    })
-}
-
 /// Tells every tab of the user their settings and billing info as they now are.
 async fn announce(state: &AppState, user: &UserRow) -> Result<()> {
     let billing = state.db.billing_info(&user.id).await?;
     let frame = ServerFrame::SettingsUpdated {
         settings: settings_json(user),
-        billing_info: json!(billing.as_ref().map(billing_json)),
+        billing_info: json!(billing.as_ref().map(BillingRow::to_json)),
     };
     state.realtime.publish(&user.id, &frame);
     Ok(())
@@ -69,7 +56,7 @@ async fn get_settings(state: Data, user: AuthUser) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(json!({
         "success": true,
         "settings": settings_json(&user.user),
-        "billingInfo": billing.as_ref().map(billing_json),
+        "billingInfo": billing.as_ref().map(BillingRow::to_json),
     })))
 }
 
@@ -254,5 +241,5 @@ async fn put_billing_info(
     };
     state.db.put_billing_info(user.id(), &row, state.now()).await?;
     announce(&state, &user.user).await?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "billingInfo": billing_json(&row) })))
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "billingInfo": row.to_json() })))
 }

@@ -16,20 +16,6 @@ use crate::quota::iso;
 use crate::state::AppState;
 use crate::subscriptions::period_end;
 
-/// The billing info the VAT of a payment was computed for, as stored on the payment.
-pub fn buyer_json(b: &BillingRow) -> Value {
-    json!({
-        "billingType": b.billing_type,
-        "name": b.name,
-        "companyName": b.company_name,
-        "address": b.address,
-        "city": b.city,
-        "postalCode": b.postal_code,
-        "country": b.country,
-        "vatNumber": b.vat_number,
-    })
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Buyer {
