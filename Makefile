@@ -50,8 +50,19 @@ test-web: web-deps
 	@# The server binary cargo test built; the 360 px screenshot lands in web/e2e/artifacts.
 	cd web && CHAT_SERVER_BIN=$(CARGO_TARGET_DIR)/debug/chat-server node --test --test-reporter=tap e2e/ 2>&1 | tee $(E2E_LOG)
 
-## What the tests need beyond cargo and npm: localstripe in $(CHAT_VENV) (needs python3-venv)
+## What the tests need beyond cargo and npm: Debian's Chromium (end-to-end tests), poppler's
+## pdftotext (reads invoice PDFs back), and localstripe in $(CHAT_VENV) (needs python3-venv).
+## A missing system package stops here with the one command that installs them all.
 test-deps:
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v pdftotext >/dev/null || missing="$$missing pdftotext"; \
+	python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+		echo "make test needs:$$missing. Install them with:"; \
+		echo "  apt-get update && apt-get install -y chromium poppler-utils python3-venv"; \
+		exit 1; \
+	fi
 	@if [ "$$($(CHAT_VENV)/bin/pip show localstripe 2>/dev/null | sed -n 's/^Version: //p')" != "$(LOCALSTRIPE_VERSION)" ]; then \
 		echo "installing localstripe==$(LOCALSTRIPE_VERSION) into $(CHAT_VENV)"; \
 		python3 -m venv $(CHAT_VENV) && \
