@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
+import { registerThroughDialog } from './flows.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = [
@@ -54,19 +55,7 @@ test('a visitor without a token is sent back to the index page', async () => {
 test('a visitor registers with the mailed code and lands logged in', async () => {
   await page.goto('/');
   await dismissCookies(page);
-  const mark = server.log().length;
-  await page.getByTestId('landing-register').click();
-  const dialog = page.getByRole('dialog', { name: 'Create an account' });
-  await dialog.getByLabel('Name').fill('Ann');
-  await dialog.getByLabel('Email').fill(EMAIL);
-  await dialog.getByLabel('Password', { exact: true }).fill(PASSWORD);
-  await dialog.getByLabel('Confirm password').fill(PASSWORD);
-  await dialog.getByRole('checkbox').check();
-  await dialog.getByRole('button', { name: 'Register' }).click();
-  const verify = page.getByRole('dialog', { name: 'Verify your email' });
-  await verify.getByLabel('Verification code').fill(await server.codeFor(EMAIL, { after: mark }));
-  await verify.getByRole('button', { name: 'Verify' }).click();
-  await verify.waitFor({ state: 'hidden' });
+  await registerThroughDialog(page, server, { name: 'Ann', email: EMAIL, password: PASSWORD });
   await page.goto('/chat');
   await page.getByTestId('composer-input').waitFor();
 });

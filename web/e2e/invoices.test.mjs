@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
+import { registerThroughDialog } from './flows.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = [
@@ -41,19 +42,7 @@ test('a buyer pays, sees the plan active and downloads the invoice as a PDF', as
   await pro.waitFor();
   assert.match(await pro.textContent(), /Coming soon \(not available yet\):.*Web search/);
 
-  const mark = server.log().length;
-  await page.getByTestId('landing-register').click();
-  const dialog = page.getByRole('dialog', { name: 'Create an account' });
-  await dialog.getByLabel('Name').fill('Kővári Űrsula');
-  await dialog.getByLabel('Email').fill(EMAIL);
-  await dialog.getByLabel('Password', { exact: true }).fill(PASSWORD);
-  await dialog.getByLabel('Confirm password').fill(PASSWORD);
-  await dialog.getByRole('checkbox').check();
-  await dialog.getByRole('button', { name: 'Register' }).click();
-  const verify = page.getByRole('dialog', { name: 'Verify your email' });
-  await verify.getByLabel('Verification code').fill(await server.codeFor(EMAIL, { after: mark }));
-  await verify.getByRole('button', { name: 'Verify' }).click();
-  await verify.waitFor({ state: 'hidden' });
+  await registerThroughDialog(page, server, { name: 'Kővári Űrsula', email: EMAIL, password: PASSWORD });
 
   // Billing info first: a German private buyer pays German VAT.
   await page.goto('/settings#subscription');

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { CONFIRM_WITH_CARD_JS, confirmWithCard, missingLocalstripe, startLocalstripe } from './localstripe.mjs';
 import { startServer } from './server.mjs';
+import { registerThroughDialog } from './flows.mjs';
 
 const missing = missingLocalstripe();
 if (missing) {
@@ -66,19 +67,7 @@ async function register(p) {
   await p.goto('/');
   const accept = p.getByTestId('cookie-accept-all');
   if (await accept.isVisible().catch(() => false)) await accept.click();
-  const mark = server.log().length;
-  await p.getByTestId('landing-register').click();
-  const dialog = p.getByRole('dialog', { name: 'Create an account' });
-  await dialog.getByLabel('Name').fill('Cara');
-  await dialog.getByLabel('Email').fill(EMAIL);
-  await dialog.getByLabel('Password', { exact: true }).fill(PASSWORD);
-  await dialog.getByLabel('Confirm password').fill(PASSWORD);
-  await dialog.getByRole('checkbox').check();
-  await dialog.getByRole('button', { name: 'Register' }).click();
-  const verify = p.getByRole('dialog', { name: 'Verify your email' });
-  await verify.getByLabel('Verification code').fill(await server.codeFor(EMAIL, { after: mark }));
-  await verify.getByRole('button', { name: 'Verify' }).click();
-  await verify.waitFor({ state: 'hidden' });
+  await registerThroughDialog(p, server, { name: 'Cara', email: EMAIL, password: PASSWORD });
 }
 
 /** Opens the checkout of `plan` in Settings → Subscription; the card form is loaded. */

@@ -1,0 +1,21 @@
+// What several end-to-end tests do the same way, through the UI as a person would.
+
+/**
+ * Registers through the landing page's dialog: fills it in, reads the mailed code from
+ * the server's log and verifies. Resolves once the verification dialog has closed.
+ */
+export async function registerThroughDialog(page, server, { name, email, password }) {
+  const mark = server.log().length;
+  await page.getByTestId('landing-register').click();
+  const dialog = page.getByRole('dialog', { name: 'Create an account' });
+  await dialog.getByLabel('Name').fill(name);
+  await dialog.getByLabel('Email').fill(email);
+  await dialog.getByLabel('Password', { exact: true }).fill(password);
+  await dialog.getByLabel('Confirm password').fill(password);
+  await dialog.getByRole('checkbox').check();
+  await dialog.getByRole('button', { name: 'Register' }).click();
+  const verify = page.getByRole('dialog', { name: 'Verify your email' });
+  await verify.getByLabel('Verification code').fill(await server.codeFor(email, { after: mark }));
+  await verify.getByRole('button', { name: 'Verify' }).click();
+  await verify.waitFor({ state: 'hidden' });
+}
