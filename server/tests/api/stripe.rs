@@ -53,13 +53,15 @@ async fn change(app: &TestApp, user: &TestUser, body: Value) -> Value {
     assert_ok(app.put_auth("/api/subscription/change", &user.token, body).await).await
 }
 
-/// Waits (localstripe delivers webhooks after a second) until `check` holds.
+/// Waits (localstripe delivers webhooks after a second) until `check` holds. One
+/// localstripe serves every test of the run, so under the parallel suite a delivery can
+/// take many seconds: the bound is generous, and met as soon as the check holds.
 async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    for _ in 0..60 {
+    for _ in 0..240 {
         if check().await {
             return;
         }
