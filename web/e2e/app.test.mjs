@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
-import { registerThroughDialog } from './flows.mjs';
+import { registerThroughDialog, saveBillingInfo } from './flows.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = [
@@ -98,12 +98,7 @@ test('the plan changes to base through the demo payment', async () => {
   await page.getByTestId('choose-plan-base').click();
   const billing = page.getByTestId('billing-form');
   if (await billing.isVisible().catch(() => false)) {
-    await billing.getByLabel('Name', { exact: true }).fill('Ann Smith');
-    await billing.getByLabel('Address').fill('Fő utca 1');
-    await billing.getByLabel('City').fill('Budapest');
-    await billing.getByLabel('Postal code').fill('1011');
-    await billing.getByLabel('Country').selectOption('HU');
-    await page.getByTestId('billing-save').click();
+    await saveBillingInfo(page, { name: 'Ann Smith', address: 'Fő utca 1', city: 'Budapest', postalCode: '1011', country: 'HU' });
     await page.getByTestId('choose-plan-base').click();
   }
   const confirm = page.getByTestId('confirm-dialog-confirm');

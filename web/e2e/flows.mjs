@@ -19,3 +19,14 @@ export async function registerThroughDialog(page, server, { name, email, passwor
   await verify.getByRole('button', { name: 'Verify' }).click();
   await verify.waitFor({ state: 'hidden' });
 }
+
+/** Fills in the billing info form (private buyer) and saves it. */
+export async function saveBillingInfo(page, { name, address, city, postalCode, country }) {
+  const billing = page.getByTestId('billing-form');
+  await billing.getByLabel('Name', { exact: true }).fill(name);
+  await billing.getByLabel('Address').fill(address);
+  await billing.getByLabel('City').fill(city);
+  await billing.getByLabel('Postal code').fill(postalCode);
+  await billing.getByLabel('Country').selectOption(country);
+  await page.getByTestId('billing-save').click();
+}

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { CONFIRM_WITH_CARD_JS, confirmWithCard, missingLocalstripe, startLocalstripe } from './localstripe.mjs';
 import { startServer } from './server.mjs';
-import { registerThroughDialog } from './flows.mjs';
+import { registerThroughDialog, saveBillingInfo } from './flows.mjs';
 
 const missing = missingLocalstripe();
 if (missing) {
@@ -101,13 +101,7 @@ test('a user saves billing info, pays for Plus by card and sees the plan active 
   await register(page);
   await page.goto('/settings#subscription');
   await page.getByTestId('choose-plan-plus').click();
-  const billing = page.getByTestId('billing-form');
-  await billing.getByLabel('Name', { exact: true }).fill('Cara Smith');
-  await billing.getByLabel('Address').fill('Fő utca 1');
-  await billing.getByLabel('City').fill('Budapest');
-  await billing.getByLabel('Postal code').fill('1011');
-  await billing.getByLabel('Country').selectOption('HU');
-  await page.getByTestId('billing-save').click();
+  await saveBillingInfo(page, { name: 'Cara Smith', address: 'Fő utca 1', city: 'Budapest', postalCode: '1011', country: 'HU' });
   await page.getByTestId('choose-plan-plus').click();
 
   const dialog = page.getByRole('dialog');
