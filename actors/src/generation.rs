@@ -1,19 +1,25 @@
-//! A generation: one assistant answer streaming from the model. Its actor batches the
-//! model's chunks into `message.delta` frames (numbered by `seq`): a chunk opens a batch
-//! window of `batch`, and what arrived by its end goes out as one frame. It keeps the text so far for tabs that open the conversation mid-stream, and
+//! A generation: one assistant answer streaming from the model. Its actor runs on its
+//! user's shard and batches the model's chunks into `message.delta` frames (numbered by
+//! `seq`): the answer's first chunk goes out at once (the user waits for it), then a
+//! chunk opens a batch window of `batch`, and what arrived by its end goes out as one
+//! frame. It keeps the text so far for tabs that open the conversation mid-stream, and
 //! stops on cancel, error or end. The [`Generations`] registry finds a conversation's
-//! running generation on this instance.
+//! running generation on this instance: a map, not an actor, so a send asks it without
+//! a mailbox round trip.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::prelude::*;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
-use crate::hub::{Event, Publish, SessionHub};
+use crate::hub::{Event, Hubs, Publish, SessionHub};
 use crate::model::ModelError;
 use crate::protocol::ServerFrame;
+use crate::shard::Shards;
 
 /// How a generation ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +141,15 @@ impl StreamHandler<Result<String, ModelError>> for Generation {
     fn handle(&mut self, chunk: Result<String, ModelError>, ctx: &mut Context<Self>) {
         match chunk {
             Ok(text) if text.is_empty() => {}
+            Ok(text) if self.seq == 0 && self.pending.is_empty() => {
+                // The answer's first words go out at once: batching saves frames on a
+                // long stream, but the wait for the first token is what a user feels.
+                if self.timestamps {
+                    self.pending_since = Some(unix_micros());
+                }
+                self.pending = text;
+                self.flush();
+            }
             Ok(text) => {
                 // The first chunk of a batch opens its window; a stream that pauses costs
                 // no timer ticks, and every chunk waits at most `batch`.
@@ -217,80 +232,71 @@ pub struct Start {
     pub on_done: OnDone,
 }
 
-impl Message for Start {
-    /// False if the conversation already has a running generation.
-    type Result = bool;
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Ended {
-    conversation_id: String,
-}
-
-/// A generation's outcome has been handled (stored, refunded, announced).
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Settled;
-
-/// How many generations have not settled yet: running, or their outcome being stored.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "usize")]
-pub struct Unsettled;
-
-/// The running generations of this instance, by conversation.
+/// The running generations of this instance, by conversation. Each runs on its user's
+/// shard, beside the user's hub.
 pub struct Generations {
-    hub: Addr<SessionHub>,
-    running: HashMap<String, Addr<Generation>>,
-    unsettled: usize,
+    shards: Shards,
+    hubs: Hubs,
+    running: Mutex<HashMap<String, Addr<Generation>>>,
+    /// Generations not settled yet: running, or their outcome being stored.
+    unsettled: AtomicUsize,
 }
 
 impl Generations {
-    pub fn new(hub: Addr<SessionHub>) -> Self {
-        Generations {
-            hub,
-            running: HashMap::new(),
-            unsettled: 0,
-        }
+    pub fn new(shards: Shards, hubs: Hubs) -> Arc<Generations> {
+        Arc::new(Generations {
+            shards,
+            hubs,
+            running: Mutex::new(HashMap::new()),
+            unsettled: AtomicUsize::new(0),
+        })
     }
-}
 
-impl Actor for Generations {
-    type Context = Context<Self>;
-}
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Addr<Generation>>> {
+        self.running.lock().expect("generations lock")
+    }
 
-impl Handler<Start> for Generations {
-    type Result = bool;
+    fn get(&self, conversation_id: &str) -> Option<Addr<Generation>> {
+        self.running()
+            .get(conversation_id)
+            .filter(|a| a.connected())
+            .cloned()
+    }
 
-    fn handle(&mut self, msg: Start, ctx: &mut Context<Self>) -> bool {
-        if self
-            .running
-            .get(&msg.conversation_id)
-            .is_some_and(Addr::connected)
-        {
-            return false;
+    /// Whether the conversation has an answer running on this instance.
+    pub fn is_running(&self, conversation_id: &str) -> bool {
+        self.get(conversation_id).is_some()
+    }
+
+    /// Starts streaming an answer; gives `msg` back if the conversation already has one
+    /// running here.
+    pub fn start(self: &Arc<Self>, msg: Start) -> Result<(), Start> {
+        let mut running = self.running();
+        if running.get(&msg.conversation_id).is_some_and(Addr::connected) {
+            return Err(msg);
         }
-        let registry = ctx.address();
-        let conversation_id = msg.conversation_id.clone();
+        let registry = Arc::downgrade(self);
         let on_done = msg.on_done;
-        let ended_id = conversation_id.clone();
+        let ended_id = msg.conversation_id.clone();
         // The registry forgets the generation once its outcome is handed on, and counts
         // it settled once that is done (a shutdown waits for it).
         let on_done: OnDone = Box::new(move |outcome| {
-            registry.do_send(Ended {
-                conversation_id: ended_id,
-            });
+            if let Some(registry) = registry.upgrade() {
+                registry.running().remove(&ended_id);
+            }
             let handled = on_done(outcome);
             Box::pin(async move {
                 handled.await;
-                registry.do_send(Settled);
+                if let Some(registry) = registry.upgrade() {
+                    registry.unsettled.fetch_sub(1, Ordering::SeqCst);
+                }
             })
         });
         let generation = Generation {
+            hub: self.hubs.of(&msg.user).clone(),
             user: msg.user,
-            conversation_id: msg.conversation_id,
+            conversation_id: msg.conversation_id.clone(),
             message_id: msg.message_id,
-            hub: self.hub.clone(),
             batch: msg.batch,
             stream: Some(msg.stream),
             content: String::new(),
@@ -299,74 +305,119 @@ impl Handler<Start> for Generations {
             timestamps: msg.timestamps,
             seq: 0,
             on_done: Some(on_done),
-        }
-        .start();
-        self.running.insert(conversation_id, generation);
-        self.unsettled += 1;
-        true
+        };
+        let shard = self.shards.arbiter(&generation.user);
+        self.unsettled.fetch_add(1, Ordering::SeqCst);
+        let addr = Generation::start_in_arbiter(&shard, move |_| generation);
+        running.insert(msg.conversation_id, addr);
+        Ok(())
     }
-}
 
-impl Handler<Settled> for Generations {
-    type Result = ();
-
-    fn handle(&mut self, _: Settled, _: &mut Context<Self>) {
-        self.unsettled = self.unsettled.saturating_sub(1);
-    }
-}
-
-impl Handler<Unsettled> for Generations {
-    type Result = usize;
-
-    fn handle(&mut self, _: Unsettled, _: &mut Context<Self>) -> usize {
-        self.unsettled
-    }
-}
-
-/// Interrupts every running generation of this instance.
-impl Handler<Interrupt> for Generations {
-    type Result = ();
-
-    fn handle(&mut self, msg: Interrupt, _: &mut Context<Self>) {
-        for generation in self.running.values() {
-            generation.do_send(msg);
+    /// Stops the conversation's answer if it runs here; false if it does not.
+    pub fn cancel(&self, conversation_id: &str) -> bool {
+        match self.get(conversation_id) {
+            Some(addr) => {
+                addr.do_send(Cancel {
+                    conversation_id: conversation_id.to_owned(),
+                });
+                true
+            }
+            None => false,
         }
     }
-}
 
-impl Handler<Ended> for Generations {
-    type Result = ();
+    /// The text so far of the conversation's answer, if it runs here.
+    pub async fn snapshot(&self, conversation_id: &str) -> Option<Snapshot> {
+        let addr = self.get(conversation_id)?;
+        let ask = GetSnapshot {
+            conversation_id: conversation_id.to_owned(),
+        };
+        addr.send(ask).await.ok().flatten()
+    }
 
-    fn handle(&mut self, msg: Ended, _: &mut Context<Self>) {
-        self.running
-            .retain(|id, addr| id != &msg.conversation_id && addr.connected());
+    /// Interrupts every running generation of this instance (shutdown).
+    pub fn interrupt_all(&self) {
+        for generation in self.running().values() {
+            generation.do_send(Interrupt);
+        }
+    }
+
+    /// How many generations have not settled yet: running, or their outcome being stored.
+    pub fn unsettled(&self) -> usize {
+        self.unsettled.load(Ordering::SeqCst)
     }
 }
 
-impl Handler<Cancel> for Generations {
-    type Result = ResponseFuture<bool>;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::{Connect, Deliver};
+    use futures_util::stream::{self, StreamExt};
+    use tokio::sync::mpsc;
 
-    fn handle(&mut self, msg: Cancel, _: &mut Context<Self>) -> Self::Result {
-        let addr = self.running.get(&msg.conversation_id).cloned();
-        Box::pin(async move {
-            match addr {
-                Some(addr) => addr.send(msg).await.unwrap_or(false),
-                None => false,
-            }
-        })
+    /// A tab that hands every frame it gets to the test.
+    struct Tab(mpsc::UnboundedSender<Deliver>);
+
+    impl Actor for Tab {
+        type Context = Context<Self>;
     }
-}
 
-impl Handler<GetSnapshot> for Generations {
-    type Result = ResponseFuture<Option<Snapshot>>;
+    impl Handler<Deliver> for Tab {
+        type Result = ();
 
-    fn handle(&mut self, msg: GetSnapshot, _: &mut Context<Self>) -> Self::Result {
-        let addr = self.running.get(&msg.conversation_id).cloned();
-        Box::pin(async move {
-            match addr {
-                Some(addr) => addr.send(msg).await.ok().flatten(),
-                None => None,
-            }
-        })
+        fn handle(&mut self, msg: Deliver, _: &mut Context<Self>) {
+            let _ = self.0.send(msg);
+        }
+    }
+
+    #[actix_rt::test]
+    async fn the_first_chunk_goes_out_at_once_and_the_rest_is_batched() {
+        let shards = Shards::start(2);
+        let hubs = Hubs::start(&shards, None, 4);
+        let generations = Generations::new(shards.clone(), hubs.clone());
+        let (frames, mut got) = mpsc::unbounded_channel();
+        let tab = Tab(frames).start();
+        let joined = hubs
+            .of("u1")
+            .send(Connect {
+                user: "u1".into(),
+                session: 1,
+                addr: tab.recipient(),
+            })
+            .await
+            .unwrap();
+        assert!(joined);
+        let chunks = stream::iter([Ok("Hello".to_owned()), Ok(" world".to_owned())]).chain(stream::pending());
+        let (done, outcome) = tokio::sync::oneshot::channel();
+        let started = generations.start(Start {
+            user: "u1".into(),
+            conversation_id: "c1".into(),
+            message_id: "m1".into(),
+            stream: chunks.boxed(),
+            // Far longer than the test: only the first chunk can arrive before a cancel.
+            batch: Duration::from_secs(3600),
+            timestamps: false,
+            on_done: Box::new(move |o| {
+                let _ = done.send(o);
+                Box::pin(async {})
+            }),
+        });
+        assert!(started.is_ok());
+        let first = tokio::time::timeout(Duration::from_secs(10), got.recv())
+            .await
+            .expect("the first delta without waiting for the batch window")
+            .unwrap();
+        let meta = first.delta.expect("a delta");
+        assert_eq!((meta.seq, &*meta.text), (1, "Hello"));
+        assert!(generations.is_running("c1"));
+        assert!(generations.cancel("c1"));
+        let outcome = outcome.await.unwrap();
+        assert_eq!(outcome.finish, FinishReason::Cancelled);
+        assert_eq!((outcome.content.as_str(), outcome.seq), ("Hello world", 2));
+        // The batched rest went out when the answer ended.
+        let second = got.recv().await.unwrap().delta.expect("the second delta");
+        assert_eq!((second.seq, &*second.text), (2, " world"));
+        assert!(!generations.is_running("c1"));
+        shards.stop();
     }
 }

@@ -1,7 +1,9 @@
 //! The hub: which sessions (tabs) each user has on this instance. Every event of a user
 //! goes through it to each of their sessions; with a [`FanOut`] (Redis pub/sub) it also
-//! reaches the user's sessions on other instances. Because everything a user's tabs get
-//! passes through this one mailbox, a relay sees events in the order they happened.
+//! reaches the user's sessions on other instances. There is one hub per shard
+//! ([`Hubs`]), each on its shard's arbiter, holding the users that hash to it. Because
+//! everything a user's tabs get passes through their one hub, a relay sees a user's
+//! events in the order they happened.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,6 +12,7 @@ use actix::prelude::*;
 use bytestring::ByteString;
 
 use crate::protocol::ServerFrame;
+use crate::shard::Shards;
 
 /// A frame on its way to a user's tabs, serialized once for all of them.
 #[derive(Message, Clone, Debug)]
@@ -127,8 +130,8 @@ pub struct SessionCount {
     pub user: String,
 }
 
-/// Where a cancel for a local generation goes.
-pub type CancelSink = Recipient<crate::generation::Cancel>;
+/// Stops a local generation (a cancel another instance published); false if none runs.
+pub type CancelSink = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 pub struct SessionHub {
     users: HashMap<String, HashMap<u64, Recipient<Deliver>>>,
@@ -158,8 +161,8 @@ impl SessionHub {
                 }
             }
             Event::Cancel { conversation_id } => {
-                if let Some(generations) = &self.generations {
-                    generations.do_send(crate::generation::Cancel { conversation_id });
+                if let Some(cancel) = &self.generations {
+                    cancel(&conversation_id);
                 }
             }
             Event::Ended { .. } => {}
@@ -244,5 +247,56 @@ impl Handler<SessionCount> for SessionHub {
 
     fn handle(&mut self, msg: SessionCount, _: &mut Context<Self>) -> usize {
         self.users.get(&msg.user).map_or(0, HashMap::len)
+    }
+}
+
+/// The hubs of every shard: a user's tabs join the hub of the user's shard, and every
+/// event of the user goes through it.
+#[derive(Clone)]
+pub struct Hubs {
+    shards: Shards,
+    hubs: Arc<Vec<Addr<SessionHub>>>,
+}
+
+impl Hubs {
+    /// Starts a hub on each shard.
+    pub fn start(shards: &Shards, fan_out: Option<Arc<dyn FanOut>>, max_tabs: usize) -> Hubs {
+        let hubs = (0..shards.len())
+            .map(|i| {
+                let fan_out = fan_out.clone();
+                SessionHub::start_in_arbiter(&shards.arbiter_at(i), move |_| {
+                    SessionHub::new(fan_out, max_tabs)
+                })
+            })
+            .collect();
+        Hubs {
+            shards: shards.clone(),
+            hubs: Arc::new(hubs),
+        }
+    }
+
+    /// The hub of `user`.
+    pub fn of(&self, user: &str) -> &Addr<SessionHub> {
+        &self.hubs[self.shards.index(user)]
+    }
+
+    /// An event for every session of `user`, here and on other instances.
+    pub fn publish(&self, user: &str, event: Event) {
+        self.of(user).do_send(Publish {
+            user: user.to_owned(),
+            event,
+        });
+    }
+
+    /// Sends `frame` to every tab of `user`, on every instance.
+    pub fn publish_frame(&self, user: &str, frame: &ServerFrame) {
+        self.of(user).do_send(Publish::frame(user, frame));
+    }
+
+    /// Tells every hub how to stop a local generation.
+    pub fn set_generations(&self, cancel: CancelSink) {
+        for hub in self.hubs.iter() {
+            hub.do_send(SetGenerations(cancel.clone()));
+        }
     }
 }

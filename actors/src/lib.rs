@@ -3,7 +3,9 @@
 //! `server` implements.
 //!
 //! - [`session`]: one actor per websocket (tab), with heartbeat and a bounded queue;
-//! - [`hub`]: which sessions each user has, and fan-out to other instances;
+//! - [`shard`]: one arbiter per core; a user's realtime work runs on the user's shard;
+//! - [`hub`]: which sessions each user has (a hub per shard), and fan-out to other
+//!   instances;
 //! - [`generation`]: one actor per answer streaming from the model, and its registry;
 //! - [`quota`]: the quota actor per active user and the hub that finds it;
 //! - [`model`]: model providers (the built-in demo model);
@@ -15,3 +17,4 @@ pub mod model;
 pub mod protocol;
 pub mod quota;
 pub mod session;
+pub mod shard;

@@ -1,19 +1,22 @@
-//! Usage quotas: one [`QuotaActor`] per active user, found through the [`QuotaHub`].
+//! Usage quotas: one [`QuotaActor`] per active user, found through [`QuotaActors`].
 //!
 //! A check-and-increment is atomic. Where counters are shared between instances it is a
 //! single call to a [`SharedCounters`] backend (a Lua script in Redis); in-process the
 //! user's actor owns the counters and handles one message at a time, so two tabs racing
 //! at 49 of 50 cannot both pass. Every counted unit is also written to a [`UsageStore`]
 //! (the database), the durable record from which an in-process actor reloads its
-//! counters when it starts again (after a restart, or after idling out).
+//! counters when it starts again (after a restart, or after idling out). That record is
+//! written behind ([`BufferedStore`]): in batches, off the path of a send.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
+
+use crate::shard::Shards;
 
 /// What a plan meters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -107,15 +110,24 @@ impl Decision {
     }
 }
 
+/// A check's decision, with the user's usage of every service as it left it (so the
+/// tabs can be told their counters without asking again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counted {
+    pub decision: Decision,
+    pub usage: HashMap<Service, Used>,
+}
+
 /// Counters shared by every instance (Redis). Each call is atomic on the backend.
 pub trait SharedCounters: Send + Sync + 'static {
+    /// One round trip: the check, the count, and every service's usage.
     fn try_consume(
         &self,
         user: &str,
         service: Service,
         limits: Limits,
         periods: &Periods,
-    ) -> BoxFuture<'static, anyhow::Result<Decision>>;
+    ) -> BoxFuture<'static, anyhow::Result<Counted>>;
     fn refund(
         &self,
         user: &str,
@@ -160,7 +172,7 @@ pub enum Counters {
 
 /// Check the limits of `service` and count one unit if they allow it.
 #[derive(Message, Debug, Clone)]
-#[rtype(result = "anyhow::Result<Decision>")]
+#[rtype(result = "anyhow::Result<Counted>")]
 pub struct Consume {
     pub user: String,
     pub service: Service,
@@ -246,7 +258,7 @@ async fn local_used(
 }
 
 impl Handler<Consume> for QuotaActor {
-    type Result = AtomicResponse<Self, anyhow::Result<Decision>>;
+    type Result = AtomicResponse<Self, anyhow::Result<Counted>>;
 
     fn handle(&mut self, msg: Consume, _: &mut Context<Self>) -> Self::Result {
         self.last_active = Instant::now();
@@ -255,13 +267,13 @@ impl Handler<Consume> for QuotaActor {
         match self.counters.clone() {
             Counters::Shared(shared) => AtomicResponse::new(Box::pin(
                 async move {
-                    let decision = shared
+                    let counted = shared
                         .try_consume(&user, msg.service, msg.limits, &msg.periods)
                         .await?;
-                    if matches!(decision, Decision::Allowed { .. }) {
+                    if matches!(counted.decision, Decision::Allowed { .. }) {
                         store.record(&user, msg.service, &msg.periods.day, 1).await?;
                     }
-                    Ok(decision)
+                    Ok(counted)
                 }
                 .into_actor(self),
             )),
@@ -277,15 +289,16 @@ impl Handler<Consume> for QuotaActor {
                                 if let Decision::Allowed { used } = decision {
                                     counters.used.insert(msg.service, used);
                                 }
+                                let usage = counters.used.clone();
                                 act.local = Some(counters);
-                                decision
+                                Counted { decision, usage }
                             });
                             async move {
-                                let decision = outcome?;
-                                if matches!(decision, Decision::Allowed { .. }) {
+                                let counted = outcome?;
+                                if matches!(counted.decision, Decision::Allowed { .. }) {
                                     store.record(&user, msg.service, &msg.periods.day, 1).await?;
                                 }
-                                Ok(decision)
+                                Ok(counted)
                             }
                             .into_actor(act)
                         }),
@@ -351,79 +364,221 @@ impl Handler<GetUsage> for QuotaActor {
     }
 }
 
-// ---- the hub ------------------------------------------------------------------------------
+// ---- finding a user's actor ---------------------------------------------------------------
 
-/// Finds (or starts) the actor of a user and forwards messages to it.
-pub struct QuotaHub {
+/// A message for the actor of one user.
+pub trait ForUser {
+    fn user(&self) -> &str;
+}
+
+impl ForUser for Consume {
+    fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+impl ForUser for Refund {
+    fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+impl ForUser for GetUsage {
+    fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+/// Finds (or starts) the actor of a user and sends it a message directly: a map behind a
+/// lock, not a hub actor, so a check is one mailbox hop and the callers of every thread
+/// do not queue behind one another. A user's actor runs on the user's shard (or, without
+/// shards, on the arbiter of whoever asked first).
+#[derive(Clone)]
+pub struct QuotaActors {
+    inner: Arc<ActorsInner>,
+}
+
+struct ActorsInner {
     counters: Counters,
     store: Arc<dyn UsageStore>,
-    users: HashMap<String, Addr<QuotaActor>>,
+    shards: Option<Shards>,
+    users: Mutex<HashMap<String, Addr<QuotaActor>>>,
 }
 
-impl QuotaHub {
-    pub fn new(counters: Counters, store: Arc<dyn UsageStore>) -> Self {
-        QuotaHub {
-            counters,
-            store,
-            users: HashMap::new(),
+impl QuotaActors {
+    pub fn new(counters: Counters, store: Arc<dyn UsageStore>, shards: Option<Shards>) -> Self {
+        QuotaActors {
+            inner: Arc::new(ActorsInner {
+                counters,
+                store,
+                shards,
+                users: Mutex::new(HashMap::new()),
+            }),
         }
     }
 
-    fn actor(&mut self, user: &str) -> Addr<QuotaActor> {
-        if let Some(addr) = self.users.get(user).filter(|a| a.connected()) {
+    fn actor(&self, user: &str) -> Addr<QuotaActor> {
+        let inner = &self.inner;
+        let mut users = inner.users.lock().expect("quota actors lock");
+        if let Some(addr) = users.get(user).filter(|a| a.connected()) {
             return addr.clone();
         }
-        let addr = QuotaActor::new(user.to_owned(), self.counters.clone(), self.store.clone()).start();
-        self.users.insert(user.to_owned(), addr.clone());
+        // Forget the actors that idled out, now and then (amortised over new ones).
+        if users.len() >= 1024 && users.len().is_power_of_two() {
+            users.retain(|_, a| a.connected());
+        }
+        let actor = QuotaActor::new(user.to_owned(), inner.counters.clone(), inner.store.clone());
+        let addr = match &inner.shards {
+            Some(shards) => QuotaActor::start_in_arbiter(&shards.arbiter(user), move |_| actor),
+            None => actor.start(),
+        };
+        users.insert(user.to_owned(), addr.clone());
         addr
     }
-}
 
-impl Actor for QuotaHub {
-    type Context = Context<Self>;
+    fn forget(&self, user: &str) {
+        let mut users = self.inner.users.lock().expect("quota actors lock");
+        if users.get(user).is_some_and(|a| !a.connected()) {
+            users.remove(user);
+        }
+    }
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        // Forget the actors that idled out.
-        ctx.run_interval(Duration::from_secs(60), |hub, _| {
-            hub.users.retain(|_, a| a.connected())
-        });
+    /// Sends `msg` to its user's actor. An actor that idled out with the message in its
+    /// mailbox is replaced (the new one reloads from the store) and asked again, once.
+    pub async fn ask<M, R>(&self, msg: M) -> anyhow::Result<R>
+    where
+        M: Message<Result = anyhow::Result<R>> + ForUser + Clone + Send + 'static,
+        R: Send + 'static,
+        QuotaActor: Handler<M>,
+    {
+        let retry = msg.clone();
+        match self.actor(msg.user()).send(msg).await {
+            Ok(out) => out,
+            Err(MailboxError::Closed) => {
+                self.forget(retry.user());
+                self.actor(retry.user())
+                    .send(retry)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("quota actor: {e}"))?
+            }
+            Err(e) => Err(anyhow::anyhow!("quota actor: {e}")),
+        }
     }
 }
 
-macro_rules! forward {
-    ($msg:ty, $out:ty) => {
-        impl Handler<$msg> for QuotaHub {
-            type Result = ResponseActFuture<Self, $out>;
+// ---- the usage record, written behind -----------------------------------------------------
 
-            fn handle(&mut self, msg: $msg, _: &mut Context<Self>) -> Self::Result {
-                let addr = self.actor(&msg.user);
-                let retry = msg.clone();
-                Box::pin(addr.send(msg).into_actor(self).then(move |sent, hub, _| {
-                    let outcome: BoxFuture<'static, $out> = match sent {
-                        Ok(out) => Box::pin(async move { out }),
-                        // The actor idled out with this message in its mailbox: start a
-                        // new one (it reloads from the store) and ask again, once.
-                        Err(MailboxError::Closed) => {
-                            hub.users.remove(&retry.user);
-                            let addr = hub.actor(&retry.user);
-                            Box::pin(async move {
-                                addr.send(retry)
-                                    .await
-                                    .map_err(|e| anyhow::anyhow!("quota actor: {e}"))?
-                            })
-                        }
-                        Err(e) => Box::pin(async move { Err(anyhow::anyhow!("quota actor: {e}")) }),
-                    };
-                    outcome.into_actor(hub)
-                }))
-            }
-        }
-    };
+/// What a [`BufferedStore`] writes in one go: per user, service and day, the sum of the
+/// units counted and given back.
+pub type UsageDeltas = HashMap<(String, Service, String), i64>;
+
+/// Writes many usage changes at once (one transaction).
+pub trait BatchStore: UsageStore {
+    fn record_batch(&self, deltas: UsageDeltas) -> BoxFuture<'static, anyhow::Result<()>>;
 }
 
-forward!(Consume, anyhow::Result<Decision>);
-forward!(Refund, anyhow::Result<()>);
-forward!(GetUsage, anyhow::Result<HashMap<Service, Used>>);
+/// The usage record written behind: a check adds to a buffer in memory (no database
+/// write on the path of a send), and [`BufferedStore::flush`] writes the buffer in one
+/// transaction, every `interval` and on shutdown. Loads add what is still buffered, and
+/// wait for a flush in progress, so an actor that reloads counts exactly what was
+/// counted. A failed flush keeps its changes for the next one.
+pub struct BufferedStore<S> {
+    inner: Arc<S>,
+    pending: Arc<Mutex<UsageDeltas>>,
+    /// Held by a flush while its changes are neither buffered nor stored.
+    flushing: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl<S: BatchStore> BufferedStore<S> {
+    pub fn new(inner: S) -> Arc<Self> {
+        Arc::new(BufferedStore {
+            inner: Arc::new(inner),
+            pending: Arc::new(Mutex::new(HashMap::new())),
+            flushing: Arc::new(tokio::sync::Mutex::new(())),
+        })
+    }
+
+    /// Writes what is buffered; on failure it stays buffered.
+    pub async fn flush(&self) -> anyhow::Result<()> {
+        let _writing = self.flushing.lock().await;
+        let batch = std::mem::take(&mut *self.pending.lock().expect("usage buffer lock"));
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let written = self.inner.record_batch(batch.clone()).await;
+        if written.is_err() {
+            let mut pending = self.pending.lock().expect("usage buffer lock");
+            for (key, delta) in batch {
+                *pending.entry(key).or_default() += delta;
+            }
+        }
+        written
+    }
+
+    /// Flushes every `interval` for as long as the store lives.
+    pub fn spawn_flusher(self: &Arc<Self>, interval: Duration) {
+        let store = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(interval);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let Some(store) = store.upgrade() else { return };
+                if let Err(e) = store.flush().await {
+                    tracing::warn!(error = ?e, "writing usage (kept for the next try)");
+                }
+            }
+        });
+    }
+
+    /// Changes not written yet.
+    pub fn buffered(&self) -> usize {
+        self.pending.lock().expect("usage buffer lock").len()
+    }
+}
+
+impl<S: BatchStore> UsageStore for BufferedStore<S> {
+    fn record(
+        &self,
+        user: &str,
+        service: Service,
+        day: &str,
+        delta: i64,
+    ) -> BoxFuture<'static, anyhow::Result<()>> {
+        let mut pending = self.pending.lock().expect("usage buffer lock");
+        *pending
+            .entry((user.to_owned(), service, day.to_owned()))
+            .or_default() += delta;
+        Box::pin(async { Ok(()) })
+    }
+
+    fn load(
+        &self,
+        user: &str,
+        periods: &Periods,
+    ) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
+        let (inner, pending, flushing) = (self.inner.clone(), self.pending.clone(), self.flushing.clone());
+        let (user, periods) = (user.to_owned(), periods.clone());
+        Box::pin(async move {
+            // No flush may move changes between the buffer and the store meanwhile.
+            let _no_flush = flushing.lock().await;
+            let mut used = inner.load(&user, &periods).await?;
+            let pending = pending.lock().expect("usage buffer lock");
+            let add = |n: u32, delta: i64| (i64::from(n) + delta).max(0) as u32;
+            for ((u, service, day), delta) in pending.iter() {
+                if *u != user || !day.starts_with(&periods.month) {
+                    continue;
+                }
+                let entry = used.entry(*service).or_default();
+                entry.month = add(entry.month, *delta);
+                if *day == periods.day {
+                    entry.day = add(entry.day, *delta);
+                }
+            }
+            Ok(used)
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -470,6 +625,36 @@ mod tests {
         }
     }
 
+    impl BatchStore for MemoryStore {
+        fn record_batch(&self, deltas: UsageDeltas) -> BoxFuture<'static, anyhow::Result<()>> {
+            let mut records = self.0.lock().unwrap();
+            for (key, delta) in deltas {
+                *records.entry(key).or_default() += delta;
+            }
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    /// A store whose batch writes fail (the database is away).
+    #[derive(Default)]
+    struct DownStore(MemoryStore);
+
+    impl UsageStore for DownStore {
+        fn record(&self, u: &str, s: Service, d: &str, n: i64) -> BoxFuture<'static, anyhow::Result<()>> {
+            self.0.record(u, s, d, n)
+        }
+
+        fn load(&self, u: &str, p: &Periods) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
+            self.0.load(u, p)
+        }
+    }
+
+    impl BatchStore for DownStore {
+        fn record_batch(&self, _: UsageDeltas) -> BoxFuture<'static, anyhow::Result<()>> {
+            Box::pin(async { Err(anyhow::anyhow!("database away")) })
+        }
+    }
+
     fn periods(day: &str) -> Periods {
         Periods {
             day: day.into(),
@@ -491,28 +676,35 @@ mod tests {
     #[actix_rt::test]
     async fn concurrent_consumes_at_the_edge_let_exactly_the_limit_through() {
         let store = Arc::new(MemoryStore::default());
-        let hub = QuotaHub::new(Counters::InProcess, store.clone()).start();
+        let quotas = QuotaActors::new(Counters::InProcess, store.clone(), None);
         let limits = Limits {
             day: Some(50),
             month: None,
         };
         for _ in 0..49 {
-            hub.send(consume("2026-11-22", limits)).await.unwrap().unwrap();
+            quotas.ask(consume("2026-11-22", limits)).await.unwrap();
         }
-        let racers = (0..20).map(|_| hub.send(consume("2026-11-22", limits)));
+        let racers = (0..20).map(|_| quotas.ask(consume("2026-11-22", limits)));
         let results = futures_util::future::join_all(racers).await;
         let allowed = results
             .iter()
-            .filter(|r| matches!(r, Ok(Ok(Decision::Allowed { .. }))))
+            .filter(|r| {
+                matches!(
+                    r,
+                    Ok(Counted {
+                        decision: Decision::Allowed { .. },
+                        ..
+                    })
+                )
+            })
             .count();
         assert_eq!(allowed, 1);
-        let usage = hub
-            .send(GetUsage {
+        let usage = quotas
+            .ask(GetUsage {
                 user: "u1".into(),
                 periods: periods("2026-11-22"),
             })
             .await
-            .unwrap()
             .unwrap();
         assert_eq!(usage[&Service::Responses], Used { day: 50, month: 50 });
     }
@@ -520,18 +712,18 @@ mod tests {
     #[actix_rt::test]
     async fn a_new_day_resets_the_daily_count_but_not_the_monthly_one() {
         let store = Arc::new(MemoryStore::default());
-        let hub = QuotaHub::new(Counters::InProcess, store).start();
+        let quotas = QuotaActors::new(Counters::InProcess, store, None);
         let limits = Limits {
             day: Some(2),
             month: Some(3),
         };
         for _ in 0..2 {
             assert!(matches!(
-                hub.send(consume("2026-11-22", limits)).await.unwrap().unwrap(),
+                quotas.ask(consume("2026-11-22", limits)).await.unwrap().decision,
                 Decision::Allowed { .. }
             ));
         }
-        let refused = hub.send(consume("2026-11-22", limits)).await.unwrap().unwrap();
+        let refused = quotas.ask(consume("2026-11-22", limits)).await.unwrap().decision;
         assert!(matches!(
             refused,
             Decision::Refused {
@@ -539,14 +731,14 @@ mod tests {
                 ..
             }
         ));
-        let next_day = hub.send(consume("2026-11-23", limits)).await.unwrap().unwrap();
+        let next_day = quotas.ask(consume("2026-11-23", limits)).await.unwrap().decision;
         assert_eq!(
             next_day,
             Decision::Allowed {
                 used: Used { day: 1, month: 3 }
             }
         );
-        let month_full = hub.send(consume("2026-11-24", limits)).await.unwrap().unwrap();
+        let month_full = quotas.ask(consume("2026-11-24", limits)).await.unwrap().decision;
         assert!(matches!(
             month_full,
             Decision::Refused {
@@ -554,7 +746,7 @@ mod tests {
                 ..
             }
         ));
-        let next_month = hub.send(consume("2026-12-01", limits)).await.unwrap().unwrap();
+        let next_month = quotas.ask(consume("2026-12-01", limits)).await.unwrap().decision;
         assert_eq!(
             next_month,
             Decision::Allowed {
@@ -571,22 +763,22 @@ mod tests {
             month: None,
         };
         {
-            let hub = QuotaHub::new(Counters::InProcess, store.clone()).start();
-            hub.send(consume("2026-11-22", limits)).await.unwrap().unwrap();
+            let quotas = QuotaActors::new(Counters::InProcess, store.clone(), None);
+            quotas.ask(consume("2026-11-22", limits)).await.unwrap();
             let refund = Refund {
                 user: "u1".into(),
                 service: Service::Responses,
                 periods: periods("2026-11-22"),
             };
-            hub.send(refund).await.unwrap().unwrap();
+            quotas.ask(refund).await.unwrap();
             assert!(matches!(
-                hub.send(consume("2026-11-22", limits)).await.unwrap().unwrap(),
+                quotas.ask(consume("2026-11-22", limits)).await.unwrap().decision,
                 Decision::Allowed { .. }
             ));
         }
-        // A fresh hub (a restart) knows the day's usage from the store.
-        let hub = QuotaHub::new(Counters::InProcess, store).start();
-        let again = hub.send(consume("2026-11-22", limits)).await.unwrap().unwrap();
+        // New actors (a restart) knows the day's usage from the store.
+        let quotas = QuotaActors::new(Counters::InProcess, store, None);
+        let again = quotas.ask(consume("2026-11-22", limits)).await.unwrap().decision;
         assert!(matches!(
             again,
             Decision::Refused {
@@ -594,5 +786,66 @@ mod tests {
                 used: Used { day: 1, month: 1 }
             }
         ));
+    }
+
+    #[actix_rt::test]
+    async fn usage_written_behind_counts_before_and_after_its_flush() {
+        let buffered = BufferedStore::new(MemoryStore::default());
+        let limits = Limits {
+            day: Some(3),
+            month: None,
+        };
+        let quotas = QuotaActors::new(Counters::InProcess, buffered.clone(), None);
+        for _ in 0..2 {
+            quotas.ask(consume("2026-11-22", limits)).await.unwrap();
+        }
+        // Nothing written yet: the database has no record, the buffer has both.
+        assert!(buffered.inner.0.lock().unwrap().is_empty());
+        assert_eq!(buffered.buffered(), 1);
+        // New actors (as after idling out) reload the buffered units too.
+        let reloaded = QuotaActors::new(Counters::InProcess, buffered.clone(), None);
+        let third = reloaded
+            .ask(consume("2026-11-22", limits))
+            .await
+            .unwrap()
+            .decision;
+        assert_eq!(
+            third,
+            Decision::Allowed {
+                used: Used { day: 3, month: 3 }
+            }
+        );
+        buffered.flush().await.unwrap();
+        assert_eq!(buffered.buffered(), 0);
+        let key = ("u1".to_owned(), Service::Responses, "2026-11-22".to_owned());
+        assert_eq!(buffered.inner.0.lock().unwrap()[&key], 3);
+        let again = QuotaActors::new(Counters::InProcess, buffered.clone(), None);
+        assert!(matches!(
+            again.ask(consume("2026-11-22", limits)).await.unwrap().decision,
+            Decision::Refused {
+                period: Period::Day,
+                ..
+            }
+        ));
+    }
+
+    #[actix_rt::test]
+    async fn a_failed_flush_keeps_the_usage_for_the_next_one() {
+        let buffered = BufferedStore::new(DownStore::default());
+        buffered
+            .record("u1", Service::Responses, "2026-11-22", 1)
+            .await
+            .unwrap();
+        buffered
+            .record("u1", Service::Responses, "2026-11-22", 1)
+            .await
+            .unwrap();
+        assert!(buffered.flush().await.is_err());
+        buffered
+            .record("u1", Service::Responses, "2026-11-22", -1)
+            .await
+            .unwrap();
+        let used = buffered.load("u1", &periods("2026-11-22")).await.unwrap();
+        assert_eq!(used[&Service::Responses], Used { day: 1, month: 1 });
     }
 }

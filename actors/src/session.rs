@@ -25,7 +25,7 @@ use futures_util::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::generation::Snapshot;
-use crate::hub::{Connect, Deliver, Disconnect, SessionHub};
+use crate::hub::{Connect, Deliver, Disconnect, Hubs};
 use crate::protocol::{ChatSend, ClientFrame, ServerFrame, MAX_CLIENT_ID_CHARS};
 
 #[derive(Debug, Clone)]
@@ -67,7 +67,15 @@ pub trait ChatService: Send + Sync + 'static {
     fn authenticate(&self, token: &str) -> BoxFuture<'static, Result<Option<SessionUser>, FrameError>>;
     /// The `ready` frame: who the user is and their usage.
     fn ready(&self, user: &SessionUser) -> BoxFuture<'static, Result<ServerFrame, FrameError>>;
-    fn send(&self, user: &SessionUser, send: ChatSend) -> BoxFuture<'static, Result<(), FrameError>>;
+    /// Handles a `chat.send` of the tab holding `token`; `Ok(false)` when the token no
+    /// longer works (checked with the send itself, so a revoke that never reached this
+    /// tab still stops it).
+    fn send(
+        &self,
+        user: &SessionUser,
+        token: &str,
+        send: ChatSend,
+    ) -> BoxFuture<'static, Result<bool, FrameError>>;
     fn cancel(
         &self,
         user: &SessionUser,
@@ -101,7 +109,7 @@ pub struct WsSession {
     token: Option<String>,
     /// The session was revoked: its last frames are on their way, nothing more is done.
     revoked: bool,
-    hub: Addr<SessionHub>,
+    hubs: Hubs,
     service: Arc<dyn ChatService>,
     config: SessionConfig,
     out: mpsc::Sender<Outgoing>,
@@ -134,7 +142,7 @@ impl WsSession {
         ws: actix_ws::Session,
         incoming: AggregatedMessageStream,
         token: Option<String>,
-        hub: Addr<SessionHub>,
+        hubs: Hubs,
         service: Arc<dyn ChatService>,
         config: SessionConfig,
     ) -> Addr<WsSession> {
@@ -155,7 +163,7 @@ impl WsSession {
                 user: None,
                 token,
                 revoked: false,
-                hub,
+                hubs,
                 service,
                 config,
                 out,
@@ -236,7 +244,7 @@ impl WsSession {
     }
 
     fn joined(&mut self, user: SessionUser, ctx: &mut Context<Self>) {
-        let connect = self.hub.send(Connect {
+        let connect = self.hubs.of(&user.id).send(Connect {
             user: user.id.clone(),
             session: self.id,
             addr: ctx.address().recipient(),
@@ -351,23 +359,17 @@ impl WsSession {
                 let client_id = send.client_id.clone();
                 let token = self.token.clone().unwrap_or_default();
                 ctx.spawn(
-                    async move {
-                        // A token revoked or expired since the last check sends nothing.
-                        match service.authenticate(&token).await {
-                            Ok(Some(_)) => service.send(&user, send).await.map(|()| true),
-                            Ok(None) => Ok(false),
-                            Err(e) => Err(e),
-                        }
-                    }
-                    .into_actor(self)
-                    .map(move |result, act, ctx| {
-                        act.in_flight -= 1;
-                        match result {
-                            Ok(true) => {}
-                            Ok(false) => act.revoke(ctx),
-                            Err(e) => act.send_error(Some(client_id), e, ctx),
-                        }
-                    }),
+                    service
+                        .send(&user, &token, send)
+                        .into_actor(self)
+                        .map(move |result, act, ctx| {
+                            act.in_flight -= 1;
+                            match result {
+                                Ok(true) => {}
+                                Ok(false) => act.revoke(ctx),
+                                Err(e) => act.send_error(Some(client_id), e, ctx),
+                            }
+                        }),
                 );
             }
             ClientFrame::ChatCancel { conversation_id } => {
@@ -513,7 +515,7 @@ impl Actor for WsSession {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         if let Some(user) = &self.user {
-            self.hub.do_send(Disconnect {
+            self.hubs.of(&user.id).do_send(Disconnect {
                 user: user.id.clone(),
                 session: self.id,
             });

@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use base64::Engine;
 use chat_actors::quota::Service;
+use chat_actors::shard::Shards;
 use chat_server::clock::SystemClock;
 use chat_server::config::Settings;
 use chat_server::db::Db;
 use chat_server::plans::Catalogue;
+use chat_server::plans::PlanType;
 use chat_server::quota::Quotas;
 use secrecy::ExposeSecret;
 
@@ -55,6 +57,8 @@ pub async fn run(
         Some((conn, settings.redis.prefix.clone(), settings.redis_timeout())),
         catalogue,
         Arc::new(SystemClock),
+        // As in the server: each user's quota actor on the user's shard.
+        Some(Shards::start(2)),
     ));
     let users = Arc::new(user_ids);
     let checks = Arc::new(AtomicU64::new(0));
@@ -75,7 +79,11 @@ pub async fn run(
                 let user = &users[i % users.len()];
                 i += concurrency;
                 let t = Instant::now();
-                let ok = quotas.consume(user, Service::Responses).await.is_ok();
+                // The send path's check: the plan is known (the seeded users are on plus).
+                let ok = quotas
+                    .consume_on(user, PlanType::Plus, Service::Responses)
+                    .await
+                    .is_ok();
                 metrics.record(Delay::QuotaCheck, t.elapsed().as_micros() as i64);
                 if ok {
                     checks.fetch_add(1, Ordering::Relaxed);

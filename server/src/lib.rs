@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod billing;
+pub mod chat;
 pub mod clock;
 pub mod config;
 pub mod db;

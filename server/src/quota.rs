@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::Addr;
 use anyhow::Context;
 use chat_actors::quota::{
-    Consume, Counters, Decision, GetUsage, Limits, Period, Periods, QuotaHub, Refund, Service,
-    SharedCounters, UsageStore, Used,
+    BatchStore, BufferedStore, Consume, Counted, Counters, Decision, GetUsage, Limits, Period, Periods,
+    QuotaActors, Refund, Service, SharedCounters, UsageDeltas, UsageStore, Used,
 };
+use chat_actors::shard::Shards;
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 use futures_util::future::BoxFuture;
@@ -74,33 +74,40 @@ pub fn iso(ms: i64) -> Option<String> {
     DateTime::<Utc>::from_timestamp_millis(ms).map(|t| t.to_rfc3339())
 }
 
+/// How often counted units are written to the database (and at shutdown).
+const USAGE_FLUSH: Duration = Duration::from_secs(1);
+
 #[derive(Clone)]
 pub struct Quotas {
-    hub: Addr<QuotaHub>,
+    actors: QuotaActors,
+    usage: Arc<BufferedStore<DbUsageStore>>,
     db: Db,
     catalogue: Arc<Catalogue>,
     clock: SharedClock,
 }
 
 impl Quotas {
-    /// Starts the quota hub on the current arbiter.
+    /// Quota actors on the users' shards (or, without shards, where first asked), and
+    /// the usage record written behind every second.
     pub fn start(
         db: Db,
         redis: Option<(redis::aio::ConnectionManager, String, Duration)>,
         catalogue: Arc<Catalogue>,
         clock: SharedClock,
+        shards: Option<Shards>,
     ) -> Quotas {
-        use actix::Actor;
         let counters = match redis {
             Some((conn, prefix, timeout)) => {
                 Counters::Shared(Arc::new(RedisCounters::new(conn, prefix, timeout)))
             }
             None => Counters::InProcess,
         };
-        let store: Arc<dyn UsageStore> = Arc::new(DbUsageStore(db.clone()));
-        let hub = QuotaHub::new(counters, store).start();
+        let usage = BufferedStore::new(DbUsageStore(db.clone()));
+        usage.spawn_flusher(USAGE_FLUSH);
+        let actors = QuotaActors::new(counters, usage.clone(), shards);
         Quotas {
-            hub,
+            actors,
+            usage,
             db,
             catalogue,
             clock,
@@ -116,22 +123,44 @@ impl Quotas {
         Ok(PlanType::from_db(&sub.plan_type))
     }
 
-    /// Checks and counts one unit of `service` for the user, atomically.
-    pub async fn consume(&self, user_id: &str, service: Service) -> Result<Decision> {
-        let limits = self.catalogue.plan(self.plan_of(user_id).await?).limits(service);
+    /// Writes the usage counted so far to the database (at shutdown, and in tests).
+    pub async fn flush(&self) -> anyhow::Result<()> {
+        self.usage.flush().await
+    }
+
+    /// Checks and counts one unit of `service` for the user on `plan`, atomically.
+    pub async fn consume_on(&self, user_id: &str, plan: PlanType, service: Service) -> Result<Counted> {
         let msg = Consume {
             user: user_id.to_owned(),
             service,
-            limits,
+            limits: self.catalogue.plan(plan).limits(service),
             periods: self.window().periods,
         };
-        Ok(self.hub.send(msg).await.context("quota hub")??)
+        Ok(self.actors.ask(msg).await.context("quota actor")?)
+    }
+
+    /// Checks and counts one unit of `service` for the user, atomically.
+    pub async fn consume(&self, user_id: &str, service: Service) -> Result<Decision> {
+        let plan = self.plan_of(user_id).await?;
+        Ok(self.consume_on(user_id, plan, service).await?.decision)
     }
 
     /// Counts one response, or refuses with `limit_reached` (and when to come back).
     pub async fn consume_response(&self, user_id: &str) -> Result<Used> {
-        match self.consume(user_id, Service::Responses).await? {
-            Decision::Allowed { used } => Ok(used),
+        let plan = self.plan_of(user_id).await?;
+        let counted = self.consume_response_on(user_id, plan).await?;
+        Ok(counted
+            .usage
+            .get(&Service::Responses)
+            .copied()
+            .unwrap_or_default())
+    }
+
+    /// The same for a user whose plan is known, with every service's usage.
+    pub async fn consume_response_on(&self, user_id: &str, plan: PlanType) -> Result<Counted> {
+        let counted = self.consume_on(user_id, plan, Service::Responses).await?;
+        match counted.decision {
+            Decision::Allowed { .. } => Ok(counted),
             Decision::Refused { period, .. } => {
                 let w = self.window();
                 let (field, resets_at) = match period {
@@ -156,21 +185,32 @@ impl Quotas {
             service,
             periods: self.window().periods,
         };
-        Ok(self.hub.send(msg).await.context("quota hub")??)
+        Ok(self.actors.ask(msg).await.context("quota actor")?)
     }
 
     /// `limitInfo` of `GET /api/usage/limits`.
     pub async fn limit_info(&self, user_id: &str) -> Result<(bool, Value)> {
-        let plan = self.catalogue.plan(self.plan_of(user_id).await?);
-        let w = self.window();
+        let plan = self.plan_of(user_id).await?;
+        self.limit_info_on(user_id, plan).await
+    }
+
+    /// `limitInfo` for a user whose plan is known.
+    pub async fn limit_info_on(&self, user_id: &str, plan: PlanType) -> Result<(bool, Value)> {
         let used = self
-            .hub
-            .send(GetUsage {
+            .actors
+            .ask(GetUsage {
                 user: user_id.to_owned(),
-                periods: w.periods.clone(),
+                periods: self.window().periods,
             })
             .await
-            .context("quota hub")??;
+            .context("quota actor")?;
+        Ok(self.limit_info_of(plan, &used))
+    }
+
+    /// `limitInfo` for `plan` from usage already known (a check's [`Counted::usage`]).
+    pub fn limit_info_of(&self, plan: PlanType, used: &HashMap<Service, Used>) -> (bool, Value) {
+        let plan = self.catalogue.plan(plan);
+        let w = self.window();
         let counter = |limit: Option<u32>, used: u32, resets_at: i64| {
             json!({
                 "limit": limit,
@@ -205,7 +245,7 @@ impl Quotas {
             "timezone": self.catalogue.timezone.name(),
             "services": services,
         });
-        Ok((plan.has_limits(), info))
+        (plan.has_limits(), info)
     }
 }
 
@@ -234,6 +274,20 @@ impl UsageStore for DbUsageStore {
     }
 }
 
+impl BatchStore for DbUsageStore {
+    fn record_batch(&self, deltas: UsageDeltas) -> BoxFuture<'static, anyhow::Result<()>> {
+        let db = self.0.clone();
+        Box::pin(async move {
+            let rows: Vec<_> = deltas
+                .into_iter()
+                .filter(|(_, delta)| *delta != 0)
+                .map(|((user, service, day), delta)| (user, service.as_str(), day, delta))
+                .collect();
+            Ok(db.record_usage_batch(&rows).await?)
+        })
+    }
+}
+
 /// Counters in Redis: one key per user, service and period, checked and incremented by
 /// one Lua script so concurrent calls from any instance are atomic.
 pub struct RedisCounters {
@@ -244,20 +298,30 @@ pub struct RedisCounters {
     refund: redis::Script,
 }
 
-/// KEYS: day counter, month counter. ARGV: day limit, month limit (-1: none), day TTL,
-/// month TTL (seconds). Returns {allowed (1/0), day used, month used, refused period
-/// (0 none, 1 day, 2 month)}.
+/// KEYS: the day and month counters of every service, in `Service::ALL` order. ARGV: day
+/// limit, month limit (-1: none), day TTL, month TTL (seconds), and which service (1-based)
+/// to check and count. Returns {allowed (1/0), refused period (0 none, 1 day, 2 month),
+/// then every key's count}: the decision and the usage the tabs are shown, in one call.
 const CONSUME_LUA: &str = r"
-local d = tonumber(redis.call('GET', KEYS[1]) or '0')
-local m = tonumber(redis.call('GET', KEYS[2]) or '0')
+local i = tonumber(ARGV[5])
+local dk, mk = KEYS[2 * i - 1], KEYS[2 * i]
+local d = tonumber(redis.call('GET', dk) or '0')
+local m = tonumber(redis.call('GET', mk) or '0')
 local dl, ml = tonumber(ARGV[1]), tonumber(ARGV[2])
-if dl >= 0 and d >= dl then return {0, d, m, 1} end
-if ml >= 0 and m >= ml then return {0, d, m, 2} end
-d = redis.call('INCR', KEYS[1])
-m = redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return {1, d, m, 0}
+local out = {1, 0}
+if dl >= 0 and d >= dl then
+  out = {0, 1}
+elseif ml >= 0 and m >= ml then
+  out = {0, 2}
+else
+  redis.call('INCR', dk)
+  redis.call('INCR', mk)
+  redis.call('EXPIRE', dk, ARGV[3])
+  redis.call('EXPIRE', mk, ARGV[4])
+end
+local counts = redis.call('MGET', unpack(KEYS))
+for k = 1, #counts do out[#out + 1] = tonumber(counts[k] or '0') end
+return out
 ";
 
 /// Decrements both counters, never below zero.
@@ -301,26 +365,48 @@ impl SharedCounters for RedisCounters {
         service: Service,
         limits: Limits,
         periods: &Periods,
-    ) -> BoxFuture<'static, anyhow::Result<Decision>> {
-        let (day_key, month_key) = self.keys(user, service, periods);
+    ) -> BoxFuture<'static, anyhow::Result<Counted>> {
+        let index = Service::ALL.iter().position(|s| *s == service).unwrap_or(0) + 1;
+        let keys: Vec<String> = Service::ALL
+            .into_iter()
+            .flat_map(|s| {
+                let (d, m) = self.keys(user, s, periods);
+                [d, m]
+            })
+            .collect();
         let (day_ttl, month_ttl) = (periods.day_ttl.as_secs(), periods.month_ttl.as_secs());
         let (script, mut conn, timeout) = (self.consume.clone(), self.conn.clone(), self.timeout);
         Box::pin(async move {
-            let mut invocation = script.key(day_key);
+            let mut invocation = script.prepare_invoke();
+            for key in &keys {
+                invocation.key(key);
+            }
             invocation
-                .key(month_key)
                 .arg(limit_arg(limits.day))
                 .arg(limit_arg(limits.month))
                 .arg(day_ttl)
-                .arg(month_ttl);
+                .arg(month_ttl)
+                .arg(index);
             let r: Vec<i64> = redis_call(timeout, invocation.invoke_async(&mut conn))
                 .await
                 .context("quota script in Redis")?;
-            let used = Used {
-                day: r[1] as u32,
-                month: r[2] as u32,
-            };
-            Ok(match (r[0], r[3]) {
+            anyhow::ensure!(
+                r.len() == 2 + 2 * Service::ALL.len(),
+                "quota script answered {r:?}"
+            );
+            let usage: HashMap<Service, Used> = Service::ALL
+                .into_iter()
+                .enumerate()
+                .map(|(k, s)| {
+                    let used = Used {
+                        day: r[2 + 2 * k] as u32,
+                        month: r[3 + 2 * k] as u32,
+                    };
+                    (s, used)
+                })
+                .collect();
+            let used = usage[&service];
+            let decision = match (r[0], r[1]) {
                 (1, _) => Decision::Allowed { used },
                 (_, 1) => Decision::Refused {
                     used,
@@ -330,7 +416,8 @@ impl SharedCounters for RedisCounters {
                     used,
                     period: Period::Month,
                 },
-            })
+            };
+            Ok(Counted { decision, usage })
         })
     }
 

@@ -12,7 +12,7 @@ use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use secrecy::ExposeSecret;
 
-use chat_actors::generation::{Interrupt, Unsettled};
+use chat_actors::shard::Shards;
 
 use crate::auth::codes::{new_token, CodeKey};
 use crate::auth::jwt::Tokens;
@@ -55,7 +55,13 @@ impl Application {
         .await?;
         let redis_parts = connect_redis(&settings).await?;
         let redis = redis_parts.as_ref().map(|(_, conn)| conn.clone());
-        let realtime = Realtime::start(&settings, redis_parts);
+        // One shard per HTTP worker: the realtime work spreads over the same cores.
+        let workers = match settings.server.workers {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n,
+        };
+        let shards = Shards::start(workers);
+        let realtime = Realtime::start(&settings, redis_parts, shards.clone());
         let secret = token_secret(&settings, &db, &data_dir, clock.now_ms()).await?;
         let code_key = db
             .shared_secret(
@@ -79,6 +85,7 @@ impl Application {
                 .map(|conn| (conn, settings.redis.prefix.clone(), settings.redis_timeout())),
             catalogue.clone(),
             clock.clone(),
+            Some(shards),
         );
         let payments = crate::billing::choose(&settings, &db, &catalogue).await?;
 
@@ -119,10 +126,7 @@ impl Application {
         let listener = TcpListener::bind(&state.settings.server.bind_addr)
             .with_context(|| format!("binding {}", state.settings.server.bind_addr))?;
         let port = listener.local_addr()?.port();
-        let workers = match state.settings.server.workers {
-            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
-            n => n,
-        };
+        let workers = state.realtime.shards.len();
         let web_dir = state.settings.server.web_dir.clone();
         let uploads_dir = state.settings.uploads_dir();
         std::fs::create_dir_all(uploads_dir.join("avatars"))
@@ -216,7 +220,7 @@ impl Shutdown {
         let running = self.settle(grace).await;
         if running > 0 {
             tracing::info!(running, "interrupting the answers still running");
-            let _ = realtime.generations.send(Interrupt).await;
+            realtime.generations.interrupt_all();
             let left = self.settle(SETTLE_TIMEOUT).await;
             if left > 0 {
                 tracing::error!(
@@ -224,6 +228,9 @@ impl Shutdown {
                     "answers not stored before stopping; the scheduler closes them later"
                 );
             }
+        }
+        if let Err(e) = self.state.quotas.flush().await {
+            tracing::error!(error = ?e, "usage not written at shutdown");
         }
         if let Some(relay) = &realtime.relay {
             // The ends of answers release their claims: make sure they reached Redis (or
@@ -239,7 +246,7 @@ impl Shutdown {
     async fn settle(&self, limit: Duration) -> usize {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
-            let left = self.state.realtime.generations.send(Unsettled).await.unwrap_or(0);
+            let left = self.state.realtime.generations.unsettled();
             if left == 0 || tokio::time::Instant::now() >= deadline {
                 return left;
             }

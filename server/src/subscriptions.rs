@@ -95,7 +95,7 @@ pub async fn announce(state: &AppState, user_id: &str) {
             }
             let frame = ServerFrame::SubscriptionUpdated { subscription };
             state.realtime.publish(user_id, &frame);
-            crate::realtime::chat::publish_usage(state, user_id).await;
+            crate::chat::publish_usage(state, user_id).await;
         }
         Err(e) => tracing::warn!(error = ?e, "reading a subscription for subscription.updated"),
     }

@@ -37,6 +37,42 @@ impl Db {
         on_pool!(self, pool => sqlx::query_as(&sql).bind(id).bind(user_id).fetch_optional(pool).await)
     }
 
+    /// What a send checks in one statement: the user's token version (`None`: no such
+    /// user) and, when `conversation_id` is given, that conversation if it is the user's.
+    pub async fn send_context(
+        &self,
+        user_id: &str,
+        conversation_id: Option<&str>,
+    ) -> sqlx::Result<Option<(i64, Option<ConversationRow>)>> {
+        use sqlx::Row;
+        let sql = "SELECT u.token_version, c.id, c.user_id, c.title, c.model, c.web_search, c.created_at, \
+                   c.updated_at FROM users u LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id \
+                   WHERE u.id = $1";
+        // An id no conversation has when the send starts a new one.
+        let wanted = conversation_id.unwrap_or("");
+        on_pool!(self, pool => {
+            let row = sqlx::query(sql).bind(user_id).bind(wanted).fetch_optional(pool).await?;
+            row.map(|row| {
+                let version: i64 = row.try_get(0)?;
+                let id: Option<String> = row.try_get(1)?;
+                let conversation = match id {
+                    Some(id) => Some(ConversationRow {
+                        id,
+                        user_id: row.try_get(2)?,
+                        title: row.try_get(3)?,
+                        model: row.try_get(4)?,
+                        web_search: row.try_get(5)?,
+                        created_at: row.try_get(6)?,
+                        updated_at: row.try_get(7)?,
+                    }),
+                    None => None,
+                };
+                Ok((version, conversation))
+            })
+            .transpose()
+        })
+    }
+
     /// A page of the user's conversations, newest first, after the cursor
     /// (`updated_at`, `id`) of the previous page's last one.
     pub async fn conversations(
@@ -134,7 +170,10 @@ impl Db {
                     .execute(&mut *tx)
                     .await?;
             }
-            sqlx::query(touch).bind(&answer.conversation_id).bind(answer.created_at).execute(&mut *tx).await?;
+            // A new conversation was inserted with its time already.
+            if new_conversation.is_none() {
+                sqlx::query(touch).bind(&answer.conversation_id).bind(answer.created_at).execute(&mut *tx).await?;
+            }
             tx.commit().await
         })
     }
@@ -171,6 +210,18 @@ impl Db {
             "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at, id"
         );
         on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).fetch_all(pool).await)
+    }
+
+    /// The last `limit` messages of a conversation that a prompt can use (with text,
+    /// not failed), oldest first.
+    pub async fn recent_messages(&self, conversation_id: &str, limit: i64) -> sqlx::Result<Vec<MessageRow>> {
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 AND content <> '' \
+             AND status <> 'error' ORDER BY created_at DESC, id DESC LIMIT $2"
+        );
+        let mut rows: Vec<MessageRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(pool).await)?;
+        rows.reverse();
+        Ok(rows)
     }
 
     /// Answers still `streaming` since before `cutoff`: their server stopped mid-way (no

@@ -7,8 +7,40 @@ use chat_actors::quota::{Service, Used};
 use super::{on_pool, Db};
 
 impl Db {
-    /// Adds `delta` to the day's count, never going below zero (a refund of a unit
-    /// counted before the records were kept). The two backends spell "larger of" apart.
+    /// Adds each `(user, service, day, delta)` to its day's count in one transaction,
+    /// never going below zero (a refund of a unit counted before the records were kept).
+    /// The two backends spell "larger of" apart.
+    pub async fn record_usage_batch(&self, rows: &[(String, &str, String, i64)]) -> sqlx::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let greatest = match self {
+            Db::Sqlite(_) => "MAX",
+            Db::Postgres(_) => "GREATEST",
+        };
+        let sql = format!(
+            "INSERT INTO usage_daily (user_id, service, day, used) \
+             SELECT $1, $2, $3, {greatest}($4, 0) WHERE EXISTS (SELECT 1 FROM users WHERE id = $1) \
+             ON CONFLICT (user_id, service, day) DO UPDATE SET used = {greatest}(usage_daily.used + $4, 0)"
+        );
+        // Written behind: the user may have deleted their account since (skipped, rather
+        // than failing the batch of everyone else).
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            for (user_id, service, day, delta) in rows {
+                sqlx::query(&sql)
+                    .bind(user_id)
+                    .bind(*service)
+                    .bind(day)
+                    .bind(*delta)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await
+        })
+    }
+
+    /// Adds `delta` to the day's count (see [`Db::record_usage_batch`]).
     pub async fn record_usage(
         &self,
         user_id: &str,
@@ -16,22 +48,8 @@ impl Db {
         day: &str,
         delta: i64,
     ) -> sqlx::Result<()> {
-        let greatest = match self {
-            Db::Sqlite(_) => "MAX",
-            Db::Postgres(_) => "GREATEST",
-        };
-        let sql = format!(
-            "INSERT INTO usage_daily (user_id, service, day, used) VALUES ($1, $2, $3, {greatest}($4, 0)) \
-             ON CONFLICT (user_id, service, day) DO UPDATE SET used = {greatest}(usage_daily.used + $4, 0)"
-        );
-        on_pool!(self, pool => sqlx::query(&sql)
-            .bind(user_id)
-            .bind(service)
-            .bind(day)
-            .bind(delta)
-            .execute(pool)
+        self.record_usage_batch(&[(user_id.to_owned(), service, day.to_owned(), delta)])
             .await
-            .map(drop))
     }
 
     /// Units used on `day` and in the month of `month` (keys `2026-11-22`, `2026-11`).

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::AuthUser;
+use crate::chat::views::{conversation_view, message_view};
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
-use crate::realtime::{conversation_view, message_view};
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -133,7 +133,7 @@ async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<Ht
         .ok_or(ErrorCode::NotFound)?;
     // A running answer stops first (wherever it runs), so it does not write into a
     // deleted conversation.
-    crate::realtime::chat::cancel_everywhere(&state, user.id(), &id).await;
+    crate::chat::cancel_everywhere(&state, user.id(), &id);
     state.db.delete_conversation(user.id(), &id).await?;
     state.realtime.publish(
         user.id(),

@@ -11,7 +11,7 @@ use chat_actors::session::WsSession;
 
 use crate::auth::{request_token, same_origin, token_is_from_cookie};
 use crate::error::{ApiError, ErrorCode};
-use crate::realtime::chat::Chat;
+use crate::realtime::service::SessionService;
 use crate::realtime::SocketGuard;
 use crate::state::AppState;
 
@@ -57,8 +57,8 @@ async fn connect(
         session,
         incoming,
         token,
-        realtime.hub.clone(),
-        Arc::new(Chat { state: state.clone() }),
+        realtime.hubs.clone(),
+        Arc::new(SessionService { state: state.clone() }),
         realtime.session.clone(),
     );
     Ok(response.map_body(|_, body| Counted { body, _guard: guard }.boxed()))
@@ -83,14 +83,19 @@ impl MessageBody for Counted {
     }
 }
 
-/// Run on every accepted connection: a peer that takes no data for `timeout` (a tab
-/// that stopped reading, or vanished) is dropped by the kernel. The websocket writer
+/// Run on every accepted connection: no Nagle delay; and a peer that takes no data for
+/// `timeout` (a tab that stopped reading, or vanished) is dropped by the kernel. The websocket writer
 /// gives up on such a tab by itself, but only the kernel can free what is already
 /// buffered under a write that never completes.
 pub fn limit_stalled_writes(connection: &dyn std::any::Any, timeout: std::time::Duration) {
     if let Some(stream) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() {
         if let Err(e) = socket2::SockRef::from(stream).set_tcp_user_timeout(Some(timeout)) {
             tracing::debug!(error = %e, "setting TCP_USER_TIMEOUT");
+        }
+        // A delta is a small write that must leave now, not wait for the peer's ACK of
+        // the one before (Nagle would hold it up to one round trip).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "setting TCP_NODELAY");
         }
     }
 }

@@ -1,10 +1,11 @@
-//! The realtime side as the server wires it: the session hub, the running generations,
-//! the model provider, and (with Redis) the relay between instances. `chat` implements
-//! what sessions ask of the server; HTTP handlers publish events through [`Realtime`].
+//! The realtime side as the server wires it: the shards, their session hubs, the running
+//! generations, the model provider, and (with Redis) the relay between instances. The
+//! chat rules themselves live in `crate::chat`; HTTP handlers publish events through
+//! [`Realtime`].
 
-pub mod chat;
 pub mod openai;
 pub mod redis_relay;
+pub mod service;
 pub mod slots;
 
 use std::collections::HashMap;
@@ -13,22 +14,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use actix::{Actor, Addr};
 use chat_actors::generation::Generations;
-use chat_actors::hub::{FanOut, Publish, SessionHub, SetGenerations};
+use chat_actors::hub::{FanOut, Hubs};
 use chat_actors::model::{DemoProvider, ModelProvider};
-use chat_actors::protocol::{self, ServerFrame};
+use chat_actors::protocol::ServerFrame;
 use chat_actors::session::SessionConfig;
+use chat_actors::shard::Shards;
 
+use crate::chat::cache::Accounts;
 use crate::config::{is_set, Settings};
-use crate::db::conversations::{ConversationRow, MessageRow};
-use crate::quota::iso;
 use redis_relay::RedisRelay;
 use slots::AnswerSlots;
 
 pub struct Realtime {
-    pub hub: Addr<SessionHub>,
-    pub generations: Addr<Generations>,
+    pub shards: Shards,
+    pub hubs: Hubs,
+    pub generations: Arc<Generations>,
+    /// Users and plans of the users with tabs here, for the chat's checks.
+    pub accounts: Arc<Accounts>,
     pub provider: Arc<dyn ModelProvider>,
     pub relay: Option<Arc<RedisRelay>>,
     pub session: SessionConfig,
@@ -41,10 +44,11 @@ pub struct Realtime {
 }
 
 impl Realtime {
-    /// Starts the hub and the generation registry on the current arbiter.
+    /// Starts `shards` arbiters (one per HTTP worker) with a hub on each.
     pub fn start(
         settings: &Settings,
         redis: Option<(redis::Client, redis::aio::ConnectionManager)>,
+        shards: Shards,
     ) -> Realtime {
         let chat = &settings.chat;
         let answers = AnswerSlots::new(
@@ -63,15 +67,21 @@ impl Realtime {
             ))
         });
         let fan_out = relay.clone().map(|r| r as Arc<dyn FanOut>);
-        let hub = SessionHub::new(fan_out, chat.max_tabs_per_user).start();
-        let generations = Generations::new(hub.clone()).start();
-        hub.do_send(SetGenerations(generations.clone().recipient()));
+        let hubs = Hubs::start(&shards, fan_out, chat.max_tabs_per_user);
+        let generations = Generations::new(shards.clone(), hubs.clone());
+        let registry = Arc::downgrade(&generations);
+        hubs.set_generations(Arc::new(move |conversation_id: &str| {
+            registry.upgrade().is_some_and(|g| g.cancel(conversation_id))
+        }));
+        let accounts = Arc::new(Accounts::new(Duration::from_secs(chat.token_recheck_secs.max(1))));
         if let Some(relay) = &relay {
-            relay.attach(hub.clone());
+            relay.attach(hubs.clone(), accounts.clone());
         }
         Realtime {
-            hub,
+            shards,
+            hubs,
             generations,
+            accounts,
             provider: provider(settings),
             relay,
             session: SessionConfig {
@@ -100,7 +110,19 @@ impl Realtime {
 
     /// Sends `frame` to every tab of the user, on every instance.
     pub fn publish(&self, user_id: &str, frame: &ServerFrame) {
-        self.hub.do_send(Publish::frame(user_id, frame));
+        // A change to the user or their plan: the chat reads them afresh (other instances
+        // do the same when the frame reaches them).
+        if Accounts::changes_account(frame) {
+            self.accounts.forget(user_id);
+        }
+        self.hubs.publish_frame(user_id, frame);
+    }
+}
+
+impl Drop for Realtime {
+    /// The shards' threads end with the server (tests build many servers in a process).
+    fn drop(&mut self) {
+        self.shards.stop();
     }
 }
 
@@ -172,29 +194,5 @@ fn provider(settings: &Settings) -> Arc<dyn ModelProvider> {
             tokens_per_sec: m.demo_tokens_per_sec,
             reply_tokens: m.demo_reply_tokens,
         })
-    }
-}
-
-pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
-    protocol::Conversation {
-        id: c.id.clone(),
-        title: c.title.clone(),
-        model: c.model.clone(),
-        web_search: c.web_search,
-        created_at: iso(c.created_at).unwrap_or_default(),
-        updated_at: iso(c.updated_at).unwrap_or_default(),
-    }
-}
-
-pub fn message_view(m: &MessageRow) -> protocol::Message {
-    protocol::Message {
-        id: m.id.clone(),
-        conversation_id: m.conversation_id.clone(),
-        role: m.role.clone(),
-        content: m.content.clone(),
-        status: m.status.clone(),
-        model: m.model.clone(),
-        client_id: m.client_id.clone(),
-        created_at: iso(m.created_at).unwrap_or_default(),
     }
 }

@@ -22,12 +22,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use actix::Addr;
 use chat_actors::generation::Snapshot;
-use chat_actors::hub::{Deliver, DeltaMeta, Event, FanOut, FromRemote, SessionHub};
+use chat_actors::hub::{Deliver, DeltaMeta, Event, FanOut, FromRemote, Hubs};
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::chat::cache::Accounts;
 use crate::outage::redis_call;
 
 /// Running text and claims kept this long at most (no answer runs that long).
@@ -79,7 +79,7 @@ pub struct RedisRelay {
     forgets: Arc<Mutex<Vec<[String; 3]>>>,
     watch: mpsc::UnboundedSender<Watch>,
     watch_rx: Mutex<Option<mpsc::UnboundedReceiver<Watch>>>,
-    hub: OnceLock<Addr<SessionHub>>,
+    hubs: OnceLock<Hubs>,
 }
 
 impl RedisRelay {
@@ -106,13 +106,14 @@ impl RedisRelay {
             forgets: Arc::new(Mutex::new(Vec::new())),
             watch,
             watch_rx: Mutex::new(Some(watch_rx)),
-            hub: OnceLock::new(),
+            hubs: OnceLock::new(),
         }
     }
 
-    /// Starts the writer and the subscriber; events from other instances go to `hub`.
-    pub fn attach(&self, hub: Addr<SessionHub>) {
-        let _ = self.hub.set(hub.clone());
+    /// Starts the writer and the subscriber; events from other instances go to the hub
+    /// of their user, and those that change a user or plan drop it from `accounts`.
+    pub fn attach(&self, hubs: Hubs, accounts: Arc<Accounts>) {
+        let _ = self.hubs.set(hubs.clone());
         if let Some(rx) = self.writer_rx.lock().unwrap().take() {
             let writer = Writer {
                 conn: self.conn.clone(),
@@ -131,7 +132,8 @@ impl RedisRelay {
             let subscriber = Subscriber {
                 client: self.client.clone(),
                 timeout: self.timeout,
-                hub,
+                hubs,
+                accounts,
                 channels,
                 origin: self.origin.clone(),
             };
@@ -461,7 +463,8 @@ struct Channels {
 struct Subscriber {
     client: redis::Client,
     timeout: Duration,
-    hub: Addr<SessionHub>,
+    hubs: Hubs,
+    accounts: Arc<Accounts>,
     channels: Channels,
     origin: String,
 }
@@ -561,7 +564,12 @@ impl Subscriber {
         };
         if let Some((from, event)) = decode(&payload) {
             if from != self.origin {
-                self.hub.do_send(FromRemote { user, event });
+                if let Event::Frame(deliver) = &event {
+                    if Accounts::changes_account_text(&deliver.text) {
+                        self.accounts.forget(&user);
+                    }
+                }
+                self.hubs.of(&user).do_send(FromRemote { user, event });
             }
         }
     }

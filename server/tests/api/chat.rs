@@ -72,7 +72,8 @@ fn of_type<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
 pub(crate) async fn sessions_of(app: &TestApp, user_id: &str) -> usize {
     app.state
         .realtime
-        .hub
+        .hubs
+        .of(user_id)
         .send(SessionCount {
             user: user_id.to_owned(),
         })

@@ -222,6 +222,8 @@ async fn usage_survives_a_restart() {
     for _ in 0..50 {
         app.state.quotas.consume_response(&ann.id).await.unwrap();
     }
+    // What a graceful stop does: the usage written behind reaches the database.
+    app.state.quotas.flush().await.unwrap();
     let restarted = app.another_instance(|_| {}).await;
     assert!(restarted.state.quotas.consume_response(&ann.id).await.is_err());
     let info = limits(&restarted, &ann.token).await;
@@ -252,4 +254,25 @@ async fn usage_records_older_than_24_months_are_deleted_daily() {
         .is_empty());
     let kept = db.usage(&ann.id, &today.day, &today.month).await.unwrap();
     assert_eq!(kept[&Service::Responses].day, 2);
+}
+
+#[actix_web::test]
+async fn usage_written_behind_skips_a_deleted_account_and_keeps_the_others() {
+    let app = spawn_app().await;
+    let ann = app.register_ann().await;
+    let bob = app.register("Bob", "bob@example.com", "Password-1234").await;
+    app.state.quotas.consume_response(&ann.id).await.unwrap();
+    app.state.quotas.consume_response(&bob.id).await.unwrap();
+    app.state.db.delete_user(&ann.id).await.unwrap();
+    // One batch holds both: the deleted account must not fail Bob's record.
+    app.state.quotas.flush().await.unwrap();
+    let today = window(app.clock_now(), app.state.catalogue.timezone).periods;
+    let db = &app.state.db;
+    let bobs = db.usage(&bob.id, &today.day, &today.month).await.unwrap();
+    assert_eq!(bobs[&Service::Responses].day, 1);
+    assert!(db
+        .usage(&ann.id, &today.day, &today.month)
+        .await
+        .unwrap()
+        .is_empty());
 }

@@ -1,0 +1,336 @@
+//! An answer: the exchange stored in one transaction and announced, the model's stream
+//! handed to a generation actor on the user's shard, and what happens when it ends
+//! (stored, refunded if it ended before its first delta, titled).
+
+use std::time::Duration;
+
+use actix_web::web;
+use chat_actors::generation::{FinishReason, Outcome, Start};
+use chat_actors::model::{time_limited, ModelRequest};
+use chat_actors::protocol::{ChatSend, ServerFrame};
+use chat_actors::quota::Counted;
+
+use crate::chat::prompt;
+use crate::chat::send::{Checked, Reservation};
+use crate::chat::views::{conversation_view, message_view};
+use crate::db::conversations::{ConversationRow, MessageRow};
+use crate::error::{ApiError, ErrorCode};
+use crate::i18n::Lang;
+use crate::state::AppState;
+
+/// How long a title may take before the conversation is named by its first words.
+const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Stores the question and an empty answer, announces them, and starts streaming. On
+/// any failure the reservation is given back.
+pub async fn start(
+    state: &web::Data<AppState>,
+    checked: Checked,
+    conversation_id: String,
+    send: ChatSend,
+    reservation: Reservation,
+    counted: Counted,
+) -> Result<(), ApiError> {
+    let realtime = &state.realtime;
+    let Checked {
+        account,
+        content,
+        model,
+        model_used,
+        existing,
+    } = checked;
+    let user = &account.user;
+    let now = state.now();
+    let answer_at = now + 1;
+    let (conversation, is_new) = match existing {
+        Some(c) => (c, false),
+        None => {
+            let c = ConversationRow {
+                id: conversation_id,
+                user_id: user.id.clone(),
+                title: None,
+                model,
+                web_search: send.web_search,
+                created_at: now,
+                updated_at: answer_at,
+            };
+            (c, true)
+        }
+    };
+    let message = |role: &str, content: String, status: &str, model: Option<String>, at: i64| MessageRow {
+        id: uuid::Uuid::now_v7().to_string(),
+        conversation_id: conversation.id.clone(),
+        role: role.into(),
+        content,
+        status: status.into(),
+        model,
+        client_id: Some(send.client_id.clone()),
+        finish_reason: None,
+        created_at: at,
+    };
+    let question = message("user", content.clone(), "complete", None, now);
+    let answer = message(
+        "assistant",
+        String::new(),
+        "streaming",
+        Some(model_used.clone()),
+        answer_at,
+    );
+    // All or nothing: a failure (the database going away) never leaves a question
+    // without its answer, or an empty new conversation.
+    let stored = state
+        .db
+        .insert_exchange(is_new.then_some(&conversation), &question, &answer)
+        .await;
+    if let Err(e) = stored {
+        reservation.cancel().await;
+        return Err(e.into());
+    }
+    if is_new {
+        let frame = ServerFrame::ConversationCreated {
+            client_id: send.client_id.clone(),
+            conversation: conversation_view(&conversation),
+        };
+        realtime.publish(&user.id, &frame);
+    }
+    for m in [&question, &answer] {
+        let frame = ServerFrame::MessageCreated {
+            conversation_id: conversation.id.clone(),
+            client_id: Some(send.client_id.clone()),
+            message: message_view(m),
+        };
+        realtime.publish(&user.id, &frame);
+    }
+    super::publish_counted_usage(state, &user.id, account.plan, &counted.usage);
+
+    let title_from = conversation.title.is_none().then(|| content.clone());
+    let stream = async {
+        if let Some(relay) = &realtime.relay {
+            // Other instances see the answer as streaming before its first delta.
+            relay.start_live(&conversation.id, &answer.id).await?;
+        }
+        // A new conversation's history is its question: nothing to read back.
+        let keep = state.settings.chat.history_messages.max(1);
+        let history = if is_new {
+            vec![question.clone()]
+        } else {
+            state.db.recent_messages(&conversation.id, keep as i64).await?
+        };
+        let settings = &state.settings.model;
+        Ok::<_, ApiError>(time_limited(
+            realtime.provider.stream(ModelRequest {
+                model: model_used,
+                messages: prompt::turns(user, &history),
+                max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
+            }),
+            Duration::from_secs(settings.timeout_secs.max(1)),
+            Duration::from_secs(settings.total_timeout_secs.max(1)),
+        ))
+    }
+    .await;
+    let stream = match stream {
+        Ok(stream) => stream,
+        Err(e) => {
+            fail_before_streaming(state, &user.id, &conversation, &answer).await;
+            reservation.cancel().await;
+            return Err(e);
+        }
+    };
+    let user_id = user.id.clone();
+    let done = Finished {
+        state: state.clone(),
+        user_id: user_id.clone(),
+        lang: Lang::parse_exact(&user.language).unwrap_or_default(),
+        conversation: conversation.clone(),
+        answer: answer.clone(),
+        title_from,
+        reservation,
+    };
+    let started = realtime.generations.start(Start {
+        user: user_id.clone(),
+        conversation_id: conversation.id.clone(),
+        message_id: answer.id.clone(),
+        stream,
+        batch: Duration::from_millis(state.settings.chat.batch_ms.max(1)),
+        timestamps: state.settings.chat.frame_timestamps,
+        on_done: Box::new(move |outcome| Box::pin(done.handle(outcome))),
+    });
+    if let Err(refused) = started {
+        // Another tab of this instance started an answer here at the same moment (only
+        // possible without Redis, whose claim would have refused this send): end this
+        // one as failed before its first delta, which gives everything back.
+        let never = Outcome {
+            content: String::new(),
+            finish: FinishReason::Error,
+            error: None,
+            seq: 0,
+        };
+        (refused.on_done)(never).await;
+        return Err(ErrorCode::GenerationInProgress.into());
+    }
+    Ok(())
+}
+
+/// Tabs were told an answer is coming: tell them it will not.
+async fn fail_before_streaming(
+    state: &AppState,
+    user_id: &str,
+    conversation: &ConversationRow,
+    answer: &MessageRow,
+) {
+    let now = state.now();
+    let finished = state
+        .db
+        .finish_message(&answer.id, "", "error", FinishReason::Error.as_str(), now)
+        .await;
+    if let Err(e) = finished {
+        tracing::error!(error = ?e, "marking an answer that never started as failed");
+    }
+    let mut failed = answer.clone();
+    failed.status = "error".into();
+    let frame = ServerFrame::MessageCompleted {
+        conversation_id: conversation.id.clone(),
+        message: message_view(&failed),
+        finish_reason: FinishReason::Error.as_str().into(),
+    };
+    state.realtime.publish(user_id, &frame);
+}
+
+/// What to do when an answer ends.
+struct Finished {
+    state: web::Data<AppState>,
+    user_id: String,
+    lang: Lang,
+    conversation: ConversationRow,
+    answer: MessageRow,
+    /// The first message, when the conversation still needs a title.
+    title_from: Option<String>,
+    reservation: Reservation,
+}
+
+impl Finished {
+    async fn handle(self, outcome: Outcome) {
+        // Only an answer that ended before its first delta gives its units back: one the
+        // tab saw text of counts, or cancelling right after the first words (or asking for
+        // an endless answer that the time limit cuts) would make answers free. An answer
+        // our own shutdown interrupted is given back: no user can cause that.
+        let refund = match outcome.finish {
+            FinishReason::Stop => false,
+            FinishReason::Interrupted => true,
+            _ => outcome.seq == 0,
+        };
+        let Finished {
+            state,
+            user_id,
+            lang,
+            conversation,
+            answer,
+            title_from,
+            reservation,
+        } = self;
+        let settled = reservation.settle(refund).await;
+        let ended = Ended {
+            state: &state,
+            user_id: &user_id,
+            lang,
+            conversation: &conversation,
+            answer: &answer,
+            title_from: title_from.as_deref(),
+        };
+        let told = ended.store_and_tell(outcome, refund && settled.is_ok()).await;
+        for e in [settled.err(), told.err()].into_iter().flatten() {
+            tracing::error!(error = ?e, conversation = %conversation.id, "finishing an answer");
+        }
+    }
+}
+
+struct Ended<'a> {
+    state: &'a AppState,
+    user_id: &'a str,
+    lang: Lang,
+    conversation: &'a ConversationRow,
+    answer: &'a MessageRow,
+    title_from: Option<&'a str>,
+}
+
+impl Ended<'_> {
+    async fn store_and_tell(&self, outcome: Outcome, refunded: bool) -> anyhow::Result<()> {
+        let state = self.state;
+        let status = match outcome.finish {
+            FinishReason::Stop => "complete",
+            FinishReason::Cancelled => "cancelled",
+            // Like an answer whose server died: an error, with the text it had.
+            FinishReason::Error | FinishReason::Interrupted => "error",
+        };
+        state
+            .db
+            .finish_message(
+                &self.answer.id,
+                &outcome.content,
+                status,
+                outcome.finish.as_str(),
+                state.now(),
+            )
+            .await?;
+        let mut message = self.answer.clone();
+        message.content = outcome.content;
+        message.status = status.into();
+        let realtime = &state.realtime;
+        realtime.publish(
+            self.user_id,
+            &ServerFrame::MessageCompleted {
+                conversation_id: self.conversation.id.clone(),
+                message: message_view(&message),
+                finish_reason: outcome.finish.as_str().into(),
+            },
+        );
+        if let Some(error) = &outcome.error {
+            tracing::warn!(error = %error, conversation = %self.conversation.id, "model error");
+            let e = ApiError::from(ErrorCode::ModelError);
+            let frame = ServerFrame::Error {
+                client_id: self.answer.client_id.clone(),
+                code: e.code().as_str().into(),
+                message: e.message(self.lang),
+                field: None,
+            };
+            realtime.publish(self.user_id, &frame);
+        }
+        if refunded {
+            super::publish_usage(state, self.user_id).await;
+        }
+        if outcome.finish != FinishReason::Stop {
+            return Ok(());
+        }
+        if let Some(first) = self.title_from {
+            self.title(first).await?;
+        }
+        Ok(())
+    }
+
+    /// Names a new conversation after its first exchange.
+    async fn title(&self, first: &str) -> anyhow::Result<()> {
+        let state = self.state;
+        let model = self.answer.model.clone().unwrap_or_default();
+        let title = tokio::time::timeout(TITLE_TIMEOUT, state.realtime.provider.title(&model, first)).await;
+        let title = match title {
+            Ok(Ok(t)) if !t.trim().is_empty() => t,
+            // A title is a nicety: fall back to the first words.
+            _ => chat_actors::model::demo_title(first),
+        };
+        if state
+            .db
+            .set_generated_title(&self.conversation.id, &title)
+            .await?
+        {
+            if let Some(c) = state.db.conversation(self.user_id, &self.conversation.id).await? {
+                state.realtime.publish(
+                    self.user_id,
+                    &ServerFrame::ConversationUpdated {
+                        conversation: conversation_view(&c),
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+}

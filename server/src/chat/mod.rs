@@ -1,0 +1,64 @@
+//! The chat's rules, apart from how they reach a tab (that wiring is `crate::realtime`):
+//!
+//! - [`send`]: what a `chat.send` must pass, and the [`send::Reservation`] it holds (an
+//!   answer slot, the conversation's claim, the units counted) until its answer ends;
+//! - [`answer`]: storing the exchange, streaming the answer, and what happens at its end;
+//! - [`prompt`]: what the model is asked;
+//! - [`views`]: conversations and messages as frames and the REST API show them;
+//! - [`cache`]: the users and plans of the users with tabs here.
+
+pub mod answer;
+pub mod cache;
+pub mod prompt;
+pub mod send;
+pub mod views;
+
+use chat_actors::hub::Event;
+use chat_actors::protocol::ServerFrame;
+
+use crate::plans::PlanType;
+use crate::state::AppState;
+
+/// Tells every tab the user's counters (after a refund or a plan change).
+pub async fn publish_usage(state: &AppState, user_id: &str) {
+    match state.quotas.limit_info(user_id).await {
+        Ok((has_active_limit, limit_info)) => {
+            state.realtime.publish(
+                user_id,
+                &ServerFrame::UsageUpdated {
+                    has_active_limit,
+                    limit_info,
+                },
+            );
+        }
+        Err(e) => tracing::warn!(error = ?e, "reading usage for usage.updated"),
+    }
+}
+
+/// Tells every tab the counters a quota check just returned (no second read).
+pub fn publish_counted_usage(
+    state: &AppState,
+    user_id: &str,
+    plan: PlanType,
+    usage: &std::collections::HashMap<chat_actors::quota::Service, chat_actors::quota::Used>,
+) {
+    let (has_active_limit, limit_info) = state.quotas.limit_info_of(plan, usage);
+    state.realtime.publish(
+        user_id,
+        &ServerFrame::UsageUpdated {
+            has_active_limit,
+            limit_info,
+        },
+    );
+}
+
+/// Stops a conversation's answer wherever it runs.
+pub fn cancel_everywhere(state: &AppState, user_id: &str, conversation_id: &str) {
+    let stopped_here = state.realtime.generations.cancel(conversation_id);
+    if !stopped_here && state.realtime.relay.is_some() {
+        let event = Event::Cancel {
+            conversation_id: conversation_id.to_owned(),
+        };
+        state.realtime.hubs.publish(user_id, event);
+    }
+}

@@ -1,0 +1,268 @@
+//! `chat.send`: what it must pass, in the order that costs least (the message itself,
+//! then the token and the conversation in one statement, then the plan), and the
+//! [`Reservation`] it then takes: everything that must be given back if no answer comes.
+
+use std::sync::Arc;
+
+use actix_web::web;
+use chat_actors::protocol::ChatSend;
+use chat_actors::quota::{Counted, Decision, Service};
+
+use crate::chat::answer;
+use crate::chat::cache::Account;
+use crate::db::conversations::ConversationRow;
+use crate::error::{ApiError, ErrorCode};
+use crate::plans::PlanType;
+use crate::state::AppState;
+
+/// How a send ended, when it was not refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// The answer is streaming.
+    Accepted,
+    /// The token no longer works (revoked, expired, or the user is gone): nothing sent.
+    TokenRevoked,
+}
+
+/// A send that passed every rule, before anything is counted or stored.
+pub struct Checked {
+    pub account: Arc<Account>,
+    pub content: String,
+    pub model: String,
+    pub model_used: String,
+    pub existing: Option<ConversationRow>,
+}
+
+/// The message alone: not empty, not too long, no attachments (yet).
+fn content_of(state: &AppState, send: &ChatSend) -> Result<String, ApiError> {
+    let content = send.content.trim().to_owned();
+    if content.is_empty() {
+        return Err(ErrorCode::MessageEmpty.into());
+    }
+    let max = state.settings.chat.max_message_chars;
+    if content.chars().count() > max {
+        return Err(ApiError::with_max(ErrorCode::MessageTooLong, None, max as u64));
+    }
+    if !send.attachments.is_empty() {
+        return Err(ErrorCode::AttachmentsUnsupported.into());
+    }
+    Ok(content)
+}
+
+/// Checks a send of the user whose tab holds `token`.
+async fn check(
+    state: &AppState,
+    user_id: &str,
+    token: &str,
+    send: &ChatSend,
+) -> Result<Option<Checked>, ApiError> {
+    let content = content_of(state, send)?;
+    // The token's signature and expiry here; its version (a password change since) below.
+    let Some(claims) = state
+        .tokens
+        .verify(token, state.now())
+        .filter(|c| c.sub == user_id)
+    else {
+        return Ok(None);
+    };
+    let (account, context) = futures_util::join!(
+        state.realtime.accounts.get(state, user_id),
+        state.db.send_context(user_id, send.conversation_id.as_deref()),
+    );
+    let Some((token_version, existing)) = context? else {
+        return Ok(None);
+    };
+    if token_version != claims.ver {
+        return Ok(None);
+    }
+    let Some(account) = account? else {
+        return Ok(None);
+    };
+    if send.conversation_id.is_some() && existing.is_none() {
+        return Err(ErrorCode::NotFound.into());
+    }
+    let plan = state.catalogue.plan(account.plan);
+    // A follow-up keeps its conversation's model unless the user picks another.
+    let requested = send.model.as_deref().map(str::trim).filter(|m| !m.is_empty());
+    let model = match (requested, &existing) {
+        (Some(m), _) if plan.chat_models.iter().any(|allowed| allowed == m) => m.to_owned(),
+        (Some(_), _) => return Err(ErrorCode::ModelNotAllowed.into()),
+        (None, Some(c)) if plan.chat_models.contains(&c.model) => c.model.clone(),
+        (None, _) => plan.models.base_chat_model.clone().unwrap_or_default(),
+    };
+    if send.web_search && !(plan.features.openai_web_search || plan.features.google_web_search) {
+        return Err(ApiError::field(ErrorCode::PremiumRequired, "webSearch"));
+    }
+    let model_used = if send.web_search {
+        plan.models
+            .web_search_model
+            .clone()
+            .unwrap_or_else(|| model.clone())
+    } else {
+        model.clone()
+    };
+    Ok(Some(Checked {
+        account,
+        content,
+        model,
+        model_used,
+        existing,
+    }))
+}
+
+/// Handles a `chat.send` of the user whose tab holds `token`.
+pub async fn send(
+    state: &web::Data<AppState>,
+    user_id: &str,
+    token: &str,
+    send: ChatSend,
+) -> Result<Sent, ApiError> {
+    if state.realtime.is_draining() {
+        return Err(ErrorCode::ServerShuttingDown.into());
+    }
+    let Some(checked) = check(state, user_id, token, &send).await? else {
+        return Ok(Sent::TokenRevoked);
+    };
+    // A new conversation's id is chosen here so that it is claimed like any other: a
+    // follow-up sent to another instance meanwhile waits for this answer.
+    let conversation_id = checked
+        .existing
+        .as_ref()
+        .map_or_else(|| uuid::Uuid::now_v7().to_string(), |c| c.id.clone());
+    let (reservation, counted) = Reservation::take(
+        state,
+        user_id,
+        checked.account.plan,
+        &conversation_id,
+        send.web_search,
+    )
+    .await?;
+    answer::start(state, checked, conversation_id, send, reservation, counted).await?;
+    Ok(Sent::Accepted)
+}
+
+/// What a send holds from its checks until its answer ends: one of the user's answer
+/// slots, the conversation (on every instance, with Redis), and the units counted. The
+/// one place that takes them and gives them back.
+pub struct Reservation {
+    state: web::Data<AppState>,
+    user_id: String,
+    conversation_id: String,
+    web_search: bool,
+}
+
+impl Reservation {
+    /// Takes, in order, a slot, the conversation, a response (and a search); what fails
+    /// gives back what was taken before it. Answers the counters as the check left them.
+    pub async fn take(
+        state: &web::Data<AppState>,
+        user_id: &str,
+        plan: PlanType,
+        conversation_id: &str,
+        web_search: bool,
+    ) -> Result<(Reservation, Counted), ApiError> {
+        let realtime = &state.realtime;
+        let slots = &realtime.answers;
+        if !slots.take(user_id).await? {
+            let max = slots.max() as u64;
+            return Err(ApiError::with_max(ErrorCode::TooManyParallelAnswers, None, max));
+        }
+        let give_slot_back = || slots.give_back(user_id);
+        // One answer at a time per conversation, on any instance.
+        if realtime.generations.is_running(conversation_id) {
+            give_slot_back().await;
+            return Err(ErrorCode::GenerationInProgress.into());
+        }
+        if let Some(relay) = &realtime.relay {
+            match relay.claim(conversation_id).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    give_slot_back().await;
+                    return Err(ErrorCode::GenerationInProgress.into());
+                }
+                Err(e) => {
+                    give_slot_back().await;
+                    return Err(e.into());
+                }
+            }
+        }
+        let held = Reservation {
+            state: state.clone(),
+            user_id: user_id.to_owned(),
+            conversation_id: conversation_id.to_owned(),
+            // Nothing counted yet: a refusal below gives back only the response.
+            web_search: false,
+        };
+        // Counted before anything is stored.
+        let counted = match state.quotas.consume_response_on(user_id, plan).await {
+            Ok(counted) => counted,
+            Err(e) => {
+                held.release_claim_and_slot().await;
+                return Err(e);
+            }
+        };
+        if !web_search {
+            return Ok((held, counted));
+        }
+        let searched = state.quotas.consume_on(user_id, plan, Service::WebSearches).await;
+        match searched {
+            Ok(
+                counted @ Counted {
+                    decision: Decision::Allowed { .. },
+                    ..
+                },
+            ) => Ok((
+                Reservation {
+                    web_search: true,
+                    ..held
+                },
+                counted,
+            )),
+            refused => {
+                held.cancel().await;
+                Err(match refused {
+                    Err(e) => e,
+                    Ok(_) => ErrorCode::SearchLimitReached.into(),
+                })
+            }
+        }
+    }
+
+    async fn release_claim_and_slot(&self) {
+        let realtime = &self.state.realtime;
+        if let Some(relay) = &realtime.relay {
+            relay.release(&self.conversation_id).await;
+        }
+        realtime.answers.give_back(&self.user_id).await;
+    }
+
+    async fn refund(&self) -> anyhow::Result<()> {
+        let quotas = &self.state.quotas;
+        let responses = quotas.refund(&self.user_id, Service::Responses).await;
+        if self.web_search {
+            quotas.refund(&self.user_id, Service::WebSearches).await?;
+        }
+        Ok(responses?)
+    }
+
+    /// Nothing will answer: the units, the conversation and the slot go back, and the
+    /// tabs learn their counters.
+    pub async fn cancel(self) {
+        if let Err(e) = self.refund().await {
+            tracing::error!(error = ?e, "giving back units after a failed send");
+        }
+        self.release_claim_and_slot().await;
+        super::publish_usage(&self.state, &self.user_id).await;
+    }
+
+    /// The answer ended: the slot goes back (a tab told it ended may start another), and
+    /// the units too when `refund`. The conversation's claim is released by the relay
+    /// once the answer's end is written, after its last delta.
+    pub async fn settle(self, refund: bool) -> anyhow::Result<()> {
+        self.state.realtime.answers.give_back(&self.user_id).await;
+        if refund {
+            self.refund().await?;
+        }
+        Ok(())
+    }
+}

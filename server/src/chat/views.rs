@@ -1,0 +1,30 @@
+//! Conversations and messages as frames and the REST API show them.
+
+use chat_actors::protocol;
+
+use crate::db::conversations::{ConversationRow, MessageRow};
+use crate::quota::iso;
+
+pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
+    protocol::Conversation {
+        id: c.id.clone(),
+        title: c.title.clone(),
+        model: c.model.clone(),
+        web_search: c.web_search,
+        created_at: iso(c.created_at).unwrap_or_default(),
+        updated_at: iso(c.updated_at).unwrap_or_default(),
+    }
+}
+
+pub fn message_view(m: &MessageRow) -> protocol::Message {
+    protocol::Message {
+        id: m.id.clone(),
+        conversation_id: m.conversation_id.clone(),
+        role: m.role.clone(),
+        content: m.content.clone(),
+        status: m.status.clone(),
+        model: m.model.clone(),
+        client_id: m.client_id.clone(),
+        created_at: iso(m.created_at).unwrap_or_default(),
+    }
+}

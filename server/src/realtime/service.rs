@@ -1,0 +1,186 @@
+//! What a session asks of the server, as `chat_actors::session::ChatService`: frames in,
+//! the chat's rules (`crate::chat`) applied, errors out in the user's language.
+
+use std::time::Duration;
+
+use actix_web::web;
+use chat_actors::generation::Snapshot;
+use chat_actors::protocol::{ChatSend, ServerFrame};
+use chat_actors::session::{ChatService, FrameError, SessionUser};
+use futures_util::future::BoxFuture;
+use serde_json::json;
+
+use crate::chat::send::{self, Sent};
+use crate::error::{ApiError, ErrorCode};
+use crate::http::settings::settings_json;
+use crate::i18n::Lang;
+use crate::state::AppState;
+
+pub struct SessionService {
+    pub state: web::Data<AppState>,
+}
+
+fn frame_error(e: ApiError, lang: Lang) -> FrameError {
+    if let ApiError::Internal(cause) = &e {
+        tracing::error!(error = ?cause, "chat request failed");
+    }
+    let field = match &e {
+        ApiError::Client { field, .. } => field.map(str::to_owned),
+        ApiError::Internal(_) => None,
+    };
+    FrameError {
+        code: e.code().as_str().to_owned(),
+        message: e.message(lang),
+        field,
+    }
+}
+
+/// How long an error frame waits for the user's language before using the socket's (the
+/// database may be what failed).
+const LANG_LOOKUP_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The user's language now (it may have changed since the socket connected).
+async fn current_lang(state: &AppState, session: &SessionUser) -> Lang {
+    let lookup = tokio::time::timeout(
+        LANG_LOOKUP_TIMEOUT,
+        state.realtime.accounts.get(state, &session.id),
+    )
+    .await;
+    let stored = lookup
+        .ok()
+        .and_then(Result::ok)
+        .flatten()
+        .map(|a| a.user.language.clone());
+    Lang::parse_exact(stored.as_deref().unwrap_or(&session.language)).unwrap_or_default()
+}
+
+impl ChatService for SessionService {
+    fn authenticate(&self, token: &str) -> BoxFuture<'static, Result<Option<SessionUser>, FrameError>> {
+        let state = self.state.clone();
+        let token = token.to_owned();
+        Box::pin(async move {
+            match state.authenticate(&token).await {
+                Ok(user) => Ok(user.map(|u| SessionUser {
+                    id: u.id,
+                    language: u.language,
+                })),
+                Err(e) => Err(frame_error(e, Lang::default())),
+            }
+        })
+    }
+
+    fn ready(&self, session: &SessionUser) -> BoxFuture<'static, Result<ServerFrame, FrameError>> {
+        let state = self.state.clone();
+        let session = session.clone();
+        Box::pin(async move {
+            let result: Result<ServerFrame, ApiError> = async {
+                // Loads the account the tab's sends are checked against.
+                let account = state
+                    .realtime
+                    .accounts
+                    .get(&state, &session.id)
+                    .await?
+                    .ok_or(ErrorCode::Unauthorized)?;
+                let user = &account.user;
+                let (has_active_limit, limit_info) =
+                    state.quotas.limit_info_on(&user.id, account.plan).await?;
+                Ok(ServerFrame::Ready {
+                    user: json!({
+                        "_id": user.id,
+                        "name": user.name,
+                        "email": user.email,
+                        "profileImage": user.profile_image,
+                        "settings": settings_json(user),
+                    }),
+                    usage: json!({ "hasActiveLimit": has_active_limit, "limitInfo": limit_info }),
+                })
+            }
+            .await;
+            match result {
+                Ok(frame) => Ok(frame),
+                Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+            }
+        })
+    }
+
+    fn send(
+        &self,
+        session: &SessionUser,
+        token: &str,
+        frame: ChatSend,
+    ) -> BoxFuture<'static, Result<bool, FrameError>> {
+        let state = self.state.clone();
+        let (session, token) = (session.clone(), token.to_owned());
+        Box::pin(async move {
+            match send::send(&state, &session.id, &token, frame).await {
+                Ok(sent) => Ok(sent == Sent::Accepted),
+                Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+            }
+        })
+    }
+
+    fn cancel(
+        &self,
+        session: &SessionUser,
+        conversation_id: String,
+    ) -> BoxFuture<'static, Result<(), FrameError>> {
+        let state = self.state.clone();
+        let session = session.clone();
+        Box::pin(async move {
+            let owned = state.db.conversation(&session.id, &conversation_id).await;
+            match owned {
+                Ok(Some(_)) => {
+                    crate::chat::cancel_everywhere(&state, &session.id, &conversation_id);
+                    Ok(())
+                }
+                Ok(None) => Err(frame_error(
+                    ErrorCode::NotFound.into(),
+                    current_lang(&state, &session).await,
+                )),
+                Err(e) => Err(frame_error(e.into(), current_lang(&state, &session).await)),
+            }
+        })
+    }
+
+    fn snapshot(
+        &self,
+        session: &SessionUser,
+        conversation_id: String,
+    ) -> BoxFuture<'static, Result<Option<Snapshot>, FrameError>> {
+        let state = self.state.clone();
+        let session = session.clone();
+        Box::pin(async move {
+            let result: Result<Option<Snapshot>, ApiError> = async {
+                state
+                    .db
+                    .conversation(&session.id, &conversation_id)
+                    .await?
+                    .ok_or(ErrorCode::NotFound)?;
+                if let Some(snapshot) = state.realtime.generations.snapshot(&conversation_id).await {
+                    return Ok(Some(snapshot));
+                }
+                match &state.realtime.relay {
+                    Some(relay) => Ok(relay.snapshot(&conversation_id).await?),
+                    None => Ok(None),
+                }
+            }
+            .await;
+            match result {
+                Ok(snapshot) => Ok(snapshot),
+                Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+            }
+        })
+    }
+
+    fn error(&self, session: Option<&SessionUser>, code: &str) -> FrameError {
+        let lang = session
+            .and_then(|s| Lang::parse_exact(&s.language))
+            .unwrap_or_default();
+        let code = ErrorCode::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == code)
+            .unwrap_or(ErrorCode::ValidationError);
+        frame_error(code.into(), lang)
+    }
+}
