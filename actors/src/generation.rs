@@ -270,10 +270,10 @@ impl Generations {
 
     /// Starts streaming an answer; gives `msg` back if the conversation already has one
     /// running here.
-    pub fn start(self: &Arc<Self>, msg: Start) -> Result<(), Start> {
+    pub fn start(self: &Arc<Self>, msg: Start) -> Result<(), Box<Start>> {
         let mut running = self.running();
         if running.get(&msg.conversation_id).is_some_and(Addr::connected) {
-            return Err(msg);
+            return Err(Box::new(msg));
         }
         let registry = Arc::downgrade(self);
         let on_done = msg.on_done;
