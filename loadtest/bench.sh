@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make bench`: the standard load set (about ten minutes) against release builds, written
-# into docs/performance.md between its bench markers. Server and harness share this
+# `make bench`: the standard load set (about fifteen minutes) against release builds,
+# written into docs/performance.md between its bench markers. Server and harness share this
 # machine. Postgres and Redis (for the three-server idle run and the quota run) come from
 # BENCH_DATABASE_URL and BENCH_REDIS_URL, by default the local ones; without them those
 # runs are skipped and show as "not run".
@@ -13,6 +13,14 @@ REDIS=${BENCH_REDIS_URL:-redis://127.0.0.1:6379}
 PASSWORD=bench-password-1
 # One interval per answer: users send again as soon as the 20 s answer has streamed.
 TOKENS_PER_SEC=50 REPLY_TOKENS=1000 INTERVAL=20 BATCH_MS=30
+# The real-model path: an OpenAI-compatible stub at a model's pace (120 tokens at 50/s, a
+# 2.4 s answer, the first token at once), called directly and through the server.
+STUB_ADDR=127.0.0.1:9300 STUB_TOKENS=120 STUB_RATE=50 STUB_FIRST_MS=0
+# Back-to-back users' first messages spread over about one answer, so answers complete
+# evenly over the window instead of in waves of all users at once. One user gets a longer
+# window: it answers only ~0.4 times a second, and each answer is one first-token sample.
+STUB_SPREAD=2.4
+stub_secs() { if [ "$1" = 1 ]; then echo 30; else echo 20; fi; }
 
 cd "$ROOT"
 CARGO_TARGET_DIR=$TARGET cargo build --release --locked -p chat-server -p loadtest
@@ -85,21 +93,51 @@ COMMON=(--tokens "$WORK/users.tsv" --server-pid "$PID" --batch-ms "$BATCH_MS")
 IDLE_USERS=$(((BENCH_NOFILE - 200) / 2))
 run idle-1 idle "${COMMON[@]}" --users "$IDLE_USERS" --tabs 2 --duration 10 --procs 2
 run churn churn "${COMMON[@]}" --users 1000 --tabs 1 --duration 20 --hold-ms 200
-run chat-5k chat "${COMMON[@]}" --users 5000 --tabs 1 --duration 40 --interval "$INTERVAL"
-run chat-2tabs chat "${COMMON[@]}" --users 1000 --tabs 2 --duration 30 --interval "$INTERVAL"
+# Chat runs measure after a warm-up of one interval (every user has sent once).
+run chat-5k chat "${COMMON[@]}" --users 5000 --tabs 1 --duration 30 --interval "$INTERVAL"
+run chat-2tabs chat "${COMMON[@]}" --users 1000 --tabs 2 --duration 20 --interval "$INTERVAL"
 run logins chat "${COMMON[@]}" --users 1000 --tabs 1 --duration 20 --interval "$INTERVAL" \
   --login-flood 128 --password "$PASSWORD"
 stop_server "$PID"
 
-# --- The bare relay, same load as chat-5k --------------------------------------------
+# --- The bare relay, same loads as chat-5k and chat-2tabs ----------------------------
 "$LT" baseline --bind 127.0.0.1:9090 --tokens-per-sec "$TOKENS_PER_SEC" \
   --reply-tokens "$REPLY_TOKENS" --batch-ms "$BATCH_MS" 2>"$WORK/baseline.log" &
 PIDS+=($!)
 BASE=$!
 sleep 1
-run baseline chat --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
-  --batch-ms "$BATCH_MS" --users 5000 --tabs 1 --duration 40 --interval "$INTERVAL"
+RELAY=(--url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" --batch-ms "$BATCH_MS")
+run baseline chat "${RELAY[@]}" --users 5000 --tabs 1 --duration 30 --interval "$INTERVAL"
+run relay-2tabs chat "${RELAY[@]}" --users 1000 --tabs 2 --duration 20 --interval "$INTERVAL"
 stop_server "$BASE"
+
+# --- The real-model path: the stub called directly, then through the server ----------
+"$LT" model-stub --bind "$STUB_ADDR" --tokens-per-sec "$STUB_RATE" --reply-tokens "$STUB_TOKENS" \
+  --first-token-ms "$STUB_FIRST_MS" --threads 2 2>"$WORK/model-stub.log" &
+PIDS+=($!)
+STUB=$!
+for _ in $(seq 100); do
+  curl -fs "http://$STUB_ADDR/v1/models" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -fs "http://$STUB_ADDR/v1/models" >/dev/null || { echo "model stub did not start; see $WORK/model-stub.log" >&2; exit 1; }
+for n in 1 50 100; do
+  run "direct-$n" direct --stub "http://$STUB_ADDR" --stub-pid "$STUB" --concurrency "$n" \
+    --spread "$STUB_SPREAD" --duration "$(stub_secs "$n")"
+done
+# The same SQLite database and users, the model now the stub (async-openai adds
+# /chat/completions to the base URL). Every send starts a new conversation, so every
+# answer is also a title request to the stub, as with a real model. The plus plan's
+# 1,000 answers a day are far off: a user answers ~10 times a run here, ~40 in the bench.
+start_server via-stub 8080 DATA_DIR="$WORK/sqlite" OPENAI_API_KEY=bench OPENAI_BASE_URL="http://$STUB_ADDR/v1"
+PID=$LAST_PID
+for n in 1 50 100; do
+  run "stub-$n" chat --tokens "$WORK/users.tsv" --server-pid "$PID" --stub-pid "$STUB" \
+    --batch-ms "$BATCH_MS" --users "$n" --tabs 1 --interval 0 --new-conversations \
+    --spread "$STUB_SPREAD" --duration "$(stub_secs "$n")"
+done
+stop_server "$PID"
+stop_server "$STUB"
 
 # --- Postgres + Redis: 50,000 idle sessions over three servers, and quota checks -----
 if psql "${PG_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${PG_URL##*/}" >/dev/null 2>&1 \

@@ -3,7 +3,9 @@
 
 mod baseline;
 mod client;
+mod direct;
 mod metrics;
+mod model_stub;
 mod procfs;
 mod quota;
 mod render;
@@ -23,7 +25,7 @@ use tokio::sync::{watch, Semaphore};
 
 use crate::client::{loopback_sources, sources_needed, Target};
 use crate::metrics::{Counts, Metrics, Tally};
-use crate::report::{Phase, Report, ServerFigures};
+use crate::report::{Phase, Report, ServerFigures, Shape};
 use crate::scenarios::{first_send, Kind, Load};
 
 #[derive(Parser)]
@@ -43,6 +45,10 @@ enum Command {
     Chat(RunArgs),
     /// Serve the bare actix-ws relay baseline.
     Baseline(BaselineArgs),
+    /// Serve an OpenAI-compatible model stub (SSE) at a model's pace.
+    ModelStub(model_stub::StubArgs),
+    /// Call the model stub directly: the reference for runs through the server.
+    Direct(direct::DirectArgs),
     /// Quota checks per second through the server's quota path with Redis.
     Quota(QuotaArgs),
     /// Write the reports of a bench run into docs/performance.md.
@@ -81,9 +87,16 @@ struct RunArgs {
     /// Source addresses 127.0.0.1..N to connect from (0: as many as the sessions need).
     #[arg(long, default_value_t = 0)]
     sources: usize,
-    /// chat: seconds between one user's messages.
+    /// chat: seconds between one user's messages; 0: back to back (the next as soon as the
+    /// answer completed).
     #[arg(long, default_value_t = 10.0)]
     interval: f64,
+    /// chat: seconds the users' first messages are spread over (default: --interval).
+    #[arg(long)]
+    spread: Option<f64>,
+    /// chat: every message starts a new conversation.
+    #[arg(long)]
+    new_conversations: bool,
     /// chat: the server's batching window (`chat.batch_ms`).
     #[arg(long, default_value_t = 30)]
     batch_ms: u64,
@@ -98,6 +111,9 @@ struct RunArgs {
     /// The server's process id, for RSS and CPU time; repeat for several instances.
     #[arg(long = "server-pid")]
     server_pids: Vec<u32>,
+    /// The model stub's process id, for its CPU time (runs through the stub).
+    #[arg(long)]
+    stub_pid: Option<u32>,
     /// Worker processes (each holds its share of users; one process has ~20k sockets).
     #[arg(long, default_value_t = 1)]
     procs: usize,
@@ -155,6 +171,8 @@ fn main() -> anyhow::Result<()> {
             };
             actix_web::rt::System::new().block_on(baseline::serve(&args.bind, pace))
         }
+        Command::ModelStub(args) => model_stub::serve(args),
+        Command::Direct(args) => direct::run(args),
         Command::Quota(args) => actix_web::rt::System::new().block_on(run_quota(args)),
         Command::Render { results, doc, date } => render::write(&results, &doc, &date),
     }
@@ -174,13 +192,18 @@ fn run(kind: Kind, args: RunArgs) -> anyhow::Result<()> {
         } else {
             local(kind, &args).await?
         };
-        println!("{}", report.text());
-        if let Some(path) = &args.json {
-            std::fs::write(path, serde_json::to_string_pretty(&report)?)
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        Ok(())
+        publish(&report, args.json.as_deref())
     })
+}
+
+/// Prints the report, and writes it as JSON to `json` if given.
+fn publish(report: &Report, json: Option<&std::path::Path>) -> anyhow::Result<()> {
+    println!("{}", report.text());
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The users of worker `part` of `parts`: (global index, user).
@@ -232,7 +255,8 @@ impl Fleet {
             metrics: metrics.clone(),
             go: go_rx,
             stop: stop_rx.clone(),
-            interval: Duration::from_secs_f64(args.interval.max(0.01)),
+            interval: Duration::from_secs_f64(args.interval.max(0.0)),
+            new_conversations: args.new_conversations,
             batch: Duration::from_millis(args.batch_ms),
             hold: Duration::from_millis(args.hold_ms),
         };
@@ -251,8 +275,9 @@ impl Fleet {
                 stop_rx,
             ));
         }
+        let spread = Duration::from_secs_f64(args.spread.unwrap_or(args.interval).max(0.0));
         for (n, user) in users {
-            let first = first_send(n, args.users, load.interval);
+            let first = first_send(n, args.users, spread);
             tasks.spawn(scenarios::run_user(load.clone(), n, user, first));
         }
         Ok(Fleet {
@@ -269,8 +294,14 @@ impl Fleet {
         c.connects + c.connect_errors >= self.expected
     }
 
+    /// The measured window opens (histograms record) or closes.
+    fn window(&self, open: bool) {
+        self.metrics.set_recording(open);
+    }
+
     /// Ends the run: stop, let answers in flight finish, close every tab.
     async fn finish(mut self, drain: Duration) -> Tally {
+        self.window(false);
         let _ = self.stop.send(true);
         let _ = tokio::time::timeout(drain, async { while self.tasks.join_next().await.is_some() {} }).await;
         self.tasks.abort_all();
@@ -280,6 +311,30 @@ impl Fleet {
 
 fn drain_time(args: &RunArgs) -> Duration {
     Duration::from_secs_f64(args.interval.max(1.0) + 30.0)
+}
+
+/// chat: whether every user has started (sent its first message, or has no tab). The
+/// measured window opens then, so the ramp of first sends, spread over `--spread`
+/// seconds, is not in it: in the window every user is streaming or about to.
+fn warmed_up(kind: Kind, c: &Counts, args: &RunArgs) -> bool {
+    kind != Kind::Chat || c.started >= args.users as u64
+}
+
+/// The longest the warm-up may take before the window opens anyway.
+fn warmup_limit(args: &RunArgs) -> Duration {
+    Duration::from_secs_f64(args.spread.unwrap_or(args.interval).max(0.0) + 60.0)
+}
+
+impl RunArgs {
+    fn shape(&self) -> Shape {
+        Shape {
+            label: self.label.clone(),
+            users: self.users,
+            tabs: self.tabs,
+            servers: self.urls.len(),
+            procs: self.procs,
+        }
+    }
 }
 
 /// Everything in this process.
@@ -298,40 +353,61 @@ async fn local(kind: Kind, args: &RunArgs) -> anyhow::Result<Report> {
         );
     }
     let ramp_secs = started.elapsed().as_secs_f64();
-    let at_go = fleet.metrics.c.read();
-    let cpu_go = procfs::cpu_secs(pids);
     let _ = fleet.go.send(true);
+    let warming = Instant::now();
+    while !warmed_up(kind, &fleet.metrics.c.read(), args) && warming.elapsed() < warmup_limit(args) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let warmup_secs = warming.elapsed().as_secs_f64();
+    let stub = args.stub_pid.map(|p| vec![p]).unwrap_or_default();
+    let (cpu_go, stub_cpu_go) = (procfs::cpu_secs(pids), procfs::cpu_secs(&stub));
+    let at_go = fleet.metrics.c.read();
+    fleet.window(true);
     let measured = Instant::now();
     let end = measured + Duration::from_secs(args.duration);
     let mut rss_peak = procfs::rss_bytes(pids);
-    let mut last = fleet.metrics.c.read();
+    let mut last = at_go.clone();
     while Instant::now() < end {
-        progress.tick().await;
+        // Wake at the end exactly: the window is as long as asked.
+        tokio::time::sleep(Duration::from_secs(1).min(end.saturating_duration_since(Instant::now()))).await;
         let now = fleet.metrics.c.read();
         eprintln!("{}", report::progress_rate_line(measured, &last, &now, pids));
         rss_peak = rss_peak.max(procfs::rss_bytes(pids));
         last = now;
     }
+    fleet.window(false);
     let at_end = fleet.metrics.c.read();
     let secs = measured.elapsed().as_secs_f64();
     let server = ServerFigures::measure(pids, rss_before, rss_peak, cpu_go, at_end.held);
+    let stub_cpu = cpu_spent(&stub, stub_cpu_go);
     let tally = fleet.finish(drain_time(args)).await;
     Ok(Report::new(
         kind,
-        args,
+        args.shape(),
         Phase {
             ramp_secs,
+            warmup_secs,
             secs,
             at_go,
             at_end,
         },
         tally,
         server,
+        stub_cpu,
     ))
 }
 
-/// A worker process: launches its share, says when it has ramped, then waits for `go`
-/// and `stop` on stdin; prints progress (`P`) and its final tally (`R`) on stdout.
+/// CPU seconds `pids` spent since they had spent `before`.
+fn cpu_spent(pids: &[u32], before: Option<f64>) -> Option<f64> {
+    if pids.is_empty() {
+        return None;
+    }
+    Some(procfs::cpu_secs(pids)? - before?)
+}
+
+/// A worker process: launches its share, then follows `go`, `window` (the measured
+/// window opens) and `stop` (it closes; the run ends) on stdin; prints progress (`P`)
+/// and its final tally (`R`) on stdout.
 async fn worker(kind: Kind, args: RunArgs, part: usize) -> anyhow::Result<()> {
     let fleet = Fleet::launch(kind, &args, part, args.parts)?;
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
@@ -343,6 +419,7 @@ async fn worker(kind: Kind, args: RunArgs, part: usize) -> anyhow::Result<()> {
             }
             line = stdin.next_line() => match line?.as_deref() {
                 Some("go") => { let _ = fleet.go.send(true); }
+                Some("window") => fleet.window(true),
                 Some("stop") | None => break,
                 Some(_) => {}
             },
@@ -411,10 +488,25 @@ async fn coordinate(kind: Kind, args: &RunArgs) -> anyhow::Result<Report> {
         }
     }
     let ramp_secs = started.elapsed().as_secs_f64();
-    let at_go = sum(&latest);
-    let cpu_go = procfs::cpu_secs(pids);
     for stdin in &mut stdins {
         stdin.write_all(b"go\n").await?;
+    }
+    // Warm-up: until every worker's users have started (their progress comes each second).
+    let warming = Instant::now();
+    let warmup_deadline = tokio::time::Instant::now() + warmup_limit(args);
+    while !warmed_up(kind, &sum(&latest), args) {
+        tokio::select! {
+            Some((part, line)) = lines.recv() => handle(part, line, &mut latest)?,
+            _ = tokio::time::sleep_until(warmup_deadline) => break,
+        }
+    }
+    let warmup_secs = warming.elapsed().as_secs_f64();
+    let stub = args.stub_pid.map(|p| vec![p]).unwrap_or_default();
+    let (cpu_go, stub_cpu_go) = (procfs::cpu_secs(pids), procfs::cpu_secs(&stub));
+    // The workers' counts are up to a second old: the window is this process's view.
+    let at_go = sum(&latest);
+    for stdin in &mut stdins {
+        stdin.write_all(b"window\n").await?;
     }
     let measured = Instant::now();
     let end = tokio::time::Instant::now() + Duration::from_secs(args.duration);
@@ -435,6 +527,7 @@ async fn coordinate(kind: Kind, args: &RunArgs) -> anyhow::Result<Report> {
     let at_end = sum(&latest);
     let secs = measured.elapsed().as_secs_f64();
     let server = ServerFigures::measure(pids, rss_before, rss_peak, cpu_go, at_end.held);
+    let stub_cpu = cpu_spent(&stub, stub_cpu_go);
     for stdin in &mut stdins {
         stdin.write_all(b"stop\n").await?;
     }
@@ -453,15 +546,17 @@ async fn coordinate(kind: Kind, args: &RunArgs) -> anyhow::Result<Report> {
     }
     Ok(Report::new(
         kind,
-        args,
+        args.shape(),
         Phase {
             ramp_secs,
+            warmup_secs,
             secs,
             at_go,
             at_end,
         },
         tally,
         server,
+        stub_cpu,
     ))
 }
 

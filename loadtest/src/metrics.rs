@@ -2,7 +2,7 @@
 //! [`Tally`]: a plain snapshot that worker processes print and a parent merges.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
@@ -42,7 +42,8 @@ counters! {
     frames: "Frames received.",
     bytes: "Bytes of frame text received.",
     error_frames: "`error` frames received.",
-    sends: "`chat.send` frames sent.",
+    sends: "`chat.send` frames sent (direct: requests sent).",
+    started: "Users past their start: first message sent (direct: first token in), or no tab connected.",
     streaming: "Answers streaming now.",
     answers: "Answers completed on every tab.",
     bad_answers: "Answers that ended other than `stop`.",
@@ -67,7 +68,8 @@ impl Counters {
     }
 }
 
-/// The delay histograms of a run.
+/// The delay histograms of a run. All but [`Delay::Connect`] and [`Delay::QuotaCheck`]
+/// are recorded only inside the measured window (see [`Metrics::set_recording`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Delay {
@@ -93,10 +95,22 @@ pub enum Delay {
 pub struct Metrics {
     pub c: Counters,
     hists: Mutex<BTreeMap<Delay, Hist>>,
+    /// On inside the measured window: delays of the ramp, the warm-up and the drain would
+    /// otherwise mix into figures whose rates are taken over the window alone.
+    recording: AtomicBool,
 }
 
 impl Metrics {
+    pub fn set_recording(&self, on: bool) {
+        self.recording.store(on, Relaxed);
+    }
+
     pub fn record(&self, delay: Delay, us: i64) {
+        // Connecting is the ramp's own figure, and quota runs have no ramp.
+        let always = matches!(delay, Delay::Connect | Delay::QuotaCheck);
+        if !always && !self.recording.load(Relaxed) {
+            return;
+        }
         self.hists
             .lock()
             .expect("histograms lock")
@@ -152,7 +166,11 @@ mod tests {
         let b = Metrics::default();
         b.c.session_opened();
         b.record(Delay::Connect, 3_000);
+        b.record(Delay::InterTab, 99); // outside the window: not kept
+        b.set_recording(true);
         b.record(Delay::InterTab, 10);
+        b.set_recording(false);
+        b.record(Delay::InterTab, 99);
         let mut t = a.tally();
         // Through JSON, as a worker hands it to its parent.
         let wire = serde_json::to_string(&b.tally()).unwrap();

@@ -18,8 +18,18 @@ const RUNS: &[(&str, &str)] = &[
     ("churn", "Connect / disconnect churn"),
     ("baseline", "Bare actix-ws relay (the floor)"),
     ("chat-5k", "5,000 streams, one tab each"),
+    (
+        "relay-2tabs",
+        "Bare actix-ws relay, 1,000 users × 2 tabs (the floor)",
+    ),
     ("chat-2tabs", "1,000 users × 2 tabs streaming"),
     ("logins", "Streaming during a login flood"),
+    ("direct-1", "Model stub called directly, 1 user"),
+    ("stub-1", "Through the server to the model stub, 1 user"),
+    ("direct-50", "Model stub called directly, 50 users"),
+    ("stub-50", "Through the server to the model stub, 50 users"),
+    ("direct-100", "Model stub called directly, 100 users"),
+    ("stub-100", "Through the server to the model stub, 100 users"),
     ("quota", "Quota checks with Redis"),
 ];
 
@@ -128,10 +138,14 @@ pub fn section(dir: &Path, date: &str) -> String {
         faults.map(|v| v == 0.0),
     );
     let inter = f(&tabs, "inter_tab.p99_ms");
+    let relay_inter = f(&get("relay-2tabs"), "inter_tab.p99_ms");
     row(
         "1,000 users × 2 tabs: tab ↔ tab, p99",
         "≤ 5 ms",
-        ms(inter),
+        match relay_inter {
+            Some(r) => format!("{} (bare relay: {r:.2} ms)", ms(inter)),
+            None => ms(inter),
+        },
         inter.map(|v| v <= 5.0),
     );
     let pre = f(&chat, "pre_stream.p99_ms");
@@ -196,6 +210,7 @@ pub fn section(dir: &Path, date: &str) -> String {
     for [a, b, c, d] in &rows {
         let _ = writeln!(out, "| {a} | {b} | {c} | {d} |");
     }
+    out.push_str(&real_model(&get));
     for (name, title) in RUNS {
         let Some(report) = get(name) else { continue };
         let text = std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap_or_default();
@@ -206,6 +221,117 @@ pub fn section(dir: &Path, date: &str) -> String {
         let _ = writeln!(out, "```\n{}\n```", text.trim_end());
     }
     let _ = writeln!(out, "{END}");
+    out
+}
+
+/// Concurrencies of the real-model runs (`direct-N` beside `stub-N`).
+const REAL_MODEL_USERS: &[u32] = &[1, 50, 100];
+
+/// One real-model run's figures: time to first token p50 and p99, answers per second.
+struct Ttft {
+    p50: f64,
+    p99: f64,
+    per_sec: f64,
+}
+
+fn ttft(report: &Option<Value>) -> Option<Ttft> {
+    let r = report.as_ref()?;
+    Some(Ttft {
+        p50: num(r, "first_delta.p50_ms")?,
+        p99: num(r, "first_delta.p99_ms")?,
+        per_sec: num(r, "answers_per_sec")?,
+    })
+}
+
+/// The real-model path: each concurrency's run through the server beside the stub called
+/// directly, and the verdicts on the budgets of issue 12. "Added" is the difference of
+/// the two runs' percentiles (the runs are apart; no request is in both).
+fn real_model(get: &dyn Fn(&str) -> Option<Value>) -> String {
+    let runs: Vec<(u32, Option<Ttft>, Option<Ttft>)> = REAL_MODEL_USERS
+        .iter()
+        .map(|n| {
+            (
+                *n,
+                ttft(&get(&format!("direct-{n}"))),
+                ttft(&get(&format!("stub-{n}"))),
+            )
+        })
+        .collect();
+    if runs.iter().all(|(_, d, s)| d.is_none() && s.is_none()) {
+        return String::new();
+    }
+    let pair = |t: &Option<Ttft>| {
+        t.as_ref()
+            .map_or("not run".into(), |t| format!("{:.2} / {:.2} ms", t.p50, t.p99))
+    };
+    let mut out = String::from(
+        "\n### Real-model path: through the server vs the model stub called directly\n\n\
+         The stub (`loadtest model-stub`, its own process) is an OpenAI-compatible API \
+         streaming SSE at a model's pace. `direct-N`: N users call it directly, each \
+         asking again as soon as its answer is done. `stub-N`: N users send new \
+         conversations back to back through the server, which streams from the same stub. \
+         Time to first token: request → first content chunk (direct); `chat.send` → first \
+         delta at the sending tab (server). Added: the server's percentile less the \
+         direct one. Answers completed per second in the measured window.\n\n\
+         | Users | TTFT direct p50 / p99 | TTFT via server p50 / p99 | Added p50 / p99 | Answers/s direct | Answers/s via server | Ratio |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for (n, d, s) in &runs {
+        let added = match (d, s) {
+            (Some(d), Some(s)) => format!("{:+.2} / {:+.2} ms", s.p50 - d.p50, s.p99 - d.p99),
+            _ => "not run".into(),
+        };
+        let rate = |t: &Option<Ttft>| {
+            t.as_ref()
+                .map_or("not run".into(), |t| format!("{:.2}", t.per_sec))
+        };
+        let ratio = match (d, s) {
+            (Some(d), Some(s)) if d.per_sec > 0.0 => format!("{:.2}×", s.per_sec / d.per_sec),
+            _ => "not run".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| {n} | {} | {} | {added} | {} | {} | {ratio} |",
+            pair(d),
+            pair(s),
+            rate(d),
+            rate(s)
+        );
+    }
+    let at = |n: u32| {
+        runs.iter()
+            .find(|r| r.0 == n)
+            .and_then(|(_, d, s)| d.as_ref().zip(s.as_ref()))
+    };
+    out.push_str("\n| Budget (issue 12) | Target | Measured | |\n|---|---|---|---|\n");
+    let one = at(1).map(|(d, s)| (s.p50 - d.p50, s.p99 - d.p99));
+    let _ = writeln!(
+        out,
+        "| Added time to first token, 1 user | ≤ 1 ms median, ≤ 3 ms p99 | {} | {} |",
+        one.map_or("not run".into(), |(a, b)| format!(
+            "{a:+.2} ms median, {b:+.2} ms p99"
+        )),
+        verdict(one.map(|(a, b)| a <= 1.0 && b <= 3.0))
+    );
+    let hundred = at(100).map(|(d, s)| s.p99 - d.p99);
+    let _ = writeln!(
+        out,
+        "| Added time to first token, 100 concurrent new conversations, p99 | ≤ 5 ms | {} | {} |",
+        hundred.map_or("not run".into(), |a| format!("{a:+.2} ms")),
+        verdict(hundred.map(|a| a <= 5.0))
+    );
+    for n in [50, 100] {
+        let ratio = at(n)
+            .filter(|(d, _)| d.per_sec > 0.0)
+            .map(|(d, s)| (s.per_sec, d.per_sec));
+        let _ =
+            writeln!(
+            out,
+            "| Answers completed per second, {n} concurrent new conversations | ≥ 0.8× direct | {} | {} |",
+            ratio.map_or("not run".into(), |(s, d)| format!("{s:.2} vs {d:.2}/s ({:.2}×)", s / d)),
+            verdict(ratio.map(|(s, d)| s >= 0.8 * d))
+        );
+    }
     out
 }
 
@@ -254,6 +380,14 @@ mod tests {
             serde_json::json!({"server_cpu_us_per_frame": 4.0, "frames_per_sec": 1000.0}).to_string(),
         )
         .unwrap();
+        let real = |name: &str, p50: f64, p99: f64, per_sec: f64| {
+            let r = serde_json::json!({"first_delta": {"p50_ms": p50, "p99_ms": p99}, "answers_per_sec": per_sec});
+            std::fs::write(dir.join(format!("{name}.json")), r.to_string()).unwrap();
+        };
+        real("direct-1", 1.0, 2.0, 0.4);
+        real("stub-1", 1.5, 4.5, 0.4);
+        real("direct-100", 2.0, 10.0, 40.0);
+        real("stub-100", 4.0, 14.0, 36.0);
         let s = section(&dir, "today");
         std::fs::remove_dir_all(&dir).unwrap();
         let line = |start: &str| s.lines().find(|l| l.starts_with(start)).unwrap().to_owned();
@@ -266,5 +400,15 @@ mod tests {
         assert!(line("| Throughput").contains("(2.50×)") && line("| Throughput").ends_with("**missed** |"));
         assert!(line("| Quota").ends_with("| not run | not run |"));
         assert!(s.contains("```\nloadtest chat\n```") && s.contains("the report"));
+        // The real-model path: 1 user +0.5 ms median but +2.5 ms p99 (met), 100 users
+        // +4 ms p99 (met), 36 vs 40 answers/s (0.90×, met); 50 users not run.
+        assert!(line("| 1 |").contains("| +0.50 / +2.50 ms |"), "{s}");
+        assert!(line("| 100 |").ends_with("| 40.00 | 36.00 | 0.90× |"), "{s}");
+        assert!(
+            line("| Added time to first token, 1 user").ends_with("+0.50 ms median, +2.50 ms p99 | met |")
+        );
+        assert!(line("| Added time to first token, 100").ends_with("| +4.00 ms | met |"));
+        assert!(line("| Answers completed per second, 100").ends_with("36.00 vs 40.00/s (0.90×) | met |"));
+        assert!(line("| Answers completed per second, 50").ends_with("| not run | not run |"));
     }
 }

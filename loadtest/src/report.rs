@@ -10,16 +10,37 @@ use crate::procfs;
 use crate::quota::QuotaRun;
 use crate::scenarios::Kind;
 use crate::stats::{bytes_per_session, rate, Summary};
-use crate::RunArgs;
 
 const MB: f64 = 1024.0 * 1024.0;
 
-/// The counters when the measured phase began and ended.
+/// The counters when the measured window began and ended. The window starts once every
+/// tab has connected and (chat, direct) every user has started sending, so neither the
+/// connect ramp nor the ramp of first sends is in it; every rate of the report is taken
+/// over it, and the delay histograms hold only what happened in it.
 pub struct Phase {
+    /// Connecting every tab.
     pub ramp_secs: f64,
+    /// From `go` until every user had started (its first message sent).
+    pub warmup_secs: f64,
     pub secs: f64,
     pub at_go: Counts,
     pub at_end: Counts,
+}
+
+impl Phase {
+    /// How much a counter grew in the window.
+    fn grew(&self, counter: impl Fn(&Counts) -> u64) -> u64 {
+        counter(&self.at_end).saturating_sub(counter(&self.at_go))
+    }
+}
+
+/// What ran: the report's heading.
+pub struct Shape {
+    pub label: String,
+    pub users: usize,
+    pub tabs: usize,
+    pub servers: usize,
+    pub procs: usize,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -70,6 +91,7 @@ pub struct Report {
     pub servers: usize,
     pub procs: usize,
     pub ramp_secs: f64,
+    pub warmup_secs: f64,
     pub measured_secs: f64,
     /// Sessions open at the end of the measured phase.
     pub sessions_held: u64,
@@ -81,10 +103,15 @@ pub struct Report {
     pub error_frames: u64,
     pub frames_per_sec: f64,
     pub bytes_per_sec: f64,
+    /// Totals of the whole run, the drain included (for the integrity checks).
     pub sends: u64,
     pub answers: u64,
     pub bad_answers: u64,
     pub deltas: u64,
+    /// Rates in the measured window (the same window as `frames_per_sec`).
+    pub sends_per_sec: f64,
+    pub answers_per_sec: f64,
+    pub deltas_per_sec: f64,
     pub lost_deltas: u64,
     pub duplicated_deltas: u64,
     pub mismatched_answers: u64,
@@ -101,15 +128,24 @@ pub struct Report {
     pub server: ServerFigures,
     /// Server CPU microseconds per frame received by the tabs.
     pub server_cpu_us_per_frame: Option<f64>,
+    /// CPU seconds the model stub spent in the window (runs through the stub).
+    pub stub_cpu_secs: Option<f64>,
 }
 
 impl Report {
-    pub fn new(kind: Kind, args: &RunArgs, phase: Phase, tally: Tally, server: ServerFigures) -> Report {
+    pub fn new(
+        kind: Kind,
+        shape: Shape,
+        phase: Phase,
+        tally: Tally,
+        server: ServerFigures,
+        stub_cpu_secs: Option<f64>,
+    ) -> Report {
         let c = &tally.counts;
-        let frames = phase.at_end.frames.saturating_sub(phase.at_go.frames);
-        let bytes = phase.at_end.bytes.saturating_sub(phase.at_go.bytes);
+        let frames = phase.grew(|c| c.frames);
+        let bytes = phase.grew(|c| c.bytes);
         let connects_per_sec = match kind {
-            Kind::Churn => rate(phase.at_end.connects - phase.at_go.connects, phase.secs),
+            Kind::Churn => rate(phase.grew(|c| c.connects), phase.secs),
             _ => rate(phase.at_go.connects, phase.ramp_secs),
         };
         let server_cpu_us_per_frame = server
@@ -119,12 +155,13 @@ impl Report {
         Report {
             command: command_line(),
             scenario: kind,
-            label: args.label.clone(),
-            users: args.users,
-            tabs: args.tabs,
-            servers: args.urls.len(),
-            procs: args.procs,
+            label: shape.label,
+            users: shape.users,
+            tabs: shape.tabs,
+            servers: shape.servers,
+            procs: shape.procs,
             ramp_secs: phase.ramp_secs,
+            warmup_secs: phase.warmup_secs,
             measured_secs: phase.secs,
             sessions_held: phase.at_end.held,
             connects: c.connects,
@@ -138,6 +175,9 @@ impl Report {
             answers: c.answers,
             bad_answers: c.bad_answers,
             deltas: c.deltas,
+            sends_per_sec: rate(phase.grew(|c| c.sends), phase.secs),
+            answers_per_sec: rate(phase.grew(|c| c.answers), phase.secs),
+            deltas_per_sec: rate(phase.grew(|c| c.deltas), phase.secs),
             lost_deltas: c.lost,
             duplicated_deltas: c.duplicated,
             mismatched_answers: c.mismatched,
@@ -153,6 +193,7 @@ impl Report {
             login: tally.hist(Delay::Login).summary(),
             server,
             server_cpu_us_per_frame,
+            stub_cpu_secs,
         }
     }
 
@@ -162,20 +203,28 @@ impl Report {
             self.scenario, self.label, self.users, self.tabs, self.servers, self.procs
         );
         let mut line = |name: &str, value: String| out.push_str(&format!("  {name:<26} {value}\n"));
+        let direct = self.scenario == Kind::Direct;
         line(
-            "ramp / measured",
-            format!("{:.1} s / {:.1} s", self.ramp_secs, self.measured_secs),
-        );
-        line("sessions held", self.sessions_held.to_string());
-        line(
-            "connects",
+            "ramp / warm-up / measured",
             format!(
-                "{} ({:.0}/s), {} failed, {} dropped",
-                self.connects, self.connects_per_sec, self.connect_errors, self.dropped
+                "{:.1} s / {:.1} s / {:.1} s",
+                self.ramp_secs, self.warmup_secs, self.measured_secs
             ),
         );
+        if !direct {
+            line("sessions held", self.sessions_held.to_string());
+            line(
+                "connects",
+                format!(
+                    "{} ({:.0}/s), {} failed, {} dropped",
+                    self.connects, self.connects_per_sec, self.connect_errors, self.dropped
+                ),
+            );
+        } else if self.connect_errors > 0 {
+            line("failed requests", self.connect_errors.to_string());
+        }
         line(
-            "frames",
+            if direct { "SSE events" } else { "frames" },
             format!(
                 "{:.0}/s ({:.2} MB/s)",
                 self.frames_per_sec,
@@ -183,27 +232,37 @@ impl Report {
             ),
         );
         line("error frames", self.error_frames.to_string());
-        line("connect → ready", self.connect.line());
+        if !direct {
+            line("connect → ready", self.connect.line());
+        }
         if self.sends > 0 {
             line(
                 "answers",
                 format!(
-                    "{} sent, {} completed, {} not 'stop'",
-                    self.sends, self.answers, self.bad_answers
+                    "{} sent, {} completed, {} not 'stop'; in the window {:.2} sent/s, {:.2} completed/s",
+                    self.sends, self.answers, self.bad_answers, self.sends_per_sec, self.answers_per_sec
                 ),
             );
             line(
                 "deltas",
                 format!(
-                    "{} received, {} lost, {} duplicated, {} answers mismatched",
-                    self.deltas, self.lost_deltas, self.duplicated_deltas, self.mismatched_answers
+                    "{} received ({:.0}/s in the window), {} lost, {} duplicated, {} answers mismatched",
+                    self.deltas,
+                    self.deltas_per_sec,
+                    self.lost_deltas,
+                    self.duplicated_deltas,
+                    self.mismatched_answers
                 ),
             );
-            line("send → first delta", self.first_delta.line());
-            line("pre-stream (send → chunk)", self.pre_stream.line());
-            line("chunk → tab", self.chunk_to_tab.line());
-            line("beyond batching", self.beyond_batch.line());
-            line("tab ↔ tab", self.inter_tab.line());
+            if direct {
+                line("request → first token", self.first_delta.line());
+            } else {
+                line("send → first delta", self.first_delta.line());
+                line("pre-stream (send → chunk)", self.pre_stream.line());
+                line("chunk → tab", self.chunk_to_tab.line());
+                line("beyond batching", self.beyond_batch.line());
+                line("tab ↔ tab", self.inter_tab.line());
+            }
         }
         if self.logins_ok + self.logins_429 + self.logins_other > 0 {
             line(
@@ -234,6 +293,12 @@ impl Report {
                     "{cpu:.1} s ({:.0}%){per_frame}",
                     100.0 * cpu / self.measured_secs.max(0.001)
                 ),
+            );
+        }
+        if let Some(cpu) = self.stub_cpu_secs {
+            line(
+                "model stub CPU",
+                format!("{cpu:.1} s ({:.0}%)", 100.0 * cpu / self.measured_secs.max(0.001)),
             );
         }
         out

@@ -2,7 +2,8 @@
 //! - `idle`: connect every tab, then hold it open;
 //! - `churn`: connect, wait for `ready`, hold briefly, disconnect, again;
 //! - `chat`: every `interval`, send a message from the first tab and follow the answer on
-//!   every tab (delays, lost or repeated deltas, tabs apart);
+//!   every tab (delays, lost or repeated deltas, tabs apart); with `interval` 0 the next
+//!   message goes as soon as the answer completed (back to back);
 //!
 //! and, beside any of them, a login flood over HTTP.
 
@@ -55,6 +56,8 @@ pub enum Kind {
     Idle,
     Churn,
     Chat,
+    /// The model stub called directly, over HTTP (`direct.rs`), not through a server.
+    Direct,
 }
 
 /// Everything the virtual users share.
@@ -72,6 +75,8 @@ pub struct Load {
     pub stop: watch::Receiver<bool>,
     /// chat: time between one user's messages (the next waits for the answer).
     pub interval: Duration,
+    /// chat: every message starts a new conversation (`conversationId: null`).
+    pub new_conversations: bool,
     /// chat: the server's batching window, taken off the delay beyond batching.
     pub batch: Duration,
     /// churn: how long a session stays open.
@@ -90,6 +95,7 @@ pub async fn run_user(load: Load, n: usize, user: User, first_send: Duration) {
             futures_util::future::join_all(tabs).await;
         }
         Kind::Chat => chat_user(load, n, user, first_send).await,
+        Kind::Direct => unreachable!("direct runs have no websocket users"),
     }
 }
 
@@ -231,10 +237,12 @@ async fn chat_user(load: Load, n: usize, user: User, first_send: Duration) {
         streams.push(stream.map(move |m| (tab, m)).boxed());
     }
     let tabs = sinks.len();
+    let m = &load.metrics;
     if tabs == 0 {
+        // Nothing will be sent: the warm-up must not wait for this user.
+        Counters::inc(&m.c.started);
         return;
     }
-    let m = &load.metrics;
     let go = load.go.clone();
     let stop = load.stop.clone();
     let mut conversation: Option<String> = None;
@@ -265,6 +273,9 @@ async fn chat_user(load: Load, n: usize, user: User, first_send: Duration) {
                 count_frame(m, text.len());
                 let Ok(frame) = serde_json::from_str::<Frame>(&text) else { continue };
                 let step = on_frame(&load, tab, &frame, &mut pending, &mut conversation);
+                if load.new_conversations {
+                    conversation = None;
+                }
                 if step != Step::Waiting {
                     pending = None;
                     m.c.streaming.fetch_sub(1, Relaxed);
@@ -296,6 +307,9 @@ async fn chat_user(load: Load, n: usize, user: User, first_send: Duration) {
                     break;
                 }
                 Counters::inc(&m.c.sends);
+                if sent == 1 {
+                    Counters::inc(&m.c.started);
+                }
                 m.c.streaming.fetch_add(1, Relaxed);
                 // The next message is due an interval after this one, or as soon as this
                 // answer completes if it takes longer.
@@ -453,10 +467,11 @@ pub async fn login_flood(
     futures_util::future::join_all(workers).await;
 }
 
-/// When user `n` of `users` sends first: spread evenly over one interval, so the sends
-/// do not all land at once.
-pub fn first_send(n: usize, users: usize, interval: Duration) -> Duration {
-    interval.mul_f64(n as f64 / users.max(1) as f64)
+/// When user `n` of `users` sends first: spread evenly over `spread` (one interval, or
+/// about one answer's length back to back), so the sends do not all land at once and
+/// answers complete evenly over the measured window rather than in waves.
+pub fn first_send(n: usize, users: usize, spread: Duration) -> Duration {
+    spread.mul_f64(n as f64 / users.max(1) as f64)
 }
 
 #[cfg(test)]
