@@ -16,7 +16,7 @@ use actix::prelude::*;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
-use crate::hub::{Event, Hubs, Publish, SessionHub};
+use crate::hub::{publish_here, Deliver, Event, Hubs, Publish, SessionHub};
 use crate::model::ModelError;
 use crate::protocol::ServerFrame;
 use crate::shard::Shards;
@@ -69,6 +69,8 @@ pub struct Generation {
     hub: Addr<SessionHub>,
     batch: Duration,
     stream: Option<BoxStream<'static, Result<String, ModelError>>>,
+    /// Frames that announce the answer, published before its first delta.
+    intro: Vec<ServerFrame>,
     /// Sent so far, and not yet sent.
     content: String,
     pending: String,
@@ -86,6 +88,17 @@ fn unix_micros() -> u64 {
 }
 
 impl Generation {
+    /// Through the hub of this thread (the user's shard) directly; through its mailbox
+    /// if this generation runs elsewhere.
+    fn publish(&self, event: Event) {
+        if let Err(event) = publish_here(&self.user, event) {
+            self.hub.do_send(Publish {
+                user: self.user.clone(),
+                event,
+            });
+        }
+    }
+
     fn flush(&mut self) {
         if self.pending.is_empty() {
             return;
@@ -100,7 +113,7 @@ impl Generation {
             delta,
             emitted_at: self.pending_since.take(),
         };
-        self.hub.do_send(Publish::frame(&self.user, &frame));
+        self.publish(Event::Frame(Deliver::frame(&frame)));
     }
 
     fn finish(&mut self, finish: FinishReason, error: Option<ModelError>, ctx: &mut Context<Self>) {
@@ -109,12 +122,8 @@ impl Generation {
         };
         self.flush();
         // After the last delta and through the same hub: a relay drops the stored text.
-        let ended = Event::Ended {
+        self.publish(Event::Ended {
             conversation_id: self.conversation_id.clone(),
-        };
-        self.hub.do_send(Publish {
-            user: self.user.clone(),
-            event: ended,
         });
         let outcome = Outcome {
             content: self.content.clone(),
@@ -131,6 +140,11 @@ impl Actor for Generation {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        // The answer's announcements and its deltas take the same path, so no delta can
+        // reach a tab before the message it belongs to.
+        for frame in std::mem::take(&mut self.intro) {
+            self.publish(Event::Frame(Deliver::frame(&frame)));
+        }
         if let Some(stream) = self.stream.take() {
             ctx.add_stream(stream);
         }
@@ -226,6 +240,8 @@ pub struct Start {
     pub conversation_id: String,
     pub message_id: String,
     pub stream: BoxStream<'static, Result<String, ModelError>>,
+    /// Frames for the user's tabs before the first delta (the new messages).
+    pub intro: Vec<ServerFrame>,
     pub batch: Duration,
     /// Stamp each delta with when its first chunk arrived (load tests).
     pub timestamps: bool,
@@ -299,6 +315,7 @@ impl Generations {
             message_id: msg.message_id,
             batch: msg.batch,
             stream: Some(msg.stream),
+            intro: msg.intro,
             content: String::new(),
             pending: String::new(),
             pending_since: None,
@@ -351,38 +368,23 @@ impl Generations {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hub::{Connect, Deliver};
+    use crate::hub::Connect;
+    use crate::session::TabSink;
     use futures_util::stream::{self, StreamExt};
-    use tokio::sync::mpsc;
-
-    /// A tab that hands every frame it gets to the test.
-    struct Tab(mpsc::UnboundedSender<Deliver>);
-
-    impl Actor for Tab {
-        type Context = Context<Self>;
-    }
-
-    impl Handler<Deliver> for Tab {
-        type Result = ();
-
-        fn handle(&mut self, msg: Deliver, _: &mut Context<Self>) {
-            let _ = self.0.send(msg);
-        }
-    }
+    use serde_json::Value;
 
     #[actix_rt::test]
     async fn the_first_chunk_goes_out_at_once_and_the_rest_is_batched() {
         let shards = Shards::start(2);
         let hubs = Hubs::start(&shards, None, 4);
         let generations = Generations::new(shards.clone(), hubs.clone());
-        let (frames, mut got) = mpsc::unbounded_channel();
-        let tab = Tab(frames).start();
+        let (sink, mut got) = TabSink::detached(64);
         let joined = hubs
             .of("u1")
             .send(Connect {
                 user: "u1".into(),
                 session: 1,
-                addr: tab.recipient(),
+                sink,
             })
             .await
             .unwrap();
@@ -394,6 +396,7 @@ mod tests {
             conversation_id: "c1".into(),
             message_id: "m1".into(),
             stream: chunks.boxed(),
+            intro: Vec::new(),
             // Far longer than the test: only the first chunk can arrive before a cancel.
             batch: Duration::from_secs(3600),
             timestamps: false,
@@ -403,20 +406,27 @@ mod tests {
             }),
         });
         assert!(started.is_ok());
-        let first = tokio::time::timeout(Duration::from_secs(10), got.recv())
+        let delta = |text: bytestring::ByteString| {
+            let frame: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(frame["type"], "message.delta");
+            (
+                frame["seq"].as_u64().unwrap(),
+                frame["delta"].as_str().unwrap().to_owned(),
+            )
+        };
+        let first = tokio::time::timeout(Duration::from_secs(10), got.next_text())
             .await
             .expect("the first delta without waiting for the batch window")
             .unwrap();
-        let meta = first.delta.expect("a delta");
-        assert_eq!((meta.seq, &*meta.text), (1, "Hello"));
+        assert_eq!(delta(first), (1, "Hello".to_owned()));
         assert!(generations.is_running("c1"));
         assert!(generations.cancel("c1"));
         let outcome = outcome.await.unwrap();
         assert_eq!(outcome.finish, FinishReason::Cancelled);
         assert_eq!((outcome.content.as_str(), outcome.seq), ("Hello world", 2));
         // The batched rest went out when the answer ended.
-        let second = got.recv().await.unwrap().delta.expect("the second delta");
-        assert_eq!((second.seq, &*second.text), (2, " world"));
+        let second = got.next_text().await.unwrap();
+        assert_eq!(delta(second), (2, " world".to_owned()));
         assert!(!generations.is_running("c1"));
         shards.stop();
     }

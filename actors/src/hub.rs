@@ -5,13 +5,16 @@
 //! everything a user's tabs get passes through their one hub, a relay sees a user's
 //! events in the order they happened.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use actix::prelude::*;
 use bytestring::ByteString;
 
 use crate::protocol::ServerFrame;
+use crate::session::TabSink;
 use crate::shard::Shards;
 
 /// A frame on its way to a user's tabs, serialized once for all of them.
@@ -88,7 +91,7 @@ pub trait FanOut: Send + Sync + 'static {
 pub struct Connect {
     pub user: String,
     pub session: u64,
-    pub addr: Recipient<Deliver>,
+    pub sink: TabSink,
 }
 
 #[derive(Message)]
@@ -133,30 +136,65 @@ pub struct SessionCount {
 /// Stops a local generation (a cancel another instance published); false if none runs.
 pub type CancelSink = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
+/// A shard's hub. Its state is shared with the generations of its shard thread (see
+/// [`publish_here`]), which deliver without a trip through the hub's mailbox.
 pub struct SessionHub {
-    users: HashMap<String, HashMap<u64, Recipient<Deliver>>>,
+    state: Rc<RefCell<HubState>>,
+}
+
+struct HubState {
+    users: HashMap<String, HashMap<u64, TabSink>>,
     fan_out: Option<Arc<dyn FanOut>>,
     generations: Option<CancelSink>,
     /// Tabs one user may have on this instance.
     max_tabs: usize,
 }
 
+thread_local! {
+    /// The hub of the shard this thread runs, once it started.
+    static HERE: RefCell<Option<Rc<RefCell<HubState>>>> = const { RefCell::new(None) };
+}
+
+/// Publishes through the hub of this thread, directly, if this thread runs one; gives
+/// the event back otherwise. A generation runs on its user's shard, whose hub holds the
+/// user, so its deltas reach the tabs' queues with no mailbox on the way.
+pub fn publish_here(user: &str, event: Event) -> Result<(), Event> {
+    HERE.with(|here| match &*here.borrow() {
+        Some(state) => {
+            state.borrow().publish(user, event);
+            Ok(())
+        }
+        None => Err(event),
+    })
+}
+
 impl SessionHub {
     pub fn new(fan_out: Option<Arc<dyn FanOut>>, max_tabs: usize) -> Self {
         SessionHub {
-            users: HashMap::new(),
-            fan_out,
-            generations: None,
-            max_tabs: max_tabs.max(1),
+            state: Rc::new(RefCell::new(HubState {
+                users: HashMap::new(),
+                fan_out,
+                generations: None,
+                max_tabs: max_tabs.max(1),
+            })),
         }
+    }
+}
+
+impl HubState {
+    fn publish(&self, user: &str, event: Event) {
+        if let Some(fan_out) = &self.fan_out {
+            fan_out.publish(user, &event);
+        }
+        self.deliver_locally(user, event);
     }
 
     fn deliver_locally(&self, user: &str, event: Event) {
         match event {
             Event::Frame(deliver) => {
                 if let Some(sessions) = self.users.get(user) {
-                    for addr in sessions.values() {
-                        addr.do_send(deliver.clone());
+                    for sink in sessions.values() {
+                        sink.deliver(deliver.clone());
                     }
                 }
             }
@@ -172,6 +210,14 @@ impl SessionHub {
 
 impl Actor for SessionHub {
     type Context = Context<Self>;
+
+    fn started(&mut self, _: &mut Context<Self>) {
+        HERE.with(|here| *here.borrow_mut() = Some(self.state.clone()));
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        HERE.with(|here| *here.borrow_mut() = None);
+    }
 }
 
 /// Tells the hub where cancels of local generations go.
@@ -183,7 +229,7 @@ impl Handler<SetGenerations> for SessionHub {
     type Result = ();
 
     fn handle(&mut self, msg: SetGenerations, _: &mut Context<Self>) {
-        self.generations = Some(msg.0);
+        self.state.borrow_mut().generations = Some(msg.0);
     }
 }
 
@@ -193,13 +239,14 @@ impl Handler<Connect> for SessionHub {
     fn handle(&mut self, msg: Connect, _: &mut Context<Self>) -> bool {
         // Counted here, in the one mailbox every join passes, so tabs opening at once
         // cannot all slip under the cap.
-        let sessions = self.users.entry(msg.user.clone()).or_default();
-        if sessions.len() >= self.max_tabs {
+        let state = &mut *self.state.borrow_mut();
+        let sessions = state.users.entry(msg.user.clone()).or_default();
+        if sessions.len() >= state.max_tabs {
             return false;
         }
-        sessions.insert(msg.session, msg.addr);
+        sessions.insert(msg.session, msg.sink);
         if sessions.len() == 1 {
-            if let Some(fan_out) = &self.fan_out {
+            if let Some(fan_out) = &state.fan_out {
                 fan_out.watch(&msg.user, true);
             }
         }
@@ -211,11 +258,12 @@ impl Handler<Disconnect> for SessionHub {
     type Result = ();
 
     fn handle(&mut self, msg: Disconnect, _: &mut Context<Self>) {
-        if let Some(sessions) = self.users.get_mut(&msg.user) {
+        let state = &mut *self.state.borrow_mut();
+        if let Some(sessions) = state.users.get_mut(&msg.user) {
             sessions.remove(&msg.session);
             if sessions.is_empty() {
-                self.users.remove(&msg.user);
-                if let Some(fan_out) = &self.fan_out {
+                state.users.remove(&msg.user);
+                if let Some(fan_out) = &state.fan_out {
                     fan_out.watch(&msg.user, false);
                 }
             }
@@ -227,10 +275,7 @@ impl Handler<Publish> for SessionHub {
     type Result = ();
 
     fn handle(&mut self, msg: Publish, _: &mut Context<Self>) {
-        if let Some(fan_out) = &self.fan_out {
-            fan_out.publish(&msg.user, &msg.event);
-        }
-        self.deliver_locally(&msg.user, msg.event);
+        self.state.borrow().publish(&msg.user, msg.event);
     }
 }
 
@@ -238,7 +283,7 @@ impl Handler<FromRemote> for SessionHub {
     type Result = ();
 
     fn handle(&mut self, msg: FromRemote, _: &mut Context<Self>) {
-        self.deliver_locally(&msg.user, msg.event);
+        self.state.borrow().deliver_locally(&msg.user, msg.event);
     }
 }
 
@@ -246,7 +291,7 @@ impl Handler<SessionCount> for SessionHub {
     type Result = usize;
 
     fn handle(&mut self, msg: SessionCount, _: &mut Context<Self>) -> usize {
-        self.users.get(&msg.user).map_or(0, HashMap::len)
+        self.state.borrow().users.get(&msg.user).map_or(0, HashMap::len)
     }
 }
 

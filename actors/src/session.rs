@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -101,27 +101,155 @@ enum Outgoing {
     Close(CloseReason),
 }
 
-pub struct WsSession {
-    id: u64,
-    user: Option<SessionUser>,
-    /// The token the socket authenticated with (or the upgrade carried, until checked):
-    /// checked again periodically and before every send.
-    token: Option<String>,
-    /// The session was revoked: its last frames are on their way, nothing more is done.
-    revoked: bool,
-    hubs: Hubs,
-    service: Arc<dyn ChatService>,
-    config: SessionConfig,
+/// A tab as the hub holds it: the hub puts the user's frames straight into the tab's
+/// writer queue, so between a generation and the socket there is that one queue (no
+/// mailbox of the hub or the session on the way). A gate holds frames back while the
+/// tab catches up from a snapshot, and drops the deltas the snapshot covered.
+#[derive(Clone)]
+pub struct TabSink {
+    shared: Arc<TabShared>,
+}
+
+struct TabShared {
     out: mpsc::Sender<Outgoing>,
-    /// Closes the socket ahead of anything queued.
-    close: Option<oneshot::Sender<CloseReason>>,
-    last_seen: Instant,
+    gate: Mutex<Gate>,
+    /// Tells the session when the tab cannot keep up, so it closes the socket ahead of
+    /// the queue.
+    on_slow: Box<dyn Fn() + Send + Sync>,
+    /// Frames that may wait (queued or held) before the tab is closed as slow.
+    queue: usize,
+}
+
+#[derive(Default)]
+struct Gate {
     /// Snapshots being fetched; while any is, every frame for the tab is held back so
     /// nothing of those conversations overtakes its snapshot.
     opening: usize,
     held: Vec<Deliver>,
     /// Per streaming message, the seq a snapshot covered: older deltas are dropped.
     covered: HashMap<Arc<str>, u64>,
+    /// The session was revoked: its last frames are on their way, nothing more is queued.
+    revoked: bool,
+    /// The tab was too slow or its writer is gone: nothing more is queued.
+    closing: bool,
+}
+
+/// The frames a [`TabSink`] made by [`TabSink::detached`] received.
+pub struct TabFrames(mpsc::Receiver<Outgoing>);
+
+impl TabFrames {
+    /// The next text frame (pings and closes are skipped).
+    pub async fn next_text(&mut self) -> Option<ByteString> {
+        loop {
+            match self.0.recv().await? {
+                Outgoing::Text(text) => return Some(text),
+                _ => continue,
+            }
+        }
+    }
+}
+
+impl TabSink {
+    /// A tab with no socket: what it gets comes out of the [`TabFrames`] (tests and
+    /// tools that watch a user's frames).
+    pub fn detached(queue: usize) -> (TabSink, TabFrames) {
+        let (out, rx) = mpsc::channel(queue.max(1));
+        let sink = TabSink {
+            shared: Arc::new(TabShared {
+                out,
+                gate: Mutex::new(Gate::default()),
+                on_slow: Box::new(|| {}),
+                queue: queue.max(1),
+            }),
+        };
+        (sink, TabFrames(rx))
+    }
+
+    /// A frame of the user's for this tab (from the hub, on the user's shard).
+    pub fn deliver(&self, msg: Deliver) {
+        let mut gate = self.shared.lock();
+        self.shared.pass(&mut gate, msg);
+    }
+}
+
+impl TabShared {
+    /// The session's own frame; a full queue marks the tab closing without telling the
+    /// session (it closes at once itself).
+    fn out_from_session(&self, gate: &mut Gate, out: Outgoing) {
+        if gate.closing {
+            return;
+        }
+        match self.out.try_send(out) {
+            Ok(()) => {}
+            Err(_) => gate.closing = true,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Gate> {
+        self.gate.lock().expect("tab gate lock")
+    }
+
+    fn pass(&self, gate: &mut Gate, msg: Deliver) {
+        if gate.revoked || gate.closing {
+            return;
+        }
+        if gate.opening > 0 {
+            // Held frames count against the same budget as queued ones.
+            if gate.held.len() >= self.queue {
+                self.too_slow(gate);
+            } else {
+                gate.held.push(msg);
+            }
+            return;
+        }
+        if let Some(meta) = &msg.delta {
+            if gate
+                .covered
+                .get(&meta.message_id)
+                .is_some_and(|seq| meta.seq <= *seq)
+            {
+                return;
+            }
+        }
+        let close = msg.close;
+        self.queue_out(gate, Outgoing::Text(msg.text));
+        if close {
+            // Queued behind the frame, so the tab reads why before the socket closes.
+            gate.revoked = true;
+            self.queue_out(gate, Outgoing::Close(policy("session revoked")));
+        }
+    }
+
+    fn queue_out(&self, gate: &mut Gate, out: Outgoing) {
+        match self.out.try_send(out) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => self.too_slow(gate),
+            // The writer ended: the session stops by itself (`SocketGone`).
+            Err(mpsc::error::TrySendError::Closed(_)) => gate.closing = true,
+        }
+    }
+
+    fn too_slow(&self, gate: &mut Gate) {
+        if !gate.closing {
+            gate.closing = true;
+            (self.on_slow)();
+        }
+    }
+}
+
+pub struct WsSession {
+    id: u64,
+    user: Option<SessionUser>,
+    /// The token the socket authenticated with (or the upgrade carried, until checked):
+    /// checked again periodically and before every send.
+    token: Option<String>,
+    hubs: Hubs,
+    service: Arc<dyn ChatService>,
+    config: SessionConfig,
+    tab: TabSink,
+    /// Closes the socket ahead of anything queued.
+    close: Option<oneshot::Sender<CloseReason>>,
+    last_seen: Instant,
     /// Frames received in the current one-second window, and when it began.
     window_start: Instant,
     window_frames: u32,
@@ -158,20 +286,27 @@ impl WsSession {
                 timeout: config.write_timeout,
             };
             actix::spawn(writer.run());
+            let tab = TabSink {
+                shared: Arc::new(TabShared {
+                    out,
+                    gate: Mutex::new(Gate::default()),
+                    on_slow: {
+                        let session = ctx.address();
+                        Box::new(move || session.do_send(TooSlow))
+                    },
+                    queue: config.queue.max(1),
+                }),
+            };
             WsSession {
                 id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
                 user: None,
                 token,
-                revoked: false,
                 hubs,
                 service,
                 config,
-                out,
+                tab,
                 close: Some(close),
                 last_seen: Instant::now(),
-                opening: 0,
-                held: Vec::new(),
-                covered: HashMap::new(),
                 window_start: Instant::now(),
                 window_frames: 0,
                 in_flight: 0,
@@ -183,21 +318,32 @@ impl WsSession {
         self.push(Outgoing::Text(frame.to_text().into()), ctx);
     }
 
+    /// Queues the session's own frame (a reply, a ping), past the snapshot gate.
     fn push(&mut self, out: Outgoing, ctx: &mut Context<Self>) {
-        match self.out.try_send(out) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                tracing::info!(session = self.id, "closing a session that cannot keep up");
-                self.close_with(
-                    CloseReason {
-                        code: CloseCode::Again,
-                        description: Some("slow consumer: too many frames waiting".into()),
-                    },
-                    ctx,
-                );
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => ctx.stop(),
+        let slow = {
+            let mut gate = self.tab.shared.lock();
+            let was_closing = gate.closing;
+            self.tab.shared.out_from_session(&mut gate, out);
+            gate.closing && !was_closing
+        };
+        if slow {
+            self.close_slow(ctx);
         }
+    }
+
+    fn is_revoked(&self) -> bool {
+        self.tab.shared.lock().revoked
+    }
+
+    fn close_slow(&mut self, ctx: &mut Context<Self>) {
+        tracing::info!(session = self.id, "closing a session that cannot keep up");
+        self.close_with(
+            CloseReason {
+                code: CloseCode::Again,
+                description: Some("slow consumer: too many frames waiting".into()),
+            },
+            ctx,
+        );
     }
 
     /// Closes now, ahead of anything queued.
@@ -247,7 +393,7 @@ impl WsSession {
         let connect = self.hubs.of(&user.id).send(Connect {
             user: user.id.clone(),
             session: self.id,
-            addr: ctx.address().recipient(),
+            sink: self.tab.clone(),
         });
         let service = self.service.clone();
         ctx.wait(connect.into_actor(self).map(move |joined, act, ctx| {
@@ -255,7 +401,7 @@ impl WsSession {
                 let error = act.service.error(Some(&user), "too_many_tabs");
                 act.send_error(None, error, ctx);
                 act.push(Outgoing::Close(policy("too many tabs")), ctx);
-                act.revoked = true;
+                act.tab.shared.lock().revoked = true;
                 return;
             }
             let for_ready = user.clone();
@@ -276,7 +422,7 @@ impl WsSession {
         let (Some(token), Some(_)) = (self.token.clone(), &self.user) else {
             return;
         };
-        if self.revoked {
+        if self.is_revoked() {
             return;
         }
         let service = self.service.clone();
@@ -294,15 +440,23 @@ impl WsSession {
 
     /// Tells the tab its session ended, then closes once that frame is written.
     fn revoke(&mut self, ctx: &mut Context<Self>) {
-        if self.revoked {
-            return;
-        }
-        self.revoked = true;
         let frame = ServerFrame::SessionRevoked {
             reason: "token_invalid".into(),
         };
-        self.send_frame(&frame, ctx);
-        self.push(Outgoing::Close(policy("session revoked")), ctx);
+        let slow = {
+            let shared = &self.tab.shared;
+            let mut gate = shared.lock();
+            if gate.revoked {
+                return;
+            }
+            gate.revoked = true;
+            shared.out_from_session(&mut gate, Outgoing::Text(frame.to_text().into()));
+            shared.out_from_session(&mut gate, Outgoing::Close(policy("session revoked")));
+            gate.closing
+        };
+        if slow {
+            self.close_slow(ctx);
+        }
     }
 
     /// Counts a frame from the tab; `false` once it sent more this second than allowed.
@@ -331,7 +485,7 @@ impl WsSession {
     }
 
     fn on_frame(&mut self, frame: ClientFrame, ctx: &mut Context<Self>) {
-        if self.revoked {
+        if self.is_revoked() {
             return;
         }
         let Some(user) = self.user.clone() else {
@@ -391,7 +545,7 @@ impl WsSession {
                 if !self.start_request(ctx) {
                     return;
                 }
-                self.opening += 1;
+                self.tab.shared.lock().opening += 1;
                 let id = conversation_id.clone();
                 ctx.spawn(
                     async move { service.snapshot(&user, conversation_id).await }
@@ -406,79 +560,64 @@ impl WsSession {
     }
 
     /// Sends the snapshot and the answer to `conversation.open`, then the frames held
-    /// back meanwhile (less the deltas the snapshot covers).
+    /// back meanwhile (less the deltas the snapshot covers), all under the gate's lock so
+    /// no frame of the hub's slips in between.
     fn caught_up(
         &mut self,
         conversation_id: String,
         result: Result<Option<Snapshot>, FrameError>,
         ctx: &mut Context<Self>,
     ) {
-        self.opening -= 1;
+        let mut frames = Vec::with_capacity(2);
+        let mut covered = None;
         match result {
             Ok(snapshot) => {
                 let streaming = snapshot.is_some();
                 if let Some(snap) = snapshot {
-                    // Messages that finished long ago need no entry.
-                    if self.covered.len() > 256 {
-                        self.covered.clear();
-                    }
-                    self.covered.insert(snap.message_id.as_str().into(), snap.seq);
-                    let frame = ServerFrame::MessageSnapshot {
+                    covered = Some((Arc::<str>::from(snap.message_id.as_str()), snap.seq));
+                    frames.push(ServerFrame::MessageSnapshot {
                         conversation_id: snap.conversation_id,
                         message_id: snap.message_id,
                         seq: snap.seq,
                         content: snap.content,
-                    };
-                    self.send_frame(&frame, ctx);
+                    });
                 }
-                self.send_frame(
-                    &ServerFrame::ConversationOpened {
-                        conversation_id,
-                        streaming,
-                    },
-                    ctx,
-                );
+                frames.push(ServerFrame::ConversationOpened {
+                    conversation_id,
+                    streaming,
+                });
             }
-            Err(e) => self.send_error(None, e, ctx),
+            Err(e) => frames.push(ServerFrame::Error {
+                client_id: None,
+                code: e.code,
+                message: e.message,
+                field: e.field,
+            }),
         }
-        if self.opening == 0 {
-            for deliver in std::mem::take(&mut self.held) {
-                self.deliver(deliver, ctx);
+        let slow = {
+            let shared = &self.tab.shared;
+            let mut gate = shared.lock();
+            let was_closing = gate.closing;
+            gate.opening -= 1;
+            if let Some((message_id, seq)) = covered {
+                // Messages that finished long ago need no entry.
+                if gate.covered.len() > 256 {
+                    gate.covered.clear();
+                }
+                gate.covered.insert(message_id, seq);
             }
-        }
-    }
-
-    fn deliver(&mut self, msg: Deliver, ctx: &mut Context<Self>) {
-        if self.revoked {
-            return;
-        }
-        if self.opening > 0 {
-            // Held frames count against the same budget as queued ones.
-            if self.held.len() >= self.config.queue {
-                let reason = CloseReason {
-                    code: CloseCode::Again,
-                    description: Some("slow consumer: too many frames waiting".into()),
-                };
-                self.close_with(reason, ctx);
-                return;
+            for frame in &frames {
+                shared.out_from_session(&mut gate, Outgoing::Text(frame.to_text().into()));
             }
-            self.held.push(msg);
-            return;
-        }
-        if let Some(meta) = &msg.delta {
-            if self
-                .covered
-                .get(&meta.message_id)
-                .is_some_and(|seq| meta.seq <= *seq)
-            {
-                return;
+            if gate.opening == 0 {
+                for deliver in std::mem::take(&mut gate.held) {
+                    shared.pass(&mut gate, deliver);
+                }
             }
-        }
-        let close = msg.close;
-        self.push(Outgoing::Text(msg.text), ctx);
-        if close {
-            // Queued behind the frame, so the tab reads why before the socket closes.
-            self.push(Outgoing::Close(policy("session revoked")), ctx);
+            gate.closing && !was_closing
+        };
+        if slow {
+            self.close_slow(ctx);
         }
     }
 }
@@ -523,11 +662,16 @@ impl Actor for WsSession {
     }
 }
 
-impl Handler<Deliver> for WsSession {
+/// The hub found the tab too slow.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct TooSlow;
+
+impl Handler<TooSlow> for WsSession {
     type Result = ();
 
-    fn handle(&mut self, msg: Deliver, ctx: &mut Context<Self>) {
-        self.deliver(msg, ctx);
+    fn handle(&mut self, _: TooSlow, ctx: &mut Context<Self>) {
+        self.close_slow(ctx);
     }
 }
 

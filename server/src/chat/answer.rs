@@ -86,22 +86,22 @@ pub async fn start(
         reservation.cancel().await;
         return Err(e.into());
     }
+    // The tabs learn of the exchange from the generation, ahead of its first delta.
+    let mut intro = Vec::with_capacity(4);
     if is_new {
-        let frame = ServerFrame::ConversationCreated {
+        intro.push(ServerFrame::ConversationCreated {
             client_id: send.client_id.clone(),
             conversation: conversation_view(&conversation),
-        };
-        realtime.publish(&user.id, &frame);
+        });
     }
     for m in [&question, &answer] {
-        let frame = ServerFrame::MessageCreated {
+        intro.push(ServerFrame::MessageCreated {
             conversation_id: conversation.id.clone(),
             client_id: Some(send.client_id.clone()),
             message: message_view(m),
-        };
-        realtime.publish(&user.id, &frame);
+        });
     }
-    super::publish_counted_usage(state, &user.id, account.plan, &counted.usage);
+    intro.push(super::counted_usage_frame(state, account.plan, &counted.usage));
 
     let title_from = conversation.title.is_none().then(|| content.clone());
     let stream = async {
@@ -131,6 +131,9 @@ pub async fn start(
     let stream = match stream {
         Ok(stream) => stream,
         Err(e) => {
+            for frame in &intro {
+                realtime.publish(&user.id, frame);
+            }
             fail_before_streaming(state, &user.id, &conversation, &answer).await;
             reservation.cancel().await;
             return Err(e);
@@ -151,6 +154,7 @@ pub async fn start(
         conversation_id: conversation.id.clone(),
         message_id: answer.id.clone(),
         stream,
+        intro,
         batch: Duration::from_millis(state.settings.chat.batch_ms.max(1)),
         timestamps: state.settings.chat.frame_timestamps,
         on_done: Box::new(move |outcome| Box::pin(done.handle(outcome))),
@@ -159,6 +163,9 @@ pub async fn start(
         // Another tab of this instance started an answer here at the same moment (only
         // possible without Redis, whose claim would have refused this send): end this
         // one as failed before its first delta, which gives everything back.
+        for frame in &refused.intro {
+            realtime.publish(&user_id, frame);
+        }
         let never = Outcome {
             content: String::new(),
             finish: FinishReason::Error,

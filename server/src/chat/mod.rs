@@ -35,21 +35,17 @@ pub async fn publish_usage(state: &AppState, user_id: &str) {
     }
 }
 
-/// Tells every tab the counters a quota check just returned (no second read).
-pub fn publish_counted_usage(
+/// `usage.updated` with the counters a quota check just returned (no second read).
+pub fn counted_usage_frame(
     state: &AppState,
-    user_id: &str,
     plan: PlanType,
     usage: &std::collections::HashMap<chat_actors::quota::Service, chat_actors::quota::Used>,
-) {
+) -> ServerFrame {
     let (has_active_limit, limit_info) = state.quotas.limit_info_of(plan, usage);
-    state.realtime.publish(
-        user_id,
-        &ServerFrame::UsageUpdated {
-            has_active_limit,
-            limit_info,
-        },
-    );
+    ServerFrame::UsageUpdated {
+        has_active_limit,
+        limit_info,
+    }
 }
 
 /// Stops a conversation's answer wherever it runs.
