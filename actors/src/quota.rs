@@ -485,8 +485,9 @@ pub trait BatchStore: UsageStore {
 pub struct BufferedStore<S> {
     inner: Arc<S>,
     pending: Arc<Mutex<UsageDeltas>>,
-    /// Held by a flush while its changes are neither buffered nor stored.
-    flushing: Arc<tokio::sync::Mutex<()>>,
+    /// Written (held) by a flush while its changes are neither buffered nor stored;
+    /// read by loads, which may run together but not during a flush.
+    flushing: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl<S: BatchStore> BufferedStore<S> {
@@ -494,13 +495,13 @@ impl<S: BatchStore> BufferedStore<S> {
         Arc::new(BufferedStore {
             inner: Arc::new(inner),
             pending: Arc::new(Mutex::new(HashMap::new())),
-            flushing: Arc::new(tokio::sync::Mutex::new(())),
+            flushing: Arc::new(tokio::sync::RwLock::new(())),
         })
     }
 
     /// Writes what is buffered; on failure it stays buffered.
     pub async fn flush(&self) -> anyhow::Result<()> {
-        let _writing = self.flushing.lock().await;
+        let _writing = self.flushing.write().await;
         let batch = std::mem::take(&mut *self.pending.lock().expect("usage buffer lock"));
         if batch.is_empty() {
             return Ok(());
@@ -561,7 +562,7 @@ impl<S: BatchStore> UsageStore for BufferedStore<S> {
         let (user, periods) = (user.to_owned(), periods.clone());
         Box::pin(async move {
             // No flush may move changes between the buffer and the store meanwhile.
-            let _no_flush = flushing.lock().await;
+            let _no_flush = flushing.read().await;
             let mut used = inner.load(&user, &periods).await?;
             let pending = pending.lock().expect("usage buffer lock");
             let add = |n: u32, delta: i64| (i64::from(n) + delta).max(0) as u32;

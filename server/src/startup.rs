@@ -335,7 +335,7 @@ pub(crate) async fn token_secret(
 
 fn describe_db(db: &Db, data_dir: &Path) -> String {
     match db {
-        Db::Sqlite(_) => format!("sqlite ({})", data_dir.join("chat.db").display()),
+        Db::Sqlite(..) => format!("sqlite ({})", data_dir.join("chat.db").display()),
         Db::Postgres(_) => "postgres".into(),
     }
 }

@@ -1,6 +1,6 @@
 //! Conversations and messages.
 
-use super::{on_pool, Db};
+use super::{on_pool, write, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ConversationRow {
@@ -118,7 +118,8 @@ impl Db {
     /// Sets a generated title unless the conversation has one (e.g. renamed meanwhile).
     pub async fn set_generated_title(&self, id: &str, title: &str) -> sqlx::Result<bool> {
         let sql = "UPDATE conversations SET title = $2 WHERE id = $1 AND title IS NULL";
-        let done = on_pool!(self, pool => sqlx::query(sql).bind(id).bind(title).execute(pool).await.map(|r| r.rows_affected()))?;
+        let (id, title) = (id.to_owned(), title.to_owned());
+        let done = write!(self, conn => sqlx::query(sql).bind(id).bind(title).execute(&mut *conn).await.map(|r| r.rows_affected()))?;
         Ok(done == 1)
     }
 
@@ -142,9 +143,9 @@ impl Db {
             "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)"
         );
         let touch = "UPDATE conversations SET updated_at = $2 WHERE id = $1";
-        on_pool!(self, pool => {
-            let mut tx = pool.begin().await?;
-            if let Some(c) = new_conversation {
+        let (conversation_row, rows) = (new_conversation.cloned(), [question.clone(), answer.clone()]);
+        write!(self, conn => {
+            if let Some(c) = &conversation_row {
                 sqlx::query(&conversation)
                     .bind(&c.id)
                     .bind(&c.user_id)
@@ -153,10 +154,10 @@ impl Db {
                     .bind(c.web_search)
                     .bind(c.created_at)
                     .bind(c.updated_at)
-                    .execute(&mut *tx)
+                    .execute(&mut *conn)
                     .await?;
             }
-            for m in [question, answer] {
+            for m in &rows {
                 sqlx::query(&message)
                     .bind(&m.id)
                     .bind(&m.conversation_id)
@@ -167,15 +168,17 @@ impl Db {
                     .bind(&m.client_id)
                     .bind(&m.finish_reason)
                     .bind(m.created_at)
-                    .execute(&mut *tx)
+                    .execute(&mut *conn)
                     .await?;
             }
             // A new conversation was inserted with its time already.
-            if new_conversation.is_none() {
-                sqlx::query(touch).bind(&answer.conversation_id).bind(answer.created_at).execute(&mut *tx).await?;
+            if conversation_row.is_none() {
+                let answer = &rows[1];
+                sqlx::query(touch).bind(&answer.conversation_id).bind(answer.created_at).execute(&mut *conn).await?;
             }
-            tx.commit().await
+            Ok(0)
         })
+        .map(drop)
     }
 
     /// The final text and status of a streamed answer.
@@ -188,15 +191,22 @@ impl Db {
         now: i64,
     ) -> sqlx::Result<()> {
         let sql = "UPDATE messages SET content = $2, status = $3, finish_reason = $4, updated_at = $5 WHERE id = $1";
-        on_pool!(self, pool => sqlx::query(sql)
+        let (id, content, status, finish_reason) = (
+            id.to_owned(),
+            content.to_owned(),
+            status.to_owned(),
+            finish_reason.to_owned(),
+        );
+        write!(self, conn => sqlx::query(sql)
             .bind(id)
             .bind(content)
             .bind(status)
             .bind(finish_reason)
             .bind(now)
-            .execute(pool)
+            .execute(&mut *conn)
             .await
-            .map(drop))
+            .map(|r| r.rows_affected()))
+        .map(drop)
     }
 
     pub async fn message(&self, id: &str) -> sqlx::Result<Option<MessageRow>> {

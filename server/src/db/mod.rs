@@ -13,7 +13,7 @@ use secrecy::{ExposeSecret, SecretString};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgPool, SqlitePool};
+use sqlx::{Connection, PgPool, SqlitePool};
 
 pub mod billing;
 pub mod conversations;
@@ -26,13 +26,17 @@ pub mod stripe;
 pub mod subscriptions;
 pub mod usage;
 pub mod users;
+pub mod writer;
+
+use writer::SqliteWriter;
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 
 #[derive(Clone, Debug)]
 pub enum Db {
-    Sqlite(SqlitePool),
+    /// Reads (and rare writes) on the pool; the send path's writes on the one writer.
+    Sqlite(SqlitePool, SqliteWriter),
     Postgres(PgPool),
 }
 
@@ -40,12 +44,39 @@ pub enum Db {
 macro_rules! on_pool {
     ($db:expr, $pool:ident => $body:expr) => {
         match $db {
-            $crate::db::Db::Sqlite($pool) => $body,
+            $crate::db::Db::Sqlite($pool, _) => $body,
             $crate::db::Db::Postgres($pool) => $body,
         }
     };
 }
 pub(crate) use on_pool;
+
+/// Runs a write: on SQLite through the one writer (group commit, see `writer`), on
+/// Postgres in a transaction of the pool. `$body` evaluates to `sqlx::Result<u64>` with
+/// `$conn` as its executor; it must own what it uses (SQLite runs it on another task).
+macro_rules! write {
+    ($db:expr, $conn:ident => $body:expr) => {
+        match $db {
+            $crate::db::Db::Sqlite(_, writer) => {
+                writer
+                    .write(Box::new(move |$conn| Box::pin(async move { $body })))
+                    .await
+            }
+            $crate::db::Db::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                let out: sqlx::Result<u64> = {
+                    let $conn = &mut *tx;
+                    async move { $body }.await
+                };
+                match out {
+                    Ok(n) => tx.commit().await.map(|()| n),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    };
+}
+pub(crate) use write;
 
 impl Db {
     /// Connects to `url` (a Postgres URL) or, when it is empty, to the SQLite file in
@@ -62,7 +93,7 @@ impl Db {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(5))
                 .foreign_keys(true);
-            Db::Sqlite(Self::sqlite_pool(options, max_connections).await?)
+            Self::sqlite(options, max_connections).await?
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
                 .context("parsing sqlite DATABASE_URL")?
@@ -70,7 +101,7 @@ impl Db {
                 .journal_mode(SqliteJournalMode::Wal)
                 .busy_timeout(Duration::from_secs(5))
                 .foreign_keys(true);
-            Db::Sqlite(Self::sqlite_pool(options, max_connections).await?)
+            Self::sqlite(options, max_connections).await?
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections)
@@ -86,18 +117,22 @@ impl Db {
         Ok(db)
     }
 
-    async fn sqlite_pool(options: SqliteConnectOptions, max: u32) -> anyhow::Result<SqlitePool> {
-        SqlitePoolOptions::new()
+    async fn sqlite(options: SqliteConnectOptions, max: u32) -> anyhow::Result<Db> {
+        let pool = SqlitePoolOptions::new()
             .max_connections(max)
             .acquire_timeout(Duration::from_secs(5))
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
-            .context("opening the SQLite database")
+            .context("opening the SQLite database")?;
+        let writer = sqlx::SqliteConnection::connect_with(&options)
+            .await
+            .context("opening the SQLite writer")?;
+        Ok(Db::Sqlite(pool, SqliteWriter::start(writer)))
     }
 
     async fn migrate(&self) -> anyhow::Result<()> {
         match self {
-            Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
+            Db::Sqlite(pool, _) => SQLITE_MIGRATIONS.run(pool).await,
             Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
         }
         .context("applying database migrations")
@@ -105,7 +140,7 @@ impl Db {
 
     pub fn backend(&self) -> &'static str {
         match self {
-            Db::Sqlite(_) => "sqlite",
+            Db::Sqlite(..) => "sqlite",
             Db::Postgres(_) => "postgres",
         }
     }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use chat_actors::quota::{Service, Used};
 
-use super::{on_pool, Db};
+use super::{on_pool, write, Db};
 
 impl Db {
     /// Adds each `(user, service, day, delta)` to its day's count in one transaction,
@@ -15,7 +15,7 @@ impl Db {
             return Ok(());
         }
         let greatest = match self {
-            Db::Sqlite(_) => "MAX",
+            Db::Sqlite(..) => "MAX",
             Db::Postgres(_) => "GREATEST",
         };
         let sql = format!(
@@ -25,19 +25,23 @@ impl Db {
         );
         // Written behind: the user may have deleted their account since (skipped, rather
         // than failing the batch of everyone else).
-        on_pool!(self, pool => {
-            let mut tx = pool.begin().await?;
-            for (user_id, service, day, delta) in rows {
+        let rows: Vec<(String, String, String, i64)> = rows
+            .iter()
+            .map(|(user, service, day, delta)| (user.clone(), (*service).to_owned(), day.clone(), *delta))
+            .collect();
+        write!(self, conn => {
+            for (user_id, service, day, delta) in &rows {
                 sqlx::query(&sql)
                     .bind(user_id)
-                    .bind(*service)
+                    .bind(service)
                     .bind(day)
                     .bind(*delta)
-                    .execute(&mut *tx)
+                    .execute(&mut *conn)
                     .await?;
             }
-            tx.commit().await
+            Ok(0)
         })
+        .map(drop)
     }
 
     /// Adds `delta` to the day's count (see [`Db::record_usage_batch`]).

@@ -425,9 +425,9 @@ async fn while_redis_is_paused_the_relay_queue_stays_bounded_and_claims_are_rele
 /// Makes storing any answer row fail, as a database dying between two writes would.
 async fn refuse_answer_rows(db: &Db, refuse: bool) {
     let statements: &[&str] = match (db, refuse) {
-        (Db::Sqlite(_), true) => &["CREATE TRIGGER no_answers BEFORE INSERT ON messages \
+        (Db::Sqlite(..), true) => &["CREATE TRIGGER no_answers BEFORE INSERT ON messages \
              WHEN NEW.role = 'assistant' BEGIN SELECT RAISE(ABORT, 'no answers'); END"],
-        (Db::Sqlite(_), false) => &["DROP TRIGGER no_answers"],
+        (Db::Sqlite(..), false) => &["DROP TRIGGER no_answers"],
         (Db::Postgres(_), true) => &[
             "CREATE FUNCTION no_answers() RETURNS trigger LANGUAGE plpgsql AS \
              $$ BEGIN RAISE EXCEPTION 'no answers'; END $$",
@@ -438,7 +438,7 @@ async fn refuse_answer_rows(db: &Db, refuse: bool) {
     };
     for sql in statements {
         match db {
-            Db::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+            Db::Sqlite(pool, _) => sqlx::query(sql).execute(pool).await.map(drop),
             Db::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
         }
         .unwrap();

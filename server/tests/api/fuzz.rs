@@ -359,7 +359,7 @@ async fn visible_state(app: &TestApp, user: &TestUser, case: &str) -> Value {
 async fn count_rows(app: &TestApp, table: &str) -> i64 {
     let sql = format!("SELECT COUNT(*) FROM {table}");
     match &app.state.db {
-        Db::Sqlite(pool) => sqlx::query_scalar(&sql).fetch_one(pool).await.unwrap(),
+        Db::Sqlite(pool, _) => sqlx::query_scalar(&sql).fetch_one(pool).await.unwrap(),
         Db::Postgres(pool) => sqlx::query_scalar(&sql).fetch_one(pool).await.unwrap(),
     }
 }

@@ -285,7 +285,7 @@ async fn codes_tokens_and_passwords_are_stored_only_hashed() {
     let code = app.mailbox.take_for("ann@example.com").await.code();
     let token = sent["token"].as_str().unwrap();
     let rows: Vec<(String, String, String)> = match &app.state.db {
-        chat_server::db::Db::Sqlite(pool) => {
+        chat_server::db::Db::Sqlite(pool, _) => {
             sqlx::query_as("SELECT token_hash, code_hash, password_hash FROM pending_registrations")
                 .fetch_all(pool)
                 .await
