@@ -248,8 +248,9 @@ async fn local_used(
     current: Option<LocalCounters>,
     periods: Periods,
 ) -> anyhow::Result<LocalCounters> {
+    // The same day and month (the TTLs in `Periods` change with every call).
     match current {
-        Some(c) if c.periods == periods => Ok(c),
+        Some(c) if c.periods.day == periods.day && c.periods.month == periods.month => Ok(c),
         _ => Ok(LocalCounters {
             used: store.load(&user, &periods).await?,
             periods,
@@ -315,7 +316,9 @@ impl Handler<Refund> for QuotaActor {
         self.last_active = Instant::now();
         let store = self.store.clone();
         let user = self.user.clone();
-        if let Some(local) = self.local.as_mut().filter(|l| l.periods == msg.periods) {
+        let current =
+            |l: &&mut LocalCounters| l.periods.day == msg.periods.day && l.periods.month == msg.periods.month;
+        if let Some(local) = self.local.as_mut().filter(current) {
             if let Some(used) = local.used.get_mut(&msg.service) {
                 used.day = used.day.saturating_sub(1);
                 used.month = used.month.saturating_sub(1);
