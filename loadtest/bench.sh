@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench`: the standard load set (about fifteen minutes) against release builds,
+# `make bench`: the standard load set (about twenty minutes) against release builds,
 # written into docs/performance.md between its bench markers. Server and harness share this
 # machine. Postgres and Redis (for the three-server idle run and the quota run) come from
 # BENCH_DATABASE_URL and BENCH_REDIS_URL, by default the local ones; without them those
@@ -21,6 +21,11 @@ STUB_ADDR=127.0.0.1:9300 STUB_TOKENS=120 STUB_RATE=50 STUB_FIRST_MS=0
 # window: it answers only ~0.4 times a second, and each answer is one first-token sample.
 STUB_SPREAD=2.4
 stub_secs() { if [ "$1" = 1 ]; then echo 30; else echo 20; fi; }
+# Capacity searches (a stepped ramp of chat users, one tab each, at the same pace): steps
+# from 200 users, 25% more each, 5 s for a step's new users to start, then a 10 s window
+# (~16 s a step). A step holds with beyond-batching p99 ≤ 5 ms, no late send and nothing
+# lost. About three minutes for a capacity of 3,000 (12 steps).
+CAPACITY=(--start 200 --growth 1.25 --settle 5 --duration 10 --interval "$INTERVAL" --users 10000)
 
 cd "$ROOT"
 CARGO_TARGET_DIR=$TARGET cargo build --release --locked -p chat-server -p loadtest
@@ -99,6 +104,11 @@ run chat-2tabs chat "${COMMON[@]}" --users 1000 --tabs 2 --duration 20 --interva
 run logins chat "${COMMON[@]}" --users 1000 --tabs 1 --duration 20 --interval "$INTERVAL" \
   --login-flood 128 --password "$PASSWORD"
 stop_server "$PID"
+# The capacity search on a fresh server: the login flood leaves ~1 GB of allocator arenas.
+start_server cap-server 8080 DATA_DIR="$WORK/sqlite"
+PID=$LAST_PID
+run cap-server capacity --tokens "$WORK/users.tsv" --server-pid "$PID" --batch-ms "$BATCH_MS" "${CAPACITY[@]}"
+stop_server "$PID"
 
 # --- The bare relay, same loads as chat-5k and chat-2tabs ----------------------------
 "$LT" baseline --bind 127.0.0.1:9090 --tokens-per-sec "$TOKENS_PER_SEC" \
@@ -109,6 +119,15 @@ sleep 1
 RELAY=(--url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" --batch-ms "$BATCH_MS")
 run baseline chat "${RELAY[@]}" --users 5000 --tabs 1 --duration 30 --interval "$INTERVAL"
 run relay-2tabs chat "${RELAY[@]}" --users 1000 --tabs 2 --duration 20 --interval "$INTERVAL"
+stop_server "$BASE"
+# Its capacity search on a fresh relay, as the server's.
+"$LT" baseline --bind 127.0.0.1:9090 --tokens-per-sec "$TOKENS_PER_SEC" \
+  --reply-tokens "$REPLY_TOKENS" --batch-ms "$BATCH_MS" 2>>"$WORK/baseline.log" &
+PIDS+=($!)
+BASE=$!
+sleep 1
+run cap-relay capacity --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
+  --batch-ms "$BATCH_MS" "${CAPACITY[@]}"
 stop_server "$BASE"
 
 # --- The real-model path: the stub called directly, then through the server ----------
@@ -139,13 +158,26 @@ done
 stop_server "$PID"
 stop_server "$STUB"
 
-# --- Postgres + Redis: 50,000 idle sessions over three servers, and quota checks -----
+# --- Postgres + Redis: two instances streaming to a user's tabs on both, 50,000 idle
+# --- sessions over three servers, and quota checks --------------------------------------
 if psql "${PG_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${PG_URL##*/}" >/dev/null 2>&1 \
   && psql "${PG_URL%/*}/postgres" -qc "CREATE DATABASE ${PG_URL##*/}" >/dev/null 2>&1 \
   && redis-cli -u "$REDIS" ping >/dev/null 2>&1; then
   SHARED=(DATABASE_URL="$PG_URL" REDIS_URL="$REDIS" REDIS_PREFIX="bench:" JWT_SECRET=bench-secret-0123456789-0123456789-0123)
   env "${SHARED[@]}" DATA_DIR="$WORK/pg" "$SERVER" users seed --count 25000 --password "$PASSWORD" \
     --plan plus --tokens "$WORK/pg-users.tsv" >&2
+  # Tabs go round-robin over the URLs: tab 1 of every user on 8081, tab 2 on 8082, so
+  # every delta reaches the second tab through Redis. Same pace as chat-2tabs.
+  start_server pg1 8081 "${SHARED[@]}"
+  P1=$LAST_PID
+  start_server pg2 8082 "${SHARED[@]}"
+  P2=$LAST_PID
+  run chat-2inst chat --tokens "$WORK/pg-users.tsv" --users 1000 --tabs 2 --duration 20 \
+    --interval "$INTERVAL" --batch-ms "$BATCH_MS" \
+    --url ws://127.0.0.1:8081/api/ws --url ws://127.0.0.1:8082/api/ws --server-pid "$P1" --server-pid "$P2"
+  stop_server "$P1"
+  stop_server "$P2"
+  # Fresh servers for the idle run: its RSS per session is taken from their idle RSS.
   start_server pg1 8081 "${SHARED[@]}"
   P1=$LAST_PID
   start_server pg2 8082 "${SHARED[@]}"

@@ -160,6 +160,24 @@ mod tests {
     }
 
     #[test]
+    fn a_users_tabs_land_on_different_servers() {
+        // User n's tab t is slot n * tabs + t (scenarios::run_user): with as many servers
+        // as tabs, each tab of every user has its own server (the two-instance run).
+        for servers in [2, 3] {
+            let target = Target {
+                urls: (0..servers).map(|s| format!("ws://s{s}")).collect(),
+                sources: loopback_sources(1),
+            };
+            for user in 0..100 {
+                let mut urls: Vec<&str> = (0..servers).map(|t| target.pick(user * servers + t).0).collect();
+                urls.sort_unstable();
+                urls.dedup();
+                assert_eq!(urls.len(), servers, "user {user}");
+            }
+        }
+    }
+
+    #[test]
     fn frames_parse_with_escapes_and_unknown_fields() {
         let text = r#"{"type":"message.delta","conversationId":"c","messageId":"m","seq":4,"delta":"a \"b\"\n","emittedAt":17}"#;
         let f: Frame = serde_json::from_str(text).unwrap();

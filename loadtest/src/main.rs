@@ -2,6 +2,7 @@
 //! the bare relay baseline to compare it with. See docs/performance.md.
 
 mod baseline;
+mod capacity;
 mod client;
 mod direct;
 mod metrics;
@@ -43,6 +44,8 @@ enum Command {
     Churn(RunArgs),
     /// Each user sends a message every `--interval`; answers stream to all its tabs.
     Chat(RunArgs),
+    /// A stepped ramp of chat users: the most streams one server holds in budget.
+    Capacity(capacity::CapacityArgs),
     /// Serve the bare actix-ws relay baseline.
     Baseline(BaselineArgs),
     /// Serve an OpenAI-compatible model stub (SSE) at a model's pace.
@@ -163,6 +166,7 @@ fn main() -> anyhow::Result<()> {
         Command::Idle(args) => run(Kind::Idle, args),
         Command::Churn(args) => run(Kind::Churn, args),
         Command::Chat(args) => run(Kind::Chat, args),
+        Command::Capacity(args) => capacity::run(args),
         Command::Baseline(args) => {
             let pace = baseline::Pace {
                 tokens_per_sec: args.tokens_per_sec,
@@ -226,6 +230,7 @@ fn my_users(args: &RunArgs, part: usize, parts: usize) -> anyhow::Result<Vec<(us
 
 /// One process's share of the load, with the switches that pace it.
 struct Fleet {
+    load: Load,
     metrics: Arc<Metrics>,
     expected: u64,
     go: watch::Sender<bool>,
@@ -236,7 +241,31 @@ struct Fleet {
 impl Fleet {
     fn launch(kind: Kind, args: &RunArgs, part: usize, parts: usize) -> anyhow::Result<Fleet> {
         let users = my_users(args, part, parts)?;
-        let sessions = args.users * args.tabs;
+        let mut fleet = Fleet::new(kind, args, args.users * args.tabs);
+        if args.login_flood > 0 && part == 0 {
+            let all = Arc::new(users.iter().map(|(_, u)| u.clone()).collect::<Vec<_>>());
+            let base = args.urls[0].replacen("ws", "http", 1).replace("/api/ws", "");
+            fleet.tasks.spawn(scenarios::login_flood(
+                base,
+                all,
+                args.password.clone(),
+                args.login_flood,
+                fleet.metrics.clone(),
+                fleet.load.go.clone(),
+                fleet.load.stop.clone(),
+            ));
+        }
+        let spread = Duration::from_secs_f64(args.spread.unwrap_or(args.interval).max(0.0));
+        let firsts = users
+            .into_iter()
+            .map(|(n, user)| (n, user, first_send(n, args.users, spread)))
+            .collect();
+        fleet.add(firsts);
+        Ok(fleet)
+    }
+
+    /// A fleet with no users yet, for at most `sessions` tabs.
+    fn new(kind: Kind, args: &RunArgs, sessions: usize) -> Fleet {
         let sources = match args.sources {
             0 => sources_needed(sessions),
             n => n,
@@ -254,39 +283,29 @@ impl Fleet {
             ramp: Arc::new(Semaphore::new(args.ramp.max(1))),
             metrics: metrics.clone(),
             go: go_rx,
-            stop: stop_rx.clone(),
+            stop: stop_rx,
             interval: Duration::from_secs_f64(args.interval.max(0.0)),
             new_conversations: args.new_conversations,
             batch: Duration::from_millis(args.batch_ms),
             hold: Duration::from_millis(args.hold_ms),
         };
-        let expected = (users.len() * load.tabs) as u64;
-        let mut tasks = tokio::task::JoinSet::new();
-        if args.login_flood > 0 && part == 0 {
-            let all = Arc::new(users.iter().map(|(_, u)| u.clone()).collect::<Vec<_>>());
-            let base = args.urls[0].replacen("ws", "http", 1).replace("/api/ws", "");
-            tasks.spawn(scenarios::login_flood(
-                base,
-                all,
-                args.password.clone(),
-                args.login_flood,
-                metrics.clone(),
-                load.go.clone(),
-                stop_rx,
-            ));
-        }
-        let spread = Duration::from_secs_f64(args.spread.unwrap_or(args.interval).max(0.0));
-        for (n, user) in users {
-            let first = first_send(n, args.users, spread);
-            tasks.spawn(scenarios::run_user(load.clone(), n, user, first));
-        }
-        Ok(Fleet {
+        Fleet {
+            load,
             metrics,
-            expected,
+            expected: 0,
             go,
             stop,
-            tasks,
-        })
+            tasks: tokio::task::JoinSet::new(),
+        }
+    }
+
+    /// Starts users: (global index, user, when it sends first after `go`).
+    fn add(&mut self, users: Vec<(usize, scenarios::User, Duration)>) {
+        self.expected += (users.len() * self.load.tabs) as u64;
+        for (n, user, first) in users {
+            self.tasks
+                .spawn(scenarios::run_user(self.load.clone(), n, user, first));
+        }
     }
 
     fn ramped(&self) -> bool {
@@ -360,7 +379,7 @@ async fn local(kind: Kind, args: &RunArgs) -> anyhow::Result<Report> {
     }
     let warmup_secs = warming.elapsed().as_secs_f64();
     let stub = args.stub_pid.map(|p| vec![p]).unwrap_or_default();
-    let (cpu_go, stub_cpu_go) = (procfs::cpu_secs(pids), procfs::cpu_secs(&stub));
+    let (cpu_go, stub_cpu_go) = (procfs::cpu_secs_each(pids), procfs::cpu_secs(&stub));
     let at_go = fleet.metrics.c.read();
     fleet.window(true);
     let measured = Instant::now();
@@ -502,7 +521,7 @@ async fn coordinate(kind: Kind, args: &RunArgs) -> anyhow::Result<Report> {
     }
     let warmup_secs = warming.elapsed().as_secs_f64();
     let stub = args.stub_pid.map(|p| vec![p]).unwrap_or_default();
-    let (cpu_go, stub_cpu_go) = (procfs::cpu_secs(pids), procfs::cpu_secs(&stub));
+    let (cpu_go, stub_cpu_go) = (procfs::cpu_secs_each(pids), procfs::cpu_secs(&stub));
     // The workers' counts are up to a second old: the window is this process's view.
     let at_go = sum(&latest);
     for stdin in &mut stdins {

@@ -46,6 +46,7 @@ counters! {
     started: "Users past their start: first message sent (direct: first token in), or no tab connected.",
     streaming: "Answers streaming now.",
     answers: "Answers completed on every tab.",
+    late_sends: "Sends still waiting a second after they were due, because the user's previous answer had not completed (a send backlog).",
     bad_answers: "Answers that ended other than `stop`.",
     deltas: "Deltas received (all tabs).",
     lost: "Deltas a tab never got (a gap in `seq`).",
@@ -117,6 +118,11 @@ impl Metrics {
             .entry(delay)
             .or_default()
             .record_us(us);
+    }
+
+    /// Forgets the delays recorded so far: each step of a capacity search has its own.
+    pub fn clear_delays(&self) {
+        self.hists.lock().expect("histograms lock").clear();
     }
 
     pub fn tally(&self) -> Tally {

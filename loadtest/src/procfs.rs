@@ -22,6 +22,11 @@ pub fn cpu_secs(pids: &[u32]) -> Option<f64> {
     pids.iter().map(|pid| one_cpu(*pid)).sum()
 }
 
+/// The same, one figure per process.
+pub fn cpu_secs_each(pids: &[u32]) -> Option<Vec<f64>> {
+    pids.iter().map(|pid| one_cpu(*pid)).collect()
+}
+
 fn one_cpu(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_cpu_secs(&stat)
@@ -35,6 +40,20 @@ fn parse_cpu_secs(stat: &str) -> Option<f64> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some((utime + stime) as f64 / 100.0)
+}
+
+/// This process's soft limit of open files: every tab is one.
+pub fn open_files_limit() -> Option<u64> {
+    parse_open_files(&std::fs::read_to_string("/proc/self/limits").ok()?)
+}
+
+fn parse_open_files(limits: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -53,10 +72,23 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_open_files_limit() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max open files            20000                20000                files\n";
+        assert_eq!(parse_open_files(limits), Some(20000));
+        assert_eq!(
+            parse_open_files("Max open files  unlimited  unlimited  files"),
+            None
+        );
+        assert!(open_files_limit().is_some());
+    }
+
+    #[test]
     fn reads_this_process() {
         let me = std::process::id();
         assert!(rss_bytes(&[me]).unwrap() > 0);
         assert!(cpu_secs(&[me]).is_some());
+        assert_eq!(cpu_secs_each(&[me, me]).map(|v| v.len()), Some(2));
         assert_eq!(rss_bytes(&[]), Some(0));
     }
 }

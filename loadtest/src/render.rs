@@ -23,7 +23,16 @@ const RUNS: &[(&str, &str)] = &[
         "Bare actix-ws relay, 1,000 users × 2 tabs (the floor)",
     ),
     ("chat-2tabs", "1,000 users × 2 tabs streaming"),
+    (
+        "chat-2inst",
+        "1,000 users × 2 tabs, each tab on another instance (Postgres + Redis)",
+    ),
     ("logins", "Streaming during a login flood"),
+    (
+        "cap-relay",
+        "Capacity of the bare relay: stepped ramp (the floor)",
+    ),
+    ("cap-server", "Capacity of the server (SQLite): stepped ramp"),
     ("direct-1", "Model stub called directly, 1 user"),
     ("stub-1", "Through the server to the model stub, 1 user"),
     ("direct-50", "Model stub called directly, 50 users"),
@@ -44,6 +53,23 @@ fn num(v: &Value, path: &str) -> Option<f64> {
 
 fn ms(v: Option<f64>) -> String {
     v.map_or("not run".into(), |x| format!("{x:.2} ms"))
+}
+
+/// A capacity search's result: the users held (0 when not even the first step held) and
+/// how to show it: `1750 (2200 did not hold)`, `≥ 10000 (all steps held)`, `< 500`.
+fn capacity(report: &Option<Value>) -> Option<(f64, String)> {
+    let r = report.as_ref()?;
+    let held = r.get("capacity").and_then(Value::as_u64);
+    let failed = r.get("failed_at").and_then(Value::as_u64);
+    let capped = r.get("capped").and_then(Value::as_bool) == Some(true);
+    let shown = match (held, failed) {
+        (Some(n), _) if capped => format!("≥ {n} (every step held)"),
+        (Some(n), Some(bad)) => format!("{n} ({bad} did not hold)"),
+        (Some(n), None) => n.to_string(),
+        (None, Some(bad)) => format!("< {bad} (the first step did not hold)"),
+        (None, None) => return None,
+    };
+    Some((held.unwrap_or(0) as f64, shown))
 }
 
 fn verdict(ok: Option<bool>) -> &'static str {
@@ -147,6 +173,43 @@ pub fn section(dir: &Path, date: &str) -> String {
             None => ms(inter),
         },
         inter.map(|v| v <= 5.0),
+    );
+    let two = get("chat-2inst");
+    let two_faults = ["lost_deltas", "duplicated_deltas", "mismatched_answers"]
+        .iter()
+        .map(|k| f(&two, k))
+        .sum::<Option<f64>>();
+    row(
+        "Two instances (Postgres + Redis), 1,000 users × 2 tabs apart: lost, duplicated, mismatched deltas",
+        "0",
+        two_faults.map_or("not run".into(), |v| format!("{v:.0}")),
+        two_faults.map(|v| v == 0.0),
+    );
+    let two_inter = f(&two, "inter_tab.p99_ms");
+    row(
+        "Two instances, 1,000 users × 2 tabs apart: tab ↔ tab, p99",
+        "≤ 5 ms (as on one instance)",
+        match inter {
+            Some(one) if two_inter.is_some() => format!("{} (one instance: {one:.2} ms)", ms(two_inter)),
+            _ => ms(two_inter),
+        },
+        two_inter.map(|v| v <= 5.0),
+    );
+    let (cap_server, cap_relay) = (capacity(&get("cap-server")), capacity(&get("cap-relay")));
+    row(
+        "Capacity: streams held at beyond-batching p99 ≤ 5 ms with no send backlog",
+        "≥ 0.8× the relay's",
+        match (&cap_server, &cap_relay) {
+            (Some((s, server)), Some((r, relay))) if *r > 0.0 => {
+                format!("{server} vs relay {relay} ({:.2}×)", s / r)
+            }
+            (Some((_, server)), Some((_, relay))) => format!("{server} vs relay {relay}"),
+            _ => "not run".into(),
+        },
+        match (&cap_server, &cap_relay) {
+            (Some((s, _)), Some((r, _))) if *r > 0.0 => Some(*s >= 0.8 * r),
+            _ => None,
+        },
     );
     let pre = f(&chat, "pre_stream.p99_ms");
     row(
@@ -384,6 +447,21 @@ mod tests {
             let r = serde_json::json!({"first_delta": {"p50_ms": p50, "p99_ms": p99}, "answers_per_sec": per_sec});
             std::fs::write(dir.join(format!("{name}.json")), r.to_string()).unwrap();
         };
+        let write = |name: &str, v: serde_json::Value| {
+            std::fs::write(dir.join(format!("{name}.json")), v.to_string()).unwrap();
+        };
+        write(
+            "cap-relay",
+            serde_json::json!({"capacity": 2000, "failed_at": 2500, "capped": false, "steps": []}),
+        );
+        write(
+            "cap-server",
+            serde_json::json!({"capacity": 1500, "failed_at": 1900, "capped": false, "steps": []}),
+        );
+        write(
+            "chat-2inst",
+            serde_json::json!({"inter_tab": {"p99_ms": 6.5}, "lost_deltas": 0, "duplicated_deltas": 0, "mismatched_answers": 0}),
+        );
         real("direct-1", 1.0, 2.0, 0.4);
         real("stub-1", 1.5, 4.5, 0.4);
         real("direct-100", 2.0, 10.0, 40.0);
@@ -399,6 +477,14 @@ mod tests {
         assert!(line("| 5,000 streams: lost").ends_with("| 0 | met |"));
         assert!(line("| Throughput").contains("(2.50×)") && line("| Throughput").ends_with("**missed** |"));
         assert!(line("| Quota").ends_with("| not run | not run |"));
+        assert!(
+            line("| Capacity").ends_with(
+                "| 1500 (1900 did not hold) vs relay 2000 (2500 did not hold) (0.75×) | **missed** |"
+            ),
+            "{s}"
+        );
+        assert!(line("| Two instances (Postgres + Redis)").ends_with("| 0 | met |"));
+        assert!(line("| Two instances, 1,000").ends_with("| 6.50 ms | **missed** |"));
         assert!(s.contains("```\nloadtest chat\n```") && s.contains("the report"));
         // The real-model path: 1 user +0.5 ms median but +2.5 ms p99 (met), 100 users
         // +4 ms p99 (met), 36 vs 40 answers/s (0.90×, met); 50 users not run.

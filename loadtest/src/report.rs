@@ -51,6 +51,9 @@ pub struct ServerFigures {
     pub rss_per_session_bytes: Option<u64>,
     /// CPU seconds (user + system) the server spent in the measured phase.
     pub cpu_secs: Option<f64>,
+    /// The same per server, in the order of `--server-pid` (runs on several instances).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_secs_each: Option<Vec<f64>>,
 }
 
 impl ServerFigures {
@@ -58,13 +61,16 @@ impl ServerFigures {
         pids: &[u32],
         rss_before: Option<u64>,
         rss_peak: Option<u64>,
-        cpu_go: Option<f64>,
+        cpu_go: Option<Vec<f64>>,
         held: u64,
     ) -> ServerFigures {
         if pids.is_empty() {
             return ServerFigures::default();
         }
-        let cpu_end = procfs::cpu_secs(pids);
+        let spent: Option<Vec<f64>> = match (cpu_go, procfs::cpu_secs_each(pids)) {
+            (Some(go), Some(end)) => Some(end.iter().zip(&go).map(|(e, g)| e - g).collect()),
+            _ => None,
+        };
         ServerFigures {
             rss_before_mb: rss_before.map(|b| b as f64 / MB),
             rss_peak_mb: rss_peak.map(|b| b as f64 / MB),
@@ -72,10 +78,8 @@ impl ServerFigures {
                 (Some(before), Some(peak)) => bytes_per_session(before, peak, held),
                 _ => None,
             },
-            cpu_secs: match (cpu_go, cpu_end) {
-                (Some(a), Some(b)) => Some(b - a),
-                _ => None,
-            },
+            cpu_secs: spent.as_ref().map(|each| each.iter().sum()),
+            cpu_secs_each: spent.filter(|each| each.len() > 1),
         }
     }
 }
@@ -112,6 +116,8 @@ pub struct Report {
     pub sends_per_sec: f64,
     pub answers_per_sec: f64,
     pub deltas_per_sec: f64,
+    /// Sends still waiting a second after they were due (the previous answer streaming).
+    pub late_sends: u64,
     pub lost_deltas: u64,
     pub duplicated_deltas: u64,
     pub mismatched_answers: u64,
@@ -178,6 +184,7 @@ impl Report {
             sends_per_sec: rate(phase.grew(|c| c.sends), phase.secs),
             answers_per_sec: rate(phase.grew(|c| c.answers), phase.secs),
             deltas_per_sec: rate(phase.grew(|c| c.deltas), phase.secs),
+            late_sends: c.late_sends,
             lost_deltas: c.lost,
             duplicated_deltas: c.duplicated,
             mismatched_answers: c.mismatched,
@@ -239,8 +246,13 @@ impl Report {
             line(
                 "answers",
                 format!(
-                    "{} sent, {} completed, {} not 'stop'; in the window {:.2} sent/s, {:.2} completed/s",
-                    self.sends, self.answers, self.bad_answers, self.sends_per_sec, self.answers_per_sec
+                    "{} sent, {} completed, {} not 'stop', {} sent late; in the window {:.2} sent/s, {:.2} completed/s",
+                    self.sends,
+                    self.answers,
+                    self.bad_answers,
+                    self.late_sends,
+                    self.sends_per_sec,
+                    self.answers_per_sec
                 ),
             );
             line(
@@ -287,12 +299,14 @@ impl Report {
             let per_frame = self
                 .server_cpu_us_per_frame
                 .map_or(String::new(), |us| format!(", {us:.1} µs/frame"));
+            let pct = |secs: f64| 100.0 * secs / self.measured_secs.max(0.001);
+            let each = s.cpu_secs_each.as_ref().map_or(String::new(), |each| {
+                let list: Vec<String> = each.iter().map(|c| format!("{:.0}%", pct(*c))).collect();
+                format!("; each server {}", list.join(", "))
+            });
             line(
                 "server CPU",
-                format!(
-                    "{cpu:.1} s ({:.0}%){per_frame}",
-                    100.0 * cpu / self.measured_secs.max(0.001)
-                ),
+                format!("{cpu:.1} s ({:.0}%){per_frame}{each}", pct(cpu)),
             );
         }
         if let Some(cpu) = self.stub_cpu_secs {
@@ -306,7 +320,7 @@ impl Report {
 }
 
 /// How this process was started, with the binary's name alone.
-fn command_line() -> String {
+pub fn command_line() -> String {
     let mut args: Vec<String> = std::env::args().collect();
     if let Some(first) = args.first_mut() {
         *first = "loadtest".into();
