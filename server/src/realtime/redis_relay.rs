@@ -412,16 +412,23 @@ impl Writer {
                         channel,
                         payload,
                     } => {
-                        pipe.append(&text_key, delta)
-                            .ignore()
-                            .hset_multiple(&meta_key, &[("message", message_id), ("seq", seq.to_string())])
+                        // Three commands a delta: the keys' time limits (and the message
+                        // id) are set once, with the answer's first delta.
+                        pipe.append(&text_key, delta).ignore();
+                        if seq <= 1 {
+                            pipe.hset_multiple(
+                                &meta_key,
+                                &[("message", message_id), ("seq", seq.to_string())],
+                            )
                             .ignore()
                             .expire(&text_key, LIVE_TTL_SECS as i64)
                             .ignore()
                             .expire(&meta_key, LIVE_TTL_SECS as i64)
-                            .ignore()
-                            .publish(channel, payload)
                             .ignore();
+                        } else {
+                            pipe.hset(&meta_key, "seq", seq).ignore();
+                        }
+                        pipe.publish(channel, payload).ignore();
                     }
                     Command::Forget { keys } => {
                         pipe.del(&keys).ignore();
