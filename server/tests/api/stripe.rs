@@ -115,8 +115,21 @@ async fn subscribe_monthly(s: &StripeApp, user: &TestUser, plan: &str) -> String
     customer_with_card(s, user).await;
     let started = change(&s.app, user, json!({"planType": plan, "billingCycle": "monthly"})).await;
     assert!(started["clientSecret"].as_str().is_some(), "{started}");
-    eventually("the monthly plan is active", || async {
-        plan_of(&s.app, user).await == plan
+    // The webhook activates the plan. One localstripe serves the whole parallel suite and
+    // its deliveries can lag by a minute under load, so after 10 s the payment's status
+    // page (which asks Stripe itself, as a returning tab would) is asked too, once a second.
+    let path = format!("/api/payments/{}", started["payment"]["_id"].as_str().unwrap());
+    let mut waited = 0u32;
+    eventually("the monthly plan is active", || {
+        waited += 1;
+        let poll = waited > 40 && waited % 4 == 0;
+        let path = path.clone();
+        async move {
+            if poll {
+                let _ = s.app.get_auth(&path, &user.token).await;
+            }
+            plan_of(&s.app, user).await == plan
+        }
     })
     .await;
     let sub = s
