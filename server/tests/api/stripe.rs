@@ -122,7 +122,7 @@ async fn subscribe_monthly(s: &StripeApp, user: &TestUser, plan: &str) -> String
     let mut waited = 0u32;
     eventually("the monthly plan is active", || {
         waited += 1;
-        let poll = waited > 40 && waited % 4 == 0;
+        let poll = waited > 40 && waited.is_multiple_of(4);
         let path = path.clone();
         async move {
             if poll {
