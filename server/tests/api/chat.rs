@@ -639,8 +639,11 @@ async fn a_stalled_upstream_times_out_keeping_what_came() {
 
 #[actix_web::test]
 async fn a_tab_that_cannot_keep_up_is_closed_instead_of_buffered() {
-    // 12 MB of answer, more than the kernel buffers between server and tab can hold.
-    let (app, _stub) = stub_app(10).await;
+    // 12 MB of answer, more than the kernel buffers between server and tab can hold, in
+    // deltas of 1 ms windows: many more frames than the queue of 4 holds, however fast the
+    // flood arrives (in 10 ms windows a fast flood made a handful of megabyte deltas,
+    // which the socket's buffers took without ever filling the queue).
+    let (app, _stub) = stub_app_with(10, |s| s.chat.batch_ms = 1).await;
     let ann = app.register_ann().await;
     let mut slow = WsClient::connect_slow(&app, &ann.token).await;
     let frame = send_with_model("c1", "Flood me", "stub-flood");
