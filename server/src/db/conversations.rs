@@ -1,6 +1,6 @@
 //! Conversations and messages.
 
-use super::{on_pool, write, Db};
+use super::{on_pool, on_writer, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ConversationRow {
@@ -119,7 +119,7 @@ impl Db {
     pub async fn set_generated_title(&self, id: &str, title: &str) -> sqlx::Result<bool> {
         let sql = "UPDATE conversations SET title = $2 WHERE id = $1 AND title IS NULL";
         let (id, title) = (id.to_owned(), title.to_owned());
-        let done = write!(self, conn => sqlx::query(sql).bind(id).bind(title).execute(&mut *conn).await.map(|r| r.rows_affected()))?;
+        let done = on_writer!(self, conn => sqlx::query(sql).bind(id).bind(title).execute(&mut *conn).await.map(|r| r.rows_affected()))?;
         Ok(done == 1)
     }
 
@@ -144,7 +144,7 @@ impl Db {
         );
         let touch = "UPDATE conversations SET updated_at = $2 WHERE id = $1";
         let (conversation_row, rows) = (new_conversation.cloned(), [question.clone(), answer.clone()]);
-        write!(self, conn => {
+        on_writer!(self, conn => {
             if let Some(c) = &conversation_row {
                 sqlx::query(&conversation)
                     .bind(&c.id)
@@ -197,7 +197,7 @@ impl Db {
             status.to_owned(),
             finish_reason.to_owned(),
         );
-        write!(self, conn => sqlx::query(sql)
+        on_writer!(self, conn => sqlx::query(sql)
             .bind(id)
             .bind(content)
             .bind(status)

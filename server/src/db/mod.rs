@@ -54,7 +54,7 @@ pub(crate) use on_pool;
 /// Runs a write: on SQLite through the one writer (group commit, see `writer`), on
 /// Postgres in a transaction of the pool. `$body` evaluates to `sqlx::Result<u64>` with
 /// `$conn` as its executor; it must own what it uses (SQLite runs it on another task).
-macro_rules! write {
+macro_rules! on_writer {
     ($db:expr, $conn:ident => $body:expr) => {
         match $db {
             $crate::db::Db::Sqlite(_, writer) => {
@@ -76,7 +76,7 @@ macro_rules! write {
         }
     };
 }
-pub(crate) use write;
+pub(crate) use on_writer;
 
 impl Db {
     /// Connects to `url` (a Postgres URL) or, when it is empty, to the SQLite file in

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use chat_actors::quota::{Service, Used};
 
-use super::{on_pool, write, Db};
+use super::{on_pool, on_writer, Db};
 
 impl Db {
     /// Adds each `(user, service, day, delta)` to its day's count in one transaction,
@@ -29,7 +29,7 @@ impl Db {
             .iter()
             .map(|(user, service, day, delta)| (user.clone(), (*service).to_owned(), day.clone(), *delta))
             .collect();
-        write!(self, conn => {
+        on_writer!(self, conn => {
             for (user_id, service, day, delta) in &rows {
                 sqlx::query(&sql)
                     .bind(user_id)
