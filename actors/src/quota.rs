@@ -475,8 +475,14 @@ impl QuotaActors {
 /// units counted and given back.
 pub type UsageDeltas = HashMap<(String, Service, String), i64>;
 
-/// Writes many usage changes at once (one transaction).
-pub trait BatchStore: UsageStore {
+/// The store behind a [`BufferedStore`]: it reads usage as [`UsageStore::load`] does,
+/// and writes many changes at once (one transaction).
+pub trait BatchStore: Send + Sync + 'static {
+    fn load(
+        &self,
+        user: &str,
+        periods: &Periods,
+    ) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>>;
     fn record_batch(&self, deltas: UsageDeltas) -> BoxFuture<'static, anyhow::Result<()>>;
 }
 
@@ -630,6 +636,10 @@ mod tests {
     }
 
     impl BatchStore for MemoryStore {
+        fn load(&self, u: &str, p: &Periods) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
+            UsageStore::load(self, u, p)
+        }
+
         fn record_batch(&self, deltas: UsageDeltas) -> BoxFuture<'static, anyhow::Result<()>> {
             let mut records = self.0.lock().unwrap();
             for (key, delta) in deltas {
@@ -643,17 +653,11 @@ mod tests {
     #[derive(Default)]
     struct DownStore(MemoryStore);
 
-    impl UsageStore for DownStore {
-        fn record(&self, u: &str, s: Service, d: &str, n: i64) -> BoxFuture<'static, anyhow::Result<()>> {
-            self.0.record(u, s, d, n)
-        }
-
-        fn load(&self, u: &str, p: &Periods) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
-            self.0.load(u, p)
-        }
-    }
-
     impl BatchStore for DownStore {
+        fn load(&self, u: &str, p: &Periods) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
+            UsageStore::load(&self.0, u, p)
+        }
+
         fn record_batch(&self, _: UsageDeltas) -> BoxFuture<'static, anyhow::Result<()>> {
             Box::pin(async { Err(anyhow::anyhow!("database away")) })
         }

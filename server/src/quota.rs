@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use chat_actors::quota::{
     BatchStore, BufferedStore, Consume, Counted, Counters, Decision, GetUsage, Limits, Period, Periods,
-    QuotaActors, Refund, Service, SharedCounters, UsageDeltas, UsageStore, Used,
+    QuotaActors, Refund, Service, SharedCounters, UsageDeltas, Used,
 };
 use chat_actors::shard::Shards;
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
@@ -252,18 +252,7 @@ impl Quotas {
 /// The durable usage record in the database.
 struct DbUsageStore(Db);
 
-impl UsageStore for DbUsageStore {
-    fn record(
-        &self,
-        user: &str,
-        service: Service,
-        day: &str,
-        delta: i64,
-    ) -> BoxFuture<'static, anyhow::Result<()>> {
-        let (db, user, day) = (self.0.clone(), user.to_owned(), day.to_owned());
-        Box::pin(async move { Ok(db.record_usage(&user, service.as_str(), &day, delta).await?) })
-    }
-
+impl BatchStore for DbUsageStore {
     fn load(
         &self,
         user: &str,
@@ -272,9 +261,7 @@ impl UsageStore for DbUsageStore {
         let (db, user, periods) = (self.0.clone(), user.to_owned(), periods.clone());
         Box::pin(async move { Ok(db.usage(&user, &periods.day, &periods.month).await?) })
     }
-}
 
-impl BatchStore for DbUsageStore {
     fn record_batch(&self, deltas: UsageDeltas) -> BoxFuture<'static, anyhow::Result<()>> {
         let db = self.0.clone();
         Box::pin(async move {
@@ -283,7 +270,7 @@ impl BatchStore for DbUsageStore {
                 .filter(|(_, delta)| *delta != 0)
                 .map(|((user, service, day), delta)| (user, service.as_str(), day, delta))
                 .collect();
-            Ok(db.record_usage_batch(&rows).await?)
+            Ok(db.record_usage_batch(rows).await?)
         })
     }
 }

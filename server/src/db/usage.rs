@@ -10,7 +10,10 @@ impl Db {
     /// Adds each `(user, service, day, delta)` to its day's count in one transaction,
     /// never going below zero (a refund of a unit counted before the records were kept).
     /// The two backends spell "larger of" apart.
-    pub async fn record_usage_batch(&self, rows: &[(String, &str, String, i64)]) -> sqlx::Result<()> {
+    pub async fn record_usage_batch(
+        &self,
+        rows: Vec<(String, &'static str, String, i64)>,
+    ) -> sqlx::Result<()> {
         if rows.is_empty() {
             return Ok(());
         }
@@ -25,15 +28,11 @@ impl Db {
         );
         // Written behind: the user may have deleted their account since (skipped, rather
         // than failing the batch of everyone else).
-        let rows: Vec<(String, String, String, i64)> = rows
-            .iter()
-            .map(|(user, service, day, delta)| (user.clone(), (*service).to_owned(), day.clone(), *delta))
-            .collect();
         on_writer!(self, conn => {
             for (user_id, service, day, delta) in &rows {
                 sqlx::query(&sql)
                     .bind(user_id)
-                    .bind(service)
+                    .bind(*service)
                     .bind(day)
                     .bind(*delta)
                     .execute(&mut *conn)
@@ -48,11 +47,11 @@ impl Db {
     pub async fn record_usage(
         &self,
         user_id: &str,
-        service: &str,
+        service: &'static str,
         day: &str,
         delta: i64,
     ) -> sqlx::Result<()> {
-        self.record_usage_batch(&[(user_id.to_owned(), service, day.to_owned(), delta)])
+        self.record_usage_batch(vec![(user_id.to_owned(), service, day.to_owned(), delta)])
             .await
     }
 
