@@ -173,18 +173,6 @@ impl TabSink {
 }
 
 impl TabShared {
-    /// The session's own frame; a full queue marks the tab closing without telling the
-    /// session (it closes at once itself).
-    fn out_from_session(&self, gate: &mut Gate, out: Outgoing) {
-        if gate.closing {
-            return;
-        }
-        match self.out.try_send(out) {
-            Ok(()) => {}
-            Err(_) => gate.closing = true,
-        }
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Gate> {
         self.gate.lock().expect("tab gate lock")
     }
@@ -220,7 +208,12 @@ impl TabShared {
         }
     }
 
+    /// Queues a frame for the writer, from the hub or the session itself; a full queue
+    /// tells the session to close the tab as too slow.
     fn queue_out(&self, gate: &mut Gate, out: Outgoing) {
+        if gate.closing {
+            return;
+        }
         match self.out.try_send(out) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(_)) => self.too_slow(gate),
@@ -314,21 +307,14 @@ impl WsSession {
         })
     }
 
-    fn send_frame(&mut self, frame: &ServerFrame, ctx: &mut Context<Self>) {
-        self.push(Outgoing::Text(frame.to_text().into()), ctx);
+    fn send_frame(&mut self, frame: &ServerFrame) {
+        self.push(Outgoing::Text(frame.to_text().into()));
     }
 
     /// Queues the session's own frame (a reply, a ping), past the snapshot gate.
-    fn push(&mut self, out: Outgoing, ctx: &mut Context<Self>) {
-        let slow = {
-            let mut gate = self.tab.shared.lock();
-            let was_closing = gate.closing;
-            self.tab.shared.out_from_session(&mut gate, out);
-            gate.closing && !was_closing
-        };
-        if slow {
-            self.close_slow(ctx);
-        }
+    fn push(&mut self, out: Outgoing) {
+        let shared = &self.tab.shared;
+        shared.queue_out(&mut shared.lock(), out);
     }
 
     fn is_revoked(&self) -> bool {
@@ -354,14 +340,14 @@ impl WsSession {
         ctx.stop();
     }
 
-    fn send_error(&mut self, client_id: Option<String>, error: FrameError, ctx: &mut Context<Self>) {
+    fn send_error(&mut self, client_id: Option<String>, error: FrameError) {
         let frame = ServerFrame::Error {
             client_id,
             code: error.code,
             message: error.message,
             field: error.field,
         };
-        self.send_frame(&frame, ctx);
+        self.send_frame(&frame);
     }
 
     fn authenticate(&mut self, token: String, ctx: &mut Context<Self>) {
@@ -399,8 +385,8 @@ impl WsSession {
         ctx.wait(connect.into_actor(self).map(move |joined, act, ctx| {
             if !matches!(joined, Ok(true)) {
                 let error = act.service.error(Some(&user), "too_many_tabs");
-                act.send_error(None, error, ctx);
-                act.push(Outgoing::Close(policy("too many tabs")), ctx);
+                act.send_error(None, error);
+                act.push(Outgoing::Close(policy("too many tabs")));
                 act.tab.shared.lock().revoked = true;
                 return;
             }
@@ -409,9 +395,9 @@ impl WsSession {
             ctx.wait(
                 async move { service.ready(&for_ready).await }
                     .into_actor(act)
-                    .map(|ready, act, ctx| match ready {
-                        Ok(frame) => act.send_frame(&frame, ctx),
-                        Err(e) => act.send_error(None, e, ctx),
+                    .map(|ready, act, _| match ready {
+                        Ok(frame) => act.send_frame(&frame),
+                        Err(e) => act.send_error(None, e),
                     }),
             );
         }));
@@ -429,34 +415,28 @@ impl WsSession {
         ctx.spawn(
             async move { service.authenticate(&token).await }
                 .into_actor(self)
-                .map(|user, act, ctx| {
+                .map(|user, act, _| {
                     // A check that cannot be made now (database down) is not a revoke.
                     if let Ok(None) = user {
-                        act.revoke(ctx);
+                        act.revoke();
                     }
                 }),
         );
     }
 
     /// Tells the tab its session ended, then closes once that frame is written.
-    fn revoke(&mut self, ctx: &mut Context<Self>) {
+    fn revoke(&mut self) {
         let frame = ServerFrame::SessionRevoked {
             reason: "token_invalid".into(),
         };
-        let slow = {
-            let shared = &self.tab.shared;
-            let mut gate = shared.lock();
-            if gate.revoked {
-                return;
-            }
-            gate.revoked = true;
-            shared.out_from_session(&mut gate, Outgoing::Text(frame.to_text().into()));
-            shared.out_from_session(&mut gate, Outgoing::Close(policy("session revoked")));
-            gate.closing
-        };
-        if slow {
-            self.close_slow(ctx);
+        let shared = &self.tab.shared;
+        let mut gate = shared.lock();
+        if gate.revoked {
+            return;
         }
+        gate.revoked = true;
+        shared.queue_out(&mut gate, Outgoing::Text(frame.to_text().into()));
+        shared.queue_out(&mut gate, Outgoing::Close(policy("session revoked")));
     }
 
     /// Counts a frame from the tab; `false` once it sent more this second than allowed.
@@ -498,13 +478,13 @@ impl WsSession {
         let service = self.service.clone();
         match frame {
             ClientFrame::Auth { .. } => {}
-            ClientFrame::Ping => self.send_frame(&ServerFrame::Pong, ctx),
+            ClientFrame::Ping => self.send_frame(&ServerFrame::Pong),
             ClientFrame::ChatSend(send) => {
                 if send.client_id.chars().count() > MAX_CLIENT_ID_CHARS {
                     // Not echoed: an oversized id is exactly what must not travel.
                     let mut error = self.service.error(Some(&user), "client_id_too_long");
                     error.field = Some("clientId".into());
-                    self.send_error(None, error, ctx);
+                    self.send_error(None, error);
                     return;
                 }
                 if !self.start_request(ctx) {
@@ -516,12 +496,12 @@ impl WsSession {
                     service
                         .send(&user, &token, send)
                         .into_actor(self)
-                        .map(move |result, act, ctx| {
+                        .map(move |result, act, _| {
                             act.in_flight -= 1;
                             match result {
                                 Ok(true) => {}
-                                Ok(false) => act.revoke(ctx),
-                                Err(e) => act.send_error(Some(client_id), e, ctx),
+                                Ok(false) => act.revoke(),
+                                Err(e) => act.send_error(Some(client_id), e),
                             }
                         }),
                 );
@@ -533,10 +513,10 @@ impl WsSession {
                 ctx.spawn(
                     async move { service.cancel(&user, conversation_id).await }
                         .into_actor(self)
-                        .map(|result, act, ctx| {
+                        .map(|result, act, _| {
                             act.in_flight -= 1;
                             if let Err(e) = result {
-                                act.send_error(None, e, ctx);
+                                act.send_error(None, e);
                             }
                         }),
                 );
@@ -550,9 +530,9 @@ impl WsSession {
                 ctx.spawn(
                     async move { service.snapshot(&user, conversation_id).await }
                         .into_actor(self)
-                        .map(move |result, act, ctx| {
+                        .map(move |result, act, _| {
                             act.in_flight -= 1;
-                            act.caught_up(id, result, ctx)
+                            act.caught_up(id, result)
                         }),
                 );
             }
@@ -562,12 +542,7 @@ impl WsSession {
     /// Sends the snapshot and the answer to `conversation.open`, then the frames held
     /// back meanwhile (less the deltas the snapshot covers), all under the gate's lock so
     /// no frame of the hub's slips in between.
-    fn caught_up(
-        &mut self,
-        conversation_id: String,
-        result: Result<Option<Snapshot>, FrameError>,
-        ctx: &mut Context<Self>,
-    ) {
+    fn caught_up(&mut self, conversation_id: String, result: Result<Option<Snapshot>, FrameError>) {
         let mut frames = Vec::with_capacity(2);
         let mut covered = None;
         match result {
@@ -594,30 +569,23 @@ impl WsSession {
                 field: e.field,
             }),
         }
-        let slow = {
-            let shared = &self.tab.shared;
-            let mut gate = shared.lock();
-            let was_closing = gate.closing;
-            gate.opening -= 1;
-            if let Some((message_id, seq)) = covered {
-                // Messages that finished long ago need no entry.
-                if gate.covered.len() > 256 {
-                    gate.covered.clear();
-                }
-                gate.covered.insert(message_id, seq);
+        let shared = &self.tab.shared;
+        let mut gate = shared.lock();
+        gate.opening -= 1;
+        if let Some((message_id, seq)) = covered {
+            // Messages that finished long ago need no entry.
+            if gate.covered.len() > 256 {
+                gate.covered.clear();
             }
-            for frame in &frames {
-                shared.out_from_session(&mut gate, Outgoing::Text(frame.to_text().into()));
+            gate.covered.insert(message_id, seq);
+        }
+        for frame in &frames {
+            shared.queue_out(&mut gate, Outgoing::Text(frame.to_text().into()));
+        }
+        if gate.opening == 0 {
+            for deliver in std::mem::take(&mut gate.held) {
+                shared.pass(&mut gate, deliver);
             }
-            if gate.opening == 0 {
-                for deliver in std::mem::take(&mut gate.held) {
-                    shared.pass(&mut gate, deliver);
-                }
-            }
-            gate.closing && !was_closing
-        };
-        if slow {
-            self.close_slow(ctx);
         }
     }
 }
@@ -646,7 +614,7 @@ impl Actor for WsSession {
                     ctx,
                 );
             } else {
-                act.push(Outgoing::Ping, ctx);
+                act.push(Outgoing::Ping);
             }
         });
         ctx.run_interval(self.config.token_recheck, |act, ctx| act.recheck_token(ctx));
@@ -691,7 +659,7 @@ impl StreamHandler<Result<AggregatedMessage, actix_ws::ProtocolError>> for WsSes
                 }
                 Err(_) => {
                     let error = self.service.error(self.user.as_ref(), "invalid_frame");
-                    self.send_error(None, error, ctx);
+                    self.send_error(None, error);
                 }
             },
             Ok(AggregatedMessage::Binary(_)) if self.user.is_none() => {
@@ -699,9 +667,9 @@ impl StreamHandler<Result<AggregatedMessage, actix_ws::ProtocolError>> for WsSes
             }
             Ok(AggregatedMessage::Binary(_)) => {
                 let error = self.service.error(self.user.as_ref(), "invalid_frame");
-                self.send_error(None, error, ctx);
+                self.send_error(None, error);
             }
-            Ok(AggregatedMessage::Ping(payload)) => self.push(Outgoing::Pong(payload), ctx),
+            Ok(AggregatedMessage::Ping(payload)) => self.push(Outgoing::Pong(payload)),
             Ok(AggregatedMessage::Pong(_)) => {}
             Ok(AggregatedMessage::Close(_)) => ctx.stop(),
             Err(_) => self.close_with(
