@@ -369,7 +369,7 @@ impl Generations {
 mod tests {
     use super::*;
     use crate::hub::Connect;
-    use crate::session::TabSink;
+    use crate::tab::TabSink;
     use futures_util::stream::{self, StreamExt};
     use serde_json::Value;
 

@@ -9,12 +9,13 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use actix::prelude::*;
 use bytestring::ByteString;
 
 use crate::protocol::ServerFrame;
-use crate::session::TabSink;
+use crate::tab::{TabSink, SWEEP_EVERY};
 use crate::shard::Shards;
 
 /// A frame on its way to a user's tabs, serialized once for all of them.
@@ -211,8 +212,18 @@ impl HubState {
 impl Actor for SessionHub {
     type Context = Context<Self>;
 
-    fn started(&mut self, _: &mut Context<Self>) {
+    fn started(&mut self, ctx: &mut Context<Self>) {
         HERE.with(|here| *here.borrow_mut() = Some(self.state.clone()));
+        // The tabs' heartbeat, idle and stuck-socket checks and token rechecks: one
+        // timer for the shard instead of timers per tab.
+        ctx.run_interval(SWEEP_EVERY, |hub, _| {
+            let now = Instant::now();
+            for tabs in hub.state.borrow().users.values() {
+                for tab in tabs.values() {
+                    tab.sweep(now);
+                }
+            }
+        });
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {

@@ -2,7 +2,10 @@
 //! no part of `server`: storage, Redis and clocks come in through small traits that
 //! `server` implements.
 //!
-//! - [`session`]: one actor per websocket (tab), with heartbeat and a bounded queue;
+//! - [`session`]: one actor per websocket (tab): authentication, the tab's frames;
+//! - [`tab`]: a tab's bounded outgoing queue, drained by the socket's response body,
+//!   and the hub's sweep of its tabs (heartbeat, idle, stuck sockets, token rechecks);
+//! - [`frames`]: a tab's incoming frames, decoded from the request payload;
 //! - [`shard`]: one arbiter per core; a user's realtime work runs on the user's shard;
 //! - [`hub`]: which sessions each user has (a hub per shard), and fan-out to other
 //!   instances;
@@ -11,6 +14,7 @@
 //! - [`model`]: model providers (the built-in demo model);
 //! - [`protocol`]: the frames of the websocket protocol.
 
+pub mod frames;
 pub mod generation;
 pub mod hub;
 pub mod model;
@@ -18,3 +22,4 @@ pub mod protocol;
 pub mod quota;
 pub mod session;
 pub mod shard;
+pub mod tab;

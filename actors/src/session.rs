@@ -1,32 +1,34 @@
 //! The session actor: one per websocket (browser tab).
 //!
 //! It authenticates the socket (a token at the upgrade, or an `auth` frame within
-//! `auth_timeout`), joins the user in the hub, and writes the frames the hub delivers
-//! through a bounded queue: a tab that cannot keep up is closed (it reconnects and
-//! resumes) instead of making the server buffer without bound, and so is a tab whose
-//! socket accepts no write for `write_timeout`. Heartbeat: a ping every `heartbeat`, and
-//! a socket silent for `idle_timeout` is closed.
+//! `auth_timeout`), joins the user in the hub, reads the tab's frames and answers them.
+//! What the tab is sent goes through its queue ([`crate::tab`]), which the socket's
+//! response body drains; the hub of the user's shard pings the tab, closes it when idle
+//! or stuck, and asks the session to check its token again, so a session has no timers.
 //!
 //! Abuse limits (docs/protocol.md): frames a second and requests in flight per socket
 //! (past either: close 1008), and the token is checked again every `token_recheck` and
 //! before every send, so a revoked or expired token ends the tab even if the revoke
 //! event never arrived.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use actix_web::web::Bytes;
-use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason};
-use bytestring::ByteString;
+use actix_http::ws::{CloseCode, CloseReason, ProtocolError};
+use actix_web::web;
 use futures_util::future::BoxFuture;
-use tokio::sync::{mpsc, oneshot};
 
+use crate::frames::{Frames, Incoming};
 use crate::generation::Snapshot;
-use crate::hub::{Connect, Deliver, Disconnect, Hubs};
+use crate::hub::{Connect, Disconnect, Hubs};
 use crate::protocol::{ChatSend, ClientFrame, ServerFrame, MAX_CLIENT_ID_CHARS};
+use crate::tab::{policy, Control, Outgoing, TabBody, TabSink};
+
+/// The largest message a tab may send (fragments joined), as the largest a user may
+/// write with room for the frame around it.
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -93,143 +95,6 @@ pub trait ChatService: Send + Sync + 'static {
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
-enum Outgoing {
-    Text(ByteString),
-    Ping,
-    Pong(Bytes),
-    /// Close after everything queued before it (a revoked session).
-    Close(CloseReason),
-}
-
-/// A tab as the hub holds it: the hub puts the user's frames straight into the tab's
-/// writer queue, so between a generation and the socket there is that one queue (no
-/// mailbox of the hub or the session on the way). A gate holds frames back while the
-/// tab catches up from a snapshot, and drops the deltas the snapshot covered.
-#[derive(Clone)]
-pub struct TabSink {
-    shared: Arc<TabShared>,
-}
-
-struct TabShared {
-    out: mpsc::Sender<Outgoing>,
-    gate: Mutex<Gate>,
-    /// Tells the session when the tab cannot keep up, so it closes the socket ahead of
-    /// the queue.
-    on_slow: Box<dyn Fn() + Send + Sync>,
-    /// Frames that may wait (queued or held) before the tab is closed as slow.
-    queue: usize,
-}
-
-#[derive(Default)]
-struct Gate {
-    /// Snapshots being fetched; while any is, every frame for the tab is held back so
-    /// nothing of those conversations overtakes its snapshot.
-    opening: usize,
-    held: Vec<Deliver>,
-    /// Per streaming message, the seq a snapshot covered: older deltas are dropped.
-    covered: HashMap<Arc<str>, u64>,
-    /// The session was revoked: its last frames are on their way, nothing more is queued.
-    revoked: bool,
-    /// The tab was too slow or its writer is gone: nothing more is queued.
-    closing: bool,
-}
-
-/// The frames a [`TabSink`] made by [`TabSink::detached`] received.
-pub struct TabFrames(mpsc::Receiver<Outgoing>);
-
-impl TabFrames {
-    /// The next text frame (pings and closes are skipped).
-    pub async fn next_text(&mut self) -> Option<ByteString> {
-        loop {
-            match self.0.recv().await? {
-                Outgoing::Text(text) => return Some(text),
-                _ => continue,
-            }
-        }
-    }
-}
-
-impl TabSink {
-    /// A tab with no socket: what it gets comes out of the [`TabFrames`] (tests and
-    /// tools that watch a user's frames).
-    pub fn detached(queue: usize) -> (TabSink, TabFrames) {
-        let (out, rx) = mpsc::channel(queue.max(1));
-        let sink = TabSink {
-            shared: Arc::new(TabShared {
-                out,
-                gate: Mutex::new(Gate::default()),
-                on_slow: Box::new(|| {}),
-                queue: queue.max(1),
-            }),
-        };
-        (sink, TabFrames(rx))
-    }
-
-    /// A frame of the user's for this tab (from the hub, on the user's shard).
-    pub fn deliver(&self, msg: Deliver) {
-        let mut gate = self.shared.lock();
-        self.shared.pass(&mut gate, msg);
-    }
-}
-
-impl TabShared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Gate> {
-        self.gate.lock().expect("tab gate lock")
-    }
-
-    fn pass(&self, gate: &mut Gate, msg: Deliver) {
-        if gate.revoked || gate.closing {
-            return;
-        }
-        if gate.opening > 0 {
-            // Held frames count against the same budget as queued ones.
-            if gate.held.len() >= self.queue {
-                self.too_slow(gate);
-            } else {
-                gate.held.push(msg);
-            }
-            return;
-        }
-        if let Some(meta) = &msg.delta {
-            if gate
-                .covered
-                .get(&meta.message_id)
-                .is_some_and(|seq| meta.seq <= *seq)
-            {
-                return;
-            }
-        }
-        let close = msg.close;
-        self.queue_out(gate, Outgoing::Text(msg.text));
-        if close {
-            // Queued behind the frame, so the tab reads why before the socket closes.
-            gate.revoked = true;
-            self.queue_out(gate, Outgoing::Close(policy("session revoked")));
-        }
-    }
-
-    /// Queues a frame for the writer, from the hub or the session itself; a full queue
-    /// tells the session to close the tab as too slow.
-    fn queue_out(&self, gate: &mut Gate, out: Outgoing) {
-        if gate.closing {
-            return;
-        }
-        match self.out.try_send(out) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => self.too_slow(gate),
-            // The writer ended: the session stops by itself (`SocketGone`).
-            Err(mpsc::error::TrySendError::Closed(_)) => gate.closing = true,
-        }
-    }
-
-    fn too_slow(&self, gate: &mut Gate) {
-        if !gate.closing {
-            gate.closing = true;
-            (self.on_slow)();
-        }
-    }
-}
-
 pub struct WsSession {
     id: u64,
     user: Option<SessionUser>,
@@ -238,11 +103,8 @@ pub struct WsSession {
     token: Option<String>,
     hubs: Hubs,
     service: Arc<dyn ChatService>,
-    config: SessionConfig,
+    config: Arc<SessionConfig>,
     tab: TabSink,
-    /// Closes the socket ahead of anything queued.
-    close: Option<oneshot::Sender<CloseReason>>,
-    last_seen: Instant,
     /// Frames received in the current one-second window, and when it began.
     window_start: Instant,
     window_frames: u32,
@@ -250,46 +112,32 @@ pub struct WsSession {
     in_flight: usize,
 }
 
-fn policy(description: &str) -> CloseReason {
-    CloseReason {
-        code: CloseCode::Policy,
-        description: Some(description.to_owned()),
-    }
-}
-
 impl WsSession {
-    /// Starts the actor for an upgraded socket; `token` is the one the upgrade carried.
+    /// Starts the actor for an upgraded socket whose request payload is `payload`;
+    /// `token` is the one the upgrade carried. Answers the socket's response body.
     pub fn start(
-        ws: actix_ws::Session,
-        incoming: AggregatedMessageStream,
+        payload: web::Payload,
         token: Option<String>,
         hubs: Hubs,
         service: Arc<dyn ChatService>,
-        config: SessionConfig,
-    ) -> Addr<WsSession> {
-        let (out, out_rx) = mpsc::channel(config.queue.max(1));
-        let (close, close_rx) = oneshot::channel();
-        WsSession::create(move |ctx| {
+        config: Arc<SessionConfig>,
+    ) -> TabBody {
+        let incoming = Frames::new(payload, MAX_MESSAGE_BYTES);
+        let mut body = None;
+        WsSession::create(|ctx| {
             ctx.add_stream(incoming);
-            let writer = Writer {
-                ws,
-                out: out_rx,
-                close: close_rx,
-                session: ctx.address(),
-                timeout: config.write_timeout,
-            };
-            actix::spawn(writer.run());
-            let tab = TabSink {
-                shared: Arc::new(TabShared {
-                    out,
-                    gate: Mutex::new(Gate::default()),
-                    on_slow: {
-                        let session = ctx.address();
-                        Box::new(move || session.do_send(TooSlow))
-                    },
-                    queue: config.queue.max(1),
+            // Weak: the tab (held by the hub and the connection) must not keep the
+            // session alive.
+            let session = ctx.address().downgrade();
+            let tab = TabSink::new(
+                config.clone(),
+                Box::new(move |control| {
+                    if let Some(session) = session.upgrade() {
+                        session.do_send(control);
+                    }
                 }),
-            };
+            );
+            body = Some(tab.body());
             WsSession {
                 id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
                 user: None,
@@ -298,45 +146,30 @@ impl WsSession {
                 service,
                 config,
                 tab,
-                close: Some(close),
-                last_seen: Instant::now(),
                 window_start: Instant::now(),
                 window_frames: 0,
                 in_flight: 0,
             }
-        })
+        });
+        body.expect("the session made its tab")
     }
 
     fn send_frame(&mut self, frame: &ServerFrame) {
         self.push(Outgoing::Text(frame.to_text().into()));
     }
 
-    /// Queues the session's own frame (a reply, a ping), past the snapshot gate.
+    /// Queues the session's own frame (a reply, a pong), past the snapshot gate.
     fn push(&mut self, out: Outgoing) {
-        let shared = &self.tab.shared;
-        shared.queue_out(&mut shared.lock(), out);
+        self.tab.push(out);
     }
 
     fn is_revoked(&self) -> bool {
-        self.tab.shared.lock().revoked
-    }
-
-    fn close_slow(&mut self, ctx: &mut Context<Self>) {
-        tracing::info!(session = self.id, "closing a session that cannot keep up");
-        self.close_with(
-            CloseReason {
-                code: CloseCode::Again,
-                description: Some("slow consumer: too many frames waiting".into()),
-            },
-            ctx,
-        );
+        self.tab.is_revoked()
     }
 
     /// Closes now, ahead of anything queued.
     fn close_with(&mut self, reason: CloseReason, ctx: &mut Context<Self>) {
-        if let Some(close) = self.close.take() {
-            let _ = close.send(reason);
-        }
+        self.tab.close(Some(reason));
         ctx.stop();
     }
 
@@ -385,9 +218,13 @@ impl WsSession {
         ctx.wait(connect.into_actor(self).map(move |joined, act, ctx| {
             if !matches!(joined, Ok(true)) {
                 let error = act.service.error(Some(&user), "too_many_tabs");
-                act.send_error(None, error);
-                act.push(Outgoing::Close(policy("too many tabs")));
-                act.tab.shared.lock().revoked = true;
+                let frame = ServerFrame::Error {
+                    client_id: None,
+                    code: error.code,
+                    message: error.message,
+                    field: error.field,
+                };
+                act.tab.revoke(&frame, "too many tabs");
                 return;
             }
             let for_ready = user.clone();
@@ -429,14 +266,7 @@ impl WsSession {
         let frame = ServerFrame::SessionRevoked {
             reason: "token_invalid".into(),
         };
-        let shared = &self.tab.shared;
-        let mut gate = shared.lock();
-        if gate.revoked {
-            return;
-        }
-        gate.revoked = true;
-        shared.queue_out(&mut gate, Outgoing::Text(frame.to_text().into()));
-        shared.queue_out(&mut gate, Outgoing::Close(policy("session revoked")));
+        self.tab.revoke(&frame, "session revoked");
     }
 
     /// Counts a frame from the tab; `false` once it sent more this second than allowed.
@@ -525,7 +355,7 @@ impl WsSession {
                 if !self.start_request(ctx) {
                     return;
                 }
-                self.tab.shared.lock().opening += 1;
+                self.tab.opening();
                 let id = conversation_id.clone();
                 ctx.spawn(
                     async move { service.snapshot(&user, conversation_id).await }
@@ -569,24 +399,7 @@ impl WsSession {
                 field: e.field,
             }),
         }
-        let shared = &self.tab.shared;
-        let mut gate = shared.lock();
-        gate.opening -= 1;
-        if let Some((message_id, seq)) = covered {
-            // Messages that finished long ago need no entry.
-            if gate.covered.len() > 256 {
-                gate.covered.clear();
-            }
-            gate.covered.insert(message_id, seq);
-        }
-        for frame in &frames {
-            shared.queue_out(&mut gate, Outgoing::Text(frame.to_text().into()));
-        }
-        if gate.opening == 0 {
-            for deliver in std::mem::take(&mut gate.held) {
-                shared.pass(&mut gate, deliver);
-            }
-        }
+        self.tab.caught_up(&frames, covered);
     }
 }
 
@@ -604,23 +417,11 @@ impl Actor for WsSession {
                 });
             }
         }
-        ctx.run_interval(self.config.heartbeat, |act, ctx| {
-            if act.last_seen.elapsed() > act.config.idle_timeout {
-                act.close_with(
-                    CloseReason {
-                        code: CloseCode::Away,
-                        description: Some("idle timeout".into()),
-                    },
-                    ctx,
-                );
-            } else {
-                act.push(Outgoing::Ping);
-            }
-        });
-        ctx.run_interval(self.config.token_recheck, |act, ctx| act.recheck_token(ctx));
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
+        // Whatever stopped the session, the socket closes (at once if nothing did yet).
+        self.tab.close(None);
         if let Some(user) = &self.user {
             self.hubs.of(&user.id).do_send(Disconnect {
                 user: user.id.clone(),
@@ -630,29 +431,31 @@ impl Actor for WsSession {
     }
 }
 
-/// The hub found the tab too slow.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct TooSlow;
+impl Message for Control {
+    type Result = ();
+}
 
-impl Handler<TooSlow> for WsSession {
+impl Handler<Control> for WsSession {
     type Result = ();
 
-    fn handle(&mut self, _: TooSlow, ctx: &mut Context<Self>) {
-        self.close_slow(ctx);
+    fn handle(&mut self, control: Control, ctx: &mut Context<Self>) {
+        match control {
+            Control::Ended => ctx.stop(),
+            Control::Recheck => self.recheck_token(ctx),
+        }
     }
 }
 
-impl StreamHandler<Result<AggregatedMessage, actix_ws::ProtocolError>> for WsSession {
-    fn handle(&mut self, msg: Result<AggregatedMessage, actix_ws::ProtocolError>, ctx: &mut Context<Self>) {
-        self.last_seen = Instant::now();
-        if !matches!(msg, Ok(AggregatedMessage::Close(_))) && !self.within_frame_rate() {
+impl StreamHandler<Result<Incoming, ProtocolError>> for WsSession {
+    fn handle(&mut self, msg: Result<Incoming, ProtocolError>, ctx: &mut Context<Self>) {
+        self.tab.seen();
+        if !matches!(msg, Ok(Incoming::Close(_))) && !self.within_frame_rate() {
             tracing::info!(session = self.id, "closing a session that sends too many frames");
             self.close_with(policy("too many frames"), ctx);
             return;
         }
         match msg {
-            Ok(AggregatedMessage::Text(text)) => match serde_json::from_str::<ClientFrame>(&text) {
+            Ok(Incoming::Text(text)) => match serde_json::from_str::<ClientFrame>(&text) {
                 Ok(frame) => self.on_frame(frame, ctx),
                 Err(_) if self.user.is_none() => {
                     self.close_with(policy("unauthorized: send an auth frame first"), ctx)
@@ -662,16 +465,16 @@ impl StreamHandler<Result<AggregatedMessage, actix_ws::ProtocolError>> for WsSes
                     self.send_error(None, error);
                 }
             },
-            Ok(AggregatedMessage::Binary(_)) if self.user.is_none() => {
+            Ok(Incoming::Binary(_)) if self.user.is_none() => {
                 self.close_with(policy("unauthorized: send an auth frame first"), ctx)
             }
-            Ok(AggregatedMessage::Binary(_)) => {
+            Ok(Incoming::Binary(_)) => {
                 let error = self.service.error(self.user.as_ref(), "invalid_frame");
                 self.send_error(None, error);
             }
-            Ok(AggregatedMessage::Ping(payload)) => self.push(Outgoing::Pong(payload)),
-            Ok(AggregatedMessage::Pong(_)) => {}
-            Ok(AggregatedMessage::Close(_)) => ctx.stop(),
+            Ok(Incoming::Ping(payload)) => self.push(Outgoing::Pong(payload)),
+            Ok(Incoming::Pong(_)) => {}
+            Ok(Incoming::Close(_)) => ctx.stop(),
             Err(_) => self.close_with(
                 CloseReason {
                     code: CloseCode::Protocol,
@@ -683,88 +486,6 @@ impl StreamHandler<Result<AggregatedMessage, actix_ws::ProtocolError>> for WsSes
     }
 
     fn finished(&mut self, ctx: &mut Context<Self>) {
-        ctx.stop();
-    }
-}
-
-/// Writes queued frames to the socket. A close request jumps the queue, even past a
-/// write that is stuck because the tab stopped reading; a write stuck for `timeout`
-/// closes the tab as slow. (The connection under a tab that reads nothing at all is
-/// ended by the kernel: the server sets `TCP_USER_TIMEOUT` on accepted sockets.)
-struct Writer {
-    ws: actix_ws::Session,
-    out: mpsc::Receiver<Outgoing>,
-    close: oneshot::Receiver<CloseReason>,
-    session: Addr<WsSession>,
-    timeout: Duration,
-}
-
-/// Why the writer stopped: a close to send (none: the session ended without a reason),
-/// or `Err` when the connection is already gone.
-type End = Result<Option<CloseReason>, actix_ws::Closed>;
-
-impl Writer {
-    async fn run(mut self) {
-        let end = self.write_all().await;
-        let Writer {
-            ws, session, timeout, ..
-        } = self;
-        if let Ok(reason) = end {
-            // Bounded: the close frame waits behind what the HTTP layer holds for the tab.
-            let _ = tokio::time::timeout(timeout, ws.close(reason)).await;
-        }
-        session.do_send(SocketGone);
-    }
-
-    async fn write_all(&mut self) -> End {
-        loop {
-            let next = tokio::select! {
-                biased;
-                reason = &mut self.close => return Ok(reason.ok()),
-                next = self.out.recv() => next,
-            };
-            let frame = match next {
-                None => return Ok(None),
-                Some(Outgoing::Close(reason)) => return Ok(Some(reason)),
-                Some(frame) => frame,
-            };
-            let ws = &mut self.ws;
-            let write = async move {
-                match frame {
-                    Outgoing::Text(text) => ws.text(text).await,
-                    Outgoing::Ping => ws.ping(b"").await,
-                    Outgoing::Pong(payload) => ws.pong(&payload).await,
-                    Outgoing::Close(_) => Ok(()),
-                }
-            };
-            let written = tokio::select! {
-                biased;
-                reason = &mut self.close => return Ok(reason.ok()),
-                written = tokio::time::timeout(self.timeout, write) => written,
-            };
-            match written {
-                Ok(Ok(())) => {}
-                Ok(Err(closed)) => return Err(closed),
-                Err(_) => {
-                    tracing::info!("closing a session whose socket takes no writes");
-                    return Ok(Some(CloseReason {
-                        code: CloseCode::Again,
-                        description: Some("slow consumer: the socket takes no writes".into()),
-                    }));
-                }
-            }
-        }
-    }
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct SocketGone;
-
-impl Handler<SocketGone> for WsSession {
-    type Result = ();
-
-    fn handle(&mut self, _: SocketGone, ctx: &mut Context<Self>) {
         ctx.stop();
     }
 }

@@ -4,14 +4,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use actix_web::body::{BodySize, BoxBody, MessageBody};
+use actix_web::body::{BodySize, MessageBody};
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chat_actors::session::WsSession;
+use chat_actors::tab::TabBody;
 
 use crate::auth::{request_token, same_origin, token_is_from_cookie};
-use crate::error::{ApiError, ErrorCode};
 use crate::realtime::service::SessionService;
+use crate::error::{ApiError, ErrorCode};
 use crate::realtime::SocketGuard;
 use crate::state::AppState;
 
@@ -39,13 +40,8 @@ async fn connect(
         None => None,
     };
     // A plain GET (no upgrade) is the API's JSON 400, not an empty body.
-    let (response, session, incoming) =
-        actix_ws::handle(&req, body).map_err(|_| ApiError::from(ErrorCode::ValidationError))?;
-    // Fragmented frames are joined, up to the size of the largest message a user may send.
-    let incoming = incoming
-        .max_frame_size(256 * 1024)
-        .aggregate_continuations()
-        .max_continuation_size(256 * 1024);
+    let mut response = actix_http::ws::handshake(req.head())
+        .map_err(|_| ApiError::from(ErrorCode::ValidationError))?;
     // Browsers send cookies with websockets from any site: a cookie only counts from a
     // page of this site (others must send the token in an auth frame, which they lack).
     let token = if token_is_from_cookie(&req) && !same_origin(&req) {
@@ -53,26 +49,25 @@ async fn connect(
     } else {
         request_token(&req)
     };
-    WsSession::start(
-        session,
-        incoming,
+    let body = WsSession::start(
+        body,
         token,
         realtime.hubs.clone(),
         Arc::new(SessionService { state: state.clone() }),
         realtime.session.clone(),
     );
-    Ok(response.map_body(|_, body| Counted { body, _guard: guard }.boxed()))
+    Ok(response.message_body(Counted { body, _guard: guard }.boxed())?.into())
 }
 
 /// The socket's response body, holding its place in the per-address count until the
 /// HTTP layer drops it: only then are the connection and its buffers really gone.
 struct Counted {
-    body: BoxBody,
+    body: TabBody,
     _guard: Option<SocketGuard>,
 }
 
 impl MessageBody for Counted {
-    type Error = Box<dyn std::error::Error>;
+    type Error = actix_http::ws::ProtocolError;
 
     fn size(&self) -> BodySize {
         self.body.size()

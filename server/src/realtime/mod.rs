@@ -34,7 +34,7 @@ pub struct Realtime {
     pub accounts: Arc<Accounts>,
     pub provider: Arc<dyn ModelProvider>,
     pub relay: Option<Arc<RedisRelay>>,
-    pub session: SessionConfig,
+    pub session: Arc<SessionConfig>,
     /// Answers streaming per user, capped.
     pub answers: AnswerSlots,
     /// Open websockets per client address.
@@ -84,7 +84,7 @@ impl Realtime {
             accounts,
             provider: provider(settings),
             relay,
-            session: SessionConfig {
+            session: Arc::new(SessionConfig {
                 heartbeat: Duration::from_secs(chat.heartbeat_secs.max(1)),
                 idle_timeout: Duration::from_secs(chat.idle_timeout_secs.max(1)),
                 auth_timeout: Duration::from_millis((chat.auth_timeout_secs * 1000).max(100)),
@@ -93,7 +93,7 @@ impl Realtime {
                 max_frames_per_sec: chat.max_frames_per_sec.max(1),
                 max_in_flight: chat.max_requests_in_flight.max(1),
                 token_recheck: Duration::from_secs(chat.token_recheck_secs.max(1)),
-            },
+            }),
             answers,
             sockets: Arc::new(SocketCounts::new(chat.max_sockets_per_address)),
             draining: AtomicBool::new(false),
