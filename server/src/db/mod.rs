@@ -32,6 +32,8 @@ use writer::SqliteWriter;
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+/// The page cache of each pooled SQLite reader, in KiB (see `Db::sqlite`).
+const READER_CACHE_KIB: u32 = 256;
 
 #[derive(Clone, Debug)]
 pub enum Db {
@@ -118,10 +120,14 @@ impl Db {
     }
 
     async fn sqlite(options: SqliteConnectOptions, max: u32) -> anyhow::Result<Db> {
+        // Every connection keeps its own page cache (SQLite's default is 2 MB each): the
+        // readers' are kept small, as the pages they share are in the OS's cache anyway,
+        // so memory does not grow by 2 MB per pool connection as sessions come.
+        let readers = options.clone().pragma("cache_size", format!("-{READER_CACHE_KIB}"));
         let pool = SqlitePoolOptions::new()
             .max_connections(max)
             .acquire_timeout(Duration::from_secs(5))
-            .connect_with(options.clone())
+            .connect_with(readers)
             .await
             .context("opening the SQLite database")?;
         let writer = sqlx::SqliteConnection::connect_with(&options)
