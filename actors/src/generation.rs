@@ -2,15 +2,17 @@
 //! user's shard and batches the model's chunks into `message.delta` frames (numbered by
 //! `seq`): the answer's first chunk goes out at once (the user waits for it), then a
 //! chunk opens a batch window of `batch`, and what arrived by its end goes out as one
-//! frame. It keeps the text so far for tabs that open the conversation mid-stream, and
+//! frame. The windows of a shard's answers share one timer ([`Windows`]). It keeps the text so far for tabs that open the conversation mid-stream, and
 //! stops on cancel, error or end. The [`Generations`] registry finds a conversation's
 //! running generation on this instance: a map, not an actor, so a send asks it without
 //! a mailbox round trip.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use futures_util::future::BoxFuture;
@@ -62,23 +64,35 @@ pub struct Snapshot {
 
 pub type OnDone = Box<dyn FnOnce(Outcome) -> BoxFuture<'static, ()> + Send>;
 
+/// Batch windows close on a grid of this step, so the windows of a shard's answers that
+/// close within one step are flushed together: one timer for them all instead of one per
+/// window, and their frames reach each tab's thread in one wake. A window closes up to
+/// one step early, never late.
+const WINDOW_STEP: Duration = Duration::from_millis(2);
+
 pub struct Generation {
-    user: String,
-    conversation_id: String,
-    message_id: String,
-    hub: Addr<SessionHub>,
+    answer: Rc<RefCell<Answer>>,
     batch: Duration,
     stream: Option<BoxStream<'static, Result<String, ModelError>>>,
     /// Frames that announce the answer, published before its first delta.
     intro: Vec<ServerFrame>,
+    timestamps: bool,
+    on_done: Option<OnDone>,
+}
+
+/// What a generation streams: shared between its actor, which takes the model's chunks,
+/// and its shard's [`Windows`], which flush a batch when its window closes.
+struct Answer {
+    user: String,
+    conversation_id: String,
+    message_id: String,
+    hub: Addr<SessionHub>,
     /// Sent so far, and not yet sent.
     content: String,
     pending: String,
     /// When the oldest pending chunk arrived (µs since the Unix epoch), if frames carry it.
     pending_since: Option<u64>,
-    timestamps: bool,
     seq: u64,
-    on_done: Option<OnDone>,
 }
 
 fn unix_micros() -> u64 {
@@ -87,7 +101,7 @@ fn unix_micros() -> u64 {
         .map_or(0, |d| d.as_micros() as u64)
 }
 
-impl Generation {
+impl Answer {
     /// Through the hub of this thread (the user's shard) directly; through its mailbox
     /// if this generation runs elsewhere.
     fn publish(&self, event: Event) {
@@ -115,21 +129,106 @@ impl Generation {
         };
         self.publish(Event::Frame(Deliver::frame(&frame)));
     }
+}
 
+/// The open batch windows of a shard's answers and the one timer that closes them (per
+/// shard thread: the answers' actors run there).
+#[derive(Default)]
+struct Windows {
+    /// When each open window closes (on the step grid), and its answer.
+    open: Vec<(Instant, Weak<RefCell<Answer>>)>,
+    /// When the timer fires next, if it is armed.
+    armed: Option<Instant>,
+}
+
+thread_local! {
+    static WINDOWS: RefCell<Windows> = RefCell::new(Windows::default());
+    /// The origin of this thread's grid of window closings.
+    static GRID: Instant = Instant::now();
+}
+
+/// Opens a batch window for `answer` that closes `batch` from now, rounded down to the
+/// step grid.
+fn open_window(answer: &Rc<RefCell<Answer>>, batch: Duration) {
+    let closes = GRID.with(|origin| {
+        let since = (Instant::now() + batch).saturating_duration_since(*origin);
+        let steps = since.as_nanos() / WINDOW_STEP.as_nanos();
+        *origin + WINDOW_STEP * steps as u32
+    });
+    let arm = WINDOWS.with(|windows| {
+        let mut windows = windows.borrow_mut();
+        windows.open.push((closes, Rc::downgrade(answer)));
+        let arm = windows.armed.is_none_or(|at| closes < at);
+        if arm {
+            windows.armed = Some(closes);
+        }
+        arm
+    });
+    if arm {
+        arm_timer(closes);
+    }
+}
+
+fn arm_timer(at: Instant) {
+    actix::spawn(async move {
+        tokio::time::sleep_until(at.into()).await;
+        close_windows(at);
+    });
+}
+
+/// Flushes the answers whose windows have closed, and arms the timer for the next.
+fn close_windows(fired: Instant) {
+    let now = Instant::now();
+    let (due, next) = WINDOWS.with(|windows| {
+        let mut windows = windows.borrow_mut();
+        if windows.armed == Some(fired) {
+            windows.armed = None;
+        }
+        let mut due = Vec::new();
+        windows.open.retain(|(closes, answer)| {
+            if *closes <= now {
+                due.push(answer.clone());
+                false
+            } else {
+                true
+            }
+        });
+        let next = match windows.armed {
+            Some(_) => None,
+            None => windows.open.iter().map(|(closes, _)| *closes).min(),
+        };
+        if next.is_some() {
+            windows.armed = next;
+        }
+        (due, next)
+    });
+    if let Some(next) = next {
+        arm_timer(next);
+    }
+    for answer in due {
+        // Gone: the answer ended (and flushed) before its window closed.
+        if let Some(answer) = answer.upgrade() {
+            answer.borrow_mut().flush();
+        }
+    }
+}
+
+impl Generation {
     fn finish(&mut self, finish: FinishReason, error: Option<ModelError>, ctx: &mut Context<Self>) {
         let Some(on_done) = self.on_done.take() else {
             return;
         };
-        self.flush();
+        let mut answer = self.answer.borrow_mut();
+        answer.flush();
         // After the last delta and through the same hub: a relay drops the stored text.
-        self.publish(Event::Ended {
-            conversation_id: self.conversation_id.clone(),
+        answer.publish(Event::Ended {
+            conversation_id: answer.conversation_id.clone(),
         });
         let outcome = Outcome {
-            content: self.content.clone(),
+            content: answer.content.clone(),
             finish,
             error,
-            seq: self.seq,
+            seq: answer.seq,
         };
         actix::spawn(on_done(outcome));
         ctx.stop();
@@ -142,8 +241,9 @@ impl Actor for Generation {
     fn started(&mut self, ctx: &mut Context<Self>) {
         // The answer's announcements and its deltas take the same path, so no delta can
         // reach a tab before the message it belongs to.
+        let answer = self.answer.borrow();
         for frame in std::mem::take(&mut self.intro) {
-            self.publish(Event::Frame(Deliver::frame(&frame)));
+            answer.publish(Event::Frame(Deliver::frame(&frame)));
         }
         if let Some(stream) = self.stream.take() {
             ctx.add_stream(stream);
@@ -153,30 +253,28 @@ impl Actor for Generation {
 
 impl StreamHandler<Result<String, ModelError>> for Generation {
     fn handle(&mut self, chunk: Result<String, ModelError>, ctx: &mut Context<Self>) {
-        match chunk {
-            Ok(text) if text.is_empty() => {}
-            Ok(text) if self.seq == 0 && self.pending.is_empty() => {
-                // The answer's first words go out at once: batching saves frames on a
-                // long stream, but the wait for the first token is what a user feels.
-                if self.timestamps {
-                    self.pending_since = Some(unix_micros());
-                }
-                self.pending = text;
-                self.flush();
-            }
-            Ok(text) => {
-                // The first chunk of a batch opens its window; a stream that pauses costs
-                // no timer ticks, and every chunk waits at most `batch`.
-                if self.pending.is_empty() {
-                    if self.timestamps {
-                        self.pending_since = Some(unix_micros());
-                    }
-                    ctx.run_later(self.batch, |act, _| act.flush());
-                }
-                self.pending.push_str(&text);
-            }
-            Err(e) => self.finish(FinishReason::Error, Some(e), ctx),
+        let text = match chunk {
+            Ok(text) if text.is_empty() => return,
+            Ok(text) => text,
+            Err(e) => return self.finish(FinishReason::Error, Some(e), ctx),
+        };
+        let mut answer = self.answer.borrow_mut();
+        if answer.pending.is_empty() && self.timestamps {
+            answer.pending_since = Some(unix_micros());
         }
+        if answer.seq == 0 && answer.pending.is_empty() {
+            // The answer's first words go out at once: batching saves frames on a long
+            // stream, but the wait for the first token is what a user feels.
+            answer.pending = text;
+            answer.flush();
+            return;
+        }
+        // The first chunk of a batch opens its window; a stream that pauses costs no
+        // timer ticks, and every chunk waits at most `batch`.
+        if answer.pending.is_empty() {
+            open_window(&self.answer, self.batch);
+        }
+        answer.pending.push_str(&text);
     }
 
     fn finished(&mut self, ctx: &mut Context<Self>) {
@@ -210,11 +308,12 @@ impl Handler<GetSnapshot> for Generation {
     type Result = Option<Snapshot>;
 
     fn handle(&mut self, _: GetSnapshot, _: &mut Context<Self>) -> Option<Snapshot> {
+        let answer = self.answer.borrow();
         Some(Snapshot {
-            conversation_id: self.conversation_id.clone(),
-            message_id: self.message_id.clone(),
-            seq: self.seq,
-            content: self.content.clone(),
+            conversation_id: answer.conversation_id.clone(),
+            message_id: answer.message_id.clone(),
+            seq: answer.seq,
+            content: answer.content.clone(),
         })
     }
 }
@@ -308,24 +407,30 @@ impl Generations {
                 }
             })
         });
-        let generation = Generation {
-            hub: self.hubs.of(&msg.user).clone(),
-            user: msg.user,
-            conversation_id: msg.conversation_id.clone(),
-            message_id: msg.message_id,
-            batch: msg.batch,
-            stream: Some(msg.stream),
-            intro: msg.intro,
-            content: String::new(),
-            pending: String::new(),
-            pending_since: None,
-            timestamps: msg.timestamps,
-            seq: 0,
-            on_done: Some(on_done),
-        };
-        let shard = self.shards.arbiter(&generation.user);
+        let hub = self.hubs.of(&msg.user).clone();
+        let shard = self.shards.arbiter(&msg.user);
+        let conversation_id = msg.conversation_id.clone();
+        let (user, message_id, batch, stream, intro, timestamps) =
+            (msg.user, msg.message_id, msg.batch, msg.stream, msg.intro, msg.timestamps);
         self.unsettled.fetch_add(1, Ordering::SeqCst);
-        let addr = Generation::start_in_arbiter(&shard, move |_| generation);
+        // Made on the shard's thread: the answer is shared there with the shard's windows.
+        let addr = Generation::start_in_arbiter(&shard, move |_| Generation {
+            answer: Rc::new(RefCell::new(Answer {
+                user,
+                conversation_id,
+                message_id,
+                hub,
+                content: String::new(),
+                pending: String::new(),
+                pending_since: None,
+                seq: 0,
+            })),
+            batch,
+            stream: Some(stream),
+            intro,
+            timestamps,
+            on_done: Some(on_done),
+        });
         running.insert(msg.conversation_id, addr);
         Ok(())
     }
@@ -428,6 +533,51 @@ mod tests {
         let second = got.next_text().await.unwrap();
         assert_eq!(delta(second), (2, " world".to_owned()));
         assert!(!generations.is_running("c1"));
+        shards.stop();
+    }
+
+    #[actix_rt::test]
+    async fn chunks_in_one_window_go_out_as_one_delta_for_every_answer_of_the_shard() {
+        let shards = Shards::start(1);
+        let hubs = Hubs::start(&shards, None, 4);
+        let generations = Generations::new(shards.clone(), hubs.clone());
+        let mut tabs = Vec::new();
+        for (user, conversation) in [("u1", "c1"), ("u2", "c2")] {
+            let (sink, got) = TabSink::detached(64);
+            let connect = Connect {
+                user: user.into(),
+                session: 1,
+                sink,
+            };
+            assert!(hubs.of(user).send(connect).await.unwrap());
+            // Three chunks at once, then the model goes quiet until the test ends.
+            let chunks = stream::iter(["a", "b", "c"].map(|c| Ok(c.to_owned()))).chain(stream::pending());
+            let started = generations.start(Start {
+                user: user.into(),
+                conversation_id: conversation.into(),
+                message_id: format!("m-{conversation}"),
+                stream: chunks.boxed(),
+                intro: Vec::new(),
+                batch: Duration::from_millis(50),
+                timestamps: false,
+                on_done: Box::new(|_| Box::pin(async {})),
+            });
+            assert!(started.is_ok());
+            tabs.push(got);
+        }
+        for got in &mut tabs {
+            let mut deltas = Vec::new();
+            for _ in 0..2 {
+                let text = tokio::time::timeout(Duration::from_secs(10), got.next_text())
+                    .await
+                    .expect("both deltas")
+                    .unwrap();
+                let frame: Value = serde_json::from_str(&text).unwrap();
+                deltas.push((frame["seq"].as_u64().unwrap(), frame["delta"].as_str().unwrap().to_owned()));
+            }
+            assert_eq!(deltas, vec![(1, "a".to_owned()), (2, "bc".to_owned())]);
+        }
+        assert!(generations.cancel("c1") && generations.cancel("c2"));
         shards.stop();
     }
 }
