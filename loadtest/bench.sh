@@ -111,24 +111,41 @@ run cap-server capacity --tokens "$WORK/users.tsv" --server-pid "$PID" --batch-m
 stop_server "$PID"
 
 # --- The bare relay, same loads as chat-5k and chat-2tabs ----------------------------
-"$LT" baseline --bind 127.0.0.1:9090 --tokens-per-sec "$TOKENS_PER_SEC" \
-  --reply-tokens "$REPLY_TOKENS" --batch-ms "$BATCH_MS" 2>"$WORK/baseline.log" &
-PIDS+=($!)
-BASE=$!
-sleep 1
+# start_relay: a fresh relay on 9090, its pid in BASE.
+start_relay() {
+  "$LT" baseline --bind 127.0.0.1:9090 --tokens-per-sec "$TOKENS_PER_SEC" \
+    --reply-tokens "$REPLY_TOKENS" --batch-ms "$BATCH_MS" 2>>"$WORK/baseline.log" &
+  PIDS+=($!)
+  BASE=$!
+  sleep 1
+}
+start_relay
 RELAY=(--url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" --batch-ms "$BATCH_MS")
 run baseline chat "${RELAY[@]}" --users 5000 --tabs 1 --duration 30 --interval "$INTERVAL"
 run relay-2tabs chat "${RELAY[@]}" --users 1000 --tabs 2 --duration 20 --interval "$INTERVAL"
 stop_server "$BASE"
 # Its capacity search on a fresh relay, as the server's.
-"$LT" baseline --bind 127.0.0.1:9090 --tokens-per-sec "$TOKENS_PER_SEC" \
-  --reply-tokens "$REPLY_TOKENS" --batch-ms "$BATCH_MS" 2>>"$WORK/baseline.log" &
-PIDS+=($!)
-BASE=$!
-sleep 1
+start_relay
 run cap-relay capacity --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
   --batch-ms "$BATCH_MS" "${CAPACITY[@]}"
 stop_server "$BASE"
+# At half the relay's capacity, fresh each: the relay and the server on the same load (CPU
+# per frame, beyond batching, pre-stream), then both holding idle sockets (RSS each).
+HALF=$(python3 -c 'import json,sys; print(max(100, (json.load(open(sys.argv[1])).get("capacity") or 0) // 2))' \
+  "$RESULTS/cap-relay.json")
+start_relay
+run half-relay chat --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
+  --batch-ms "$BATCH_MS" --users "$HALF" --tabs 1 --duration 20 --interval "$INTERVAL"
+stop_server "$BASE"
+start_relay
+run idle-relay idle --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
+  --users "$IDLE_USERS" --tabs 2 --duration 10 --procs 2
+stop_server "$BASE"
+start_server half-server 8080 DATA_DIR="$WORK/sqlite"
+PID=$LAST_PID
+run half-server chat --tokens "$WORK/users.tsv" --server-pid "$PID" --batch-ms "$BATCH_MS" \
+  --users "$HALF" --tabs 1 --duration 20 --interval "$INTERVAL"
+stop_server "$PID"
 
 # --- The real-model path: the stub called directly, then through the server ----------
 "$LT" model-stub --bind "$STUB_ADDR" --tokens-per-sec "$STUB_RATE" --reply-tokens "$STUB_TOKENS" \

@@ -168,8 +168,10 @@ mod tests {
 
     /// Decodes `bytes` fed `step` bytes at a time.
     async fn decode(bytes: Bytes, step: usize, max: usize) -> Vec<Result<Incoming, ProtocolError>> {
-        let chunks: Vec<Result<Bytes, PayloadError>> =
-            bytes.chunks(step).map(|c| Ok(Bytes::copy_from_slice(c))).collect();
+        let chunks: Vec<Result<Bytes, PayloadError>> = bytes
+            .chunks(step)
+            .map(|c| Ok(Bytes::copy_from_slice(c)))
+            .collect();
         Frames::new(stream::iter(chunks), max).collect().await
     }
 

@@ -410,8 +410,14 @@ impl Generations {
         let hub = self.hubs.of(&msg.user).clone();
         let shard = self.shards.arbiter(&msg.user);
         let conversation_id = msg.conversation_id.clone();
-        let (user, message_id, batch, stream, intro, timestamps) =
-            (msg.user, msg.message_id, msg.batch, msg.stream, msg.intro, msg.timestamps);
+        let (user, message_id, batch, stream, intro, timestamps) = (
+            msg.user,
+            msg.message_id,
+            msg.batch,
+            msg.stream,
+            msg.intro,
+            msg.timestamps,
+        );
         self.unsettled.fetch_add(1, Ordering::SeqCst);
         // Made on the shard's thread: the answer is shared there with the shard's windows.
         let addr = Generation::start_in_arbiter(&shard, move |_| Generation {
@@ -573,7 +579,10 @@ mod tests {
                     .expect("both deltas")
                     .unwrap();
                 let frame: Value = serde_json::from_str(&text).unwrap();
-                deltas.push((frame["seq"].as_u64().unwrap(), frame["delta"].as_str().unwrap().to_owned()));
+                deltas.push((
+                    frame["seq"].as_u64().unwrap(),
+                    frame["delta"].as_str().unwrap().to_owned(),
+                ));
             }
             assert_eq!(deltas, vec![(1, "a".to_owned()), (2, "bc".to_owned())]);
         }

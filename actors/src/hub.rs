@@ -15,8 +15,8 @@ use actix::prelude::*;
 use bytestring::ByteString;
 
 use crate::protocol::ServerFrame;
-use crate::tab::{TabSink, SWEEP_EVERY};
 use crate::shard::Shards;
+use crate::tab::{TabSink, SWEEP_EVERY};
 
 /// A frame on its way to a user's tabs, serialized once for all of them.
 #[derive(Message, Clone, Debug)]

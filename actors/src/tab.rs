@@ -326,7 +326,6 @@ impl TabSink {
             (self.shared.control)(Control::Recheck);
         }
     }
-
 }
 
 fn wake(gate: &mut Gate) {

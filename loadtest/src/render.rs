@@ -33,6 +33,9 @@ const RUNS: &[(&str, &str)] = &[
         "Capacity of the bare relay: stepped ramp (the floor)",
     ),
     ("cap-server", "Capacity of the server (SQLite): stepped ramp"),
+    ("half-relay", "Bare relay at half its capacity"),
+    ("half-server", "The server at half the relay's capacity (SQLite)"),
+    ("idle-relay", "Bare relay holding idle sockets (the floor)"),
     ("direct-1", "Model stub called directly, 1 user"),
     ("stub-1", "Through the server to the model stub, 1 user"),
     ("direct-50", "Model stub called directly, 50 users"),
@@ -274,6 +277,7 @@ pub fn section(dir: &Path, date: &str) -> String {
         let _ = writeln!(out, "| {a} | {b} | {c} | {d} |");
     }
     out.push_str(&real_model(&get));
+    out.push_str(&half_capacity(&get));
     for (name, title) in RUNS {
         let Some(report) = get(name) else { continue };
         let text = std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap_or_default();
@@ -395,6 +399,59 @@ fn real_model(get: &dyn Fn(&str) -> Option<Value>) -> String {
             verdict(ratio.map(|(s, d)| s >= 0.8 * d))
         );
     }
+    out
+}
+
+/// The budgets of issue 12 measured against the relay: at half the relay's capacity
+/// (`half-server` beside `half-relay`, same users and pace) and idle sockets (`idle-1`
+/// beside `idle-relay`, same count).
+fn half_capacity(get: &dyn Fn(&str) -> Option<Value>) -> String {
+    let (server, relay) = (get("half-server"), get("half-relay"));
+    if server.is_none() && relay.is_none() {
+        return String::new();
+    }
+    let f = |r: &Option<Value>, p: &str| r.as_ref().and_then(|v| num(v, p));
+    let both = |p: &str| f(&server, p).zip(f(&relay, p));
+    let users = f(&server, "sessions_held").map_or("?".into(), |n| format!("{n:.0}"));
+    let mut out = format!(
+        "\n### Against the relay: {users} streams (half the relay's capacity), and idle sockets\n\n\
+         | Budget (issue 12) | Target | Measured | |\n|---|---|---|---|\n"
+    );
+    let cpu = both("server_cpu_us_per_frame");
+    let _ = writeln!(
+        out,
+        "| CPU per delta at half capacity | ≤ 1.3× the relay's | {} | {} |",
+        cpu.map_or("not run".into(), |(s, r)| format!(
+            "{s:.1} vs {r:.1} µs/frame ({:.2}×)",
+            s / r
+        )),
+        verdict(cpu.map(|(s, r)| s <= 1.3 * r))
+    );
+    let beyond = both("beyond_batch.p99_ms");
+    let _ = writeln!(
+        out,
+        "| Beyond-batching p99 at half capacity | ≤ the relay's + 2 ms | {} | {} |",
+        beyond.map_or("not run".into(), |(s, r)| format!("{s:.2} vs {r:.2} ms")),
+        verdict(beyond.map(|(s, r)| s <= r + 2.0))
+    );
+    let pre = both("pre_stream.p99_ms");
+    let _ = writeln!(
+        out,
+        "| Pre-stream p99 at half capacity | ≤ 5 ms | {} | {} |",
+        pre.map_or("not run".into(), |(s, r)| format!("{s:.2} ms (relay: {r:.2} ms)")),
+        verdict(pre.map(|(s, _)| s <= 5.0))
+    );
+    let idle = f(&get("idle-1"), "server.rss_per_session_bytes")
+        .zip(f(&get("idle-relay"), "server.rss_per_session_bytes"))
+        .map(|(s, r)| (s / 1024.0, r / 1024.0));
+    let _ = writeln!(
+        out,
+        "| Idle RSS per socket | ≤ 12 KB, and ≤ the relay's + 3 KB | {} | {} |",
+        idle.map_or("not run".into(), |(s, r)| format!(
+            "{s:.1} KB vs the relay's {r:.1} KB"
+        )),
+        verdict(idle.map(|(s, r)| s <= 12.0 && s <= r + 3.0))
+    );
     out
 }
 

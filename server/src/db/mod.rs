@@ -123,7 +123,9 @@ impl Db {
         // Every connection keeps its own page cache (SQLite's default is 2 MB each): the
         // readers' are kept small, as the pages they share are in the OS's cache anyway,
         // so memory does not grow by 2 MB per pool connection as sessions come.
-        let readers = options.clone().pragma("cache_size", format!("-{READER_CACHE_KIB}"));
+        let readers = options
+            .clone()
+            .pragma("cache_size", format!("-{READER_CACHE_KIB}"));
         let pool = SqlitePoolOptions::new()
             .max_connections(max)
             .acquire_timeout(Duration::from_secs(5))

@@ -11,8 +11,8 @@ use chat_actors::session::WsSession;
 use chat_actors::tab::TabBody;
 
 use crate::auth::{request_token, same_origin, token_is_from_cookie};
-use crate::realtime::service::SessionService;
 use crate::error::{ApiError, ErrorCode};
+use crate::realtime::service::SessionService;
 use crate::realtime::SocketGuard;
 use crate::state::AppState;
 
@@ -40,8 +40,8 @@ async fn connect(
         None => None,
     };
     // A plain GET (no upgrade) is the API's JSON 400, not an empty body.
-    let mut response = actix_http::ws::handshake(req.head())
-        .map_err(|_| ApiError::from(ErrorCode::ValidationError))?;
+    let mut response =
+        actix_http::ws::handshake(req.head()).map_err(|_| ApiError::from(ErrorCode::ValidationError))?;
     // Browsers send cookies with websockets from any site: a cookie only counts from a
     // page of this site (others must send the token in an auth frame, which they lack).
     let token = if token_is_from_cookie(&req) && !same_origin(&req) {
@@ -56,7 +56,9 @@ async fn connect(
         Arc::new(SessionService { state: state.clone() }),
         realtime.session.clone(),
     );
-    Ok(response.message_body(Counted { body, _guard: guard }.boxed())?.into())
+    Ok(response
+        .message_body(Counted { body, _guard: guard }.boxed())?
+        .into())
 }
 
 /// The socket's response body, holding its place in the per-address count until the
