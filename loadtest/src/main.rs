@@ -598,7 +598,8 @@ async fn run_quota(args: QuotaArgs) -> anyhow::Result<()> {
         metrics.clone(),
     )
     .await?;
-    let report = report::QuotaReport::new(&run, args.concurrency, &metrics.tally());
+    let ceiling = quota::redis_benchmark(args.concurrency, args.duration).await?;
+    let report = report::QuotaReport::new(&run, args.concurrency, &metrics.tally(), ceiling);
     println!("{}", report.text());
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)?;

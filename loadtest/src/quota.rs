@@ -102,6 +102,63 @@ pub async fn run(
     })
 }
 
+/// The same check as `redis-benchmark` runs it: the server's consume script, straight
+/// on Redis with `concurrency` connections, for `secs` (about). The ceiling the server's
+/// quota path is held against. `None` when `redis-benchmark` is not installed.
+pub async fn redis_benchmark(concurrency: usize, secs: u64) -> anyhow::Result<Option<f64>> {
+    let settings = Settings::load()?;
+    let url = settings.redis.url.expose_secret().to_owned();
+    let info = redis::Client::open(url.as_str())?.get_connection_info().clone();
+    let redis::ConnectionAddr::Tcp(host, port) = info.addr else {
+        anyhow::bail!("redis-benchmark needs a TCP Redis URL");
+    };
+    let client = redis::Client::open(url)?;
+    let mut conn = client.get_multiplexed_async_connection().await?;
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(chat_server::quota::CONSUME_LUA)
+        .query_async(&mut conn)
+        .await?;
+    // Keys shaped as the server's (a user, each service, day and month); with -r the
+    // user is random per call. No limits (-1), so every call counts, as an allowed
+    // check does; the counters expire a minute later.
+    let mut args: Vec<String> = vec!["EVALSHA".into(), sha, (2 * Service::ALL.len()).to_string()];
+    for service in Service::ALL {
+        for period in ["d:2026-01-01", "m:2026-01"] {
+            args.push(format!(
+                "bench-rb:quota:{{__rand_int__}}:{}:{period}",
+                service.as_str()
+            ));
+        }
+    }
+    args.extend(["-1", "-1", "60", "60", "1"].map(String::from));
+    // A first short run tells the rate; the real one lasts about `secs`.
+    let run = |requests: u64| {
+        std::process::Command::new("redis-benchmark")
+            .args(["-h", &host, "-p", &port.to_string(), "--csv", "-r", "25000"])
+            .args(["-c", &concurrency.to_string(), "-n", &requests.to_string()])
+            .args(&args)
+            .output()
+    };
+    let rate = |out: std::process::Output| -> anyhow::Result<f64> {
+        let text = String::from_utf8_lossy(&out.stdout);
+        // "test","rps",... then "EVALSHA ...","45871.56",...
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("\"EVALSHA"))
+            .with_context(|| format!("redis-benchmark said: {text}"))?;
+        let rps = line.split("\",\"").nth(1).context("no rps column")?;
+        Ok(rps.trim_matches('"').parse()?)
+    };
+    let probe = match run(20_000) {
+        Ok(out) => rate(out)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let requests = (probe * secs as f64).max(20_000.0) as u64;
+    Ok(Some(rate(run(requests)?)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -373,10 +373,17 @@ pub struct QuotaReport {
     pub secs: f64,
     pub checks_per_sec: f64,
     pub check: Summary,
+    /// `redis-benchmark` running the same script on the same Redis, calls a second.
+    pub redis_benchmark_per_sec: Option<f64>,
 }
 
 impl QuotaReport {
-    pub fn new(run: &QuotaRun, concurrency: usize, tally: &Tally) -> QuotaReport {
+    pub fn new(
+        run: &QuotaRun,
+        concurrency: usize,
+        tally: &Tally,
+        redis_benchmark: Option<f64>,
+    ) -> QuotaReport {
         QuotaReport {
             command: command_line(),
             concurrency,
@@ -385,12 +392,21 @@ impl QuotaReport {
             secs: run.secs,
             checks_per_sec: rate(run.checks, run.secs),
             check: tally.hist(Delay::QuotaCheck).summary(),
+            redis_benchmark_per_sec: redis_benchmark,
         }
     }
 
     pub fn text(&self) -> String {
+        let ceiling = self
+            .redis_benchmark_per_sec
+            .map_or("not installed".into(), |rps| {
+                format!(
+                    "{rps:.0}/s (the server's path: {:.2}×)",
+                    self.checks_per_sec / rps
+                )
+            });
         format!(
-            "== quota — {} in flight\n  checks                     {} in {:.1} s = {:.0}/s, {} failed\n  one check                  {}\n",
+            "== quota — {} in flight\n  checks                     {} in {:.1} s = {:.0}/s, {} failed\n  one check                  {}\n  redis-benchmark, same script {ceiling}\n",
             self.concurrency,
             self.checks,
             self.secs,

@@ -289,7 +289,7 @@ pub struct RedisCounters {
 /// limit, month limit (-1: none), day TTL, month TTL (seconds), and which service (1-based)
 /// to check and count. Returns {allowed (1/0), refused period (0 none, 1 day, 2 month),
 /// then every key's count}: the decision and the usage the tabs are shown, in one call.
-const CONSUME_LUA: &str = r"
+pub const CONSUME_LUA: &str = r"
 local i = tonumber(ARGV[5])
 local dk, mk = KEYS[2 * i - 1], KEYS[2 * i]
 local d = tonumber(redis.call('GET', dk) or '0')
