@@ -132,10 +132,12 @@ impl Db {
             .connect_with(readers)
             .await
             .context("opening the SQLite database")?;
-        let writer = sqlx::SqliteConnection::connect_with(&options)
+        // The writer leaves checkpoints (copying the WAL into the database file, with an
+        // fsync) to a task of its own, so no send waits behind one.
+        let writer = sqlx::SqliteConnection::connect_with(&options.pragma("wal_autocheckpoint", "0"))
             .await
             .context("opening the SQLite writer")?;
-        Ok(Db::Sqlite(pool, SqliteWriter::start(writer)))
+        Ok(Db::Sqlite(pool.clone(), SqliteWriter::start(writer, pool)))
     }
 
     async fn migrate(&self) -> anyhow::Result<()> {

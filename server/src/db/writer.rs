@@ -6,9 +6,14 @@
 //!
 //! Each write runs in its own savepoint, so one failing (a constraint) leaves the others
 //! of its batch; a write's answer comes after its batch committed.
+//!
+//! The writer's connection does not checkpoint (its `wal_autocheckpoint` is 0): a
+//! checkpoint copies the WAL into the database file and syncs it, and every write queued
+//! behind one waits for the disk. A task checkpoints every [`CHECKPOINT_EVERY`] from a
+//! pooled connection instead (`PASSIVE`: it never blocks the writer or readers).
 
 use futures_util::future::BoxFuture;
-use sqlx::{Connection, SqliteConnection};
+use sqlx::{Connection, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
 /// A write: statements on the writer's connection; answers the rows it affected.
@@ -23,6 +28,8 @@ struct Job {
 const QUEUE: usize = 4096;
 /// Writes in one transaction at most.
 const BATCH: usize = 256;
+/// How often the WAL is checkpointed off the writer.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(Clone)]
 pub struct SqliteWriter {
@@ -40,10 +47,26 @@ fn gone() -> sqlx::Error {
 }
 
 impl SqliteWriter {
-    /// Starts the writer on `conn`; it ends when the last handle is dropped.
-    pub fn start(conn: SqliteConnection) -> SqliteWriter {
+    /// Starts the writer on `conn` (opened with `wal_autocheckpoint = 0`), and its
+    /// checkpoints on `pool`; both end when the last handle is dropped.
+    pub fn start(conn: SqliteConnection, pool: SqlitePool) -> SqliteWriter {
         let (jobs, rx) = mpsc::channel(QUEUE);
         tokio::spawn(run(conn, rx));
+        let writer = jobs.downgrade();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(CHECKPOINT_EVERY);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                if writer.upgrade().is_none() {
+                    return;
+                }
+                if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&pool).await {
+                    tracing::warn!(error = %e, "checkpointing the SQLite WAL");
+                }
+            }
+        });
         SqliteWriter { jobs }
     }
 
@@ -144,7 +167,8 @@ mod tests {
             .execute(&mut reader)
             .await
             .unwrap();
-        let writer = SqliteWriter::start(SqliteConnection::connect_with(&options).await.unwrap());
+        let pool = SqlitePool::connect_with(options.clone()).await.unwrap();
+        let writer = SqliteWriter::start(SqliteConnection::connect_with(&options).await.unwrap(), pool);
         // Queued together, so they share batches; 2 is inserted twice.
         let (a, b, c, d) = tokio::join!(
             writer.write(insert(1)),
