@@ -4,15 +4,11 @@
 
 use std::time::Duration;
 
-use actix::ArbiterHandle;
 use actix_web::web;
 use chat_actors::generation::{FinishReason, Outcome, Start};
-use chat_actors::model::{time_limited, ModelError, ModelRequest};
+use chat_actors::model::{time_limited, ModelRequest};
 use chat_actors::protocol::{ChatSend, ServerFrame};
 use chat_actors::quota::Counted;
-use futures_util::stream::BoxStream;
-use futures_util::StreamExt;
-use tokio::sync::oneshot;
 
 use crate::chat::prompt;
 use crate::chat::send::{Checked, Reservation};
@@ -21,8 +17,6 @@ use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
 use crate::state::AppState;
-
-type ModelStream = BoxStream<'static, Result<String, ModelError>>;
 
 /// How long a title may take before the conversation is named by its first words.
 const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -82,45 +76,8 @@ pub async fn start(
         Some(model_used.clone()),
         answer_at,
     );
-    // The model is asked before the exchange is stored, so the wait for its first
-    // chunk overlaps the write. A follow-up's history is read first: the stored turns
-    // before this question, then the question.
-    let history = if is_new {
-        Ok(vec![question.clone()])
-    } else {
-        let keep = state.settings.chat.history_messages.max(1) as i64;
-        state
-            .db
-            .recent_messages(&conversation.id, keep - 1)
-            .await
-            .map(|mut turns| {
-                turns.push(question.clone());
-                turns
-            })
-    };
-    let history = match history {
-        Ok(history) => history,
-        Err(e) => {
-            reservation.cancel().await;
-            return Err(e.into());
-        }
-    };
-    let settings = &state.settings.model;
-    let stream = asked_early(
-        &realtime.shards.arbiter(&user.id),
-        time_limited(
-            realtime.provider.stream(ModelRequest {
-                model: model_used,
-                messages: prompt::turns(user, &history),
-                max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
-            }),
-            Duration::from_secs(settings.timeout_secs.max(1)),
-            Duration::from_secs(settings.total_timeout_secs.max(1)),
-        ),
-    );
     // All or nothing: a failure (the database going away) never leaves a question
-    // without its answer, or an empty new conversation. (Dropping `stream` stops the
-    // model's request.)
+    // without its answer, or an empty new conversation.
     let stored = state
         .db
         .insert_exchange(is_new.then_some(&conversation), &question, &answer)
@@ -147,17 +104,41 @@ pub async fn start(
     intro.push(super::counted_usage_frame(state, account.plan, &counted.usage));
 
     let title_from = conversation.title.is_none().then(|| content.clone());
-    if let Some(relay) = &realtime.relay {
-        // Other instances see the answer as streaming before its first delta.
-        if let Err(e) = relay.start_live(&conversation.id, &answer.id).await {
+    let stream = async {
+        if let Some(relay) = &realtime.relay {
+            // Other instances see the answer as streaming before its first delta.
+            relay.start_live(&conversation.id, &answer.id).await?;
+        }
+        // A new conversation's history is its question: nothing to read back.
+        let keep = state.settings.chat.history_messages.max(1);
+        let history = if is_new {
+            vec![question.clone()]
+        } else {
+            state.db.recent_messages(&conversation.id, keep as i64).await?
+        };
+        let settings = &state.settings.model;
+        Ok::<_, ApiError>(time_limited(
+            realtime.provider.stream(ModelRequest {
+                model: model_used,
+                messages: prompt::turns(user, &history),
+                max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
+            }),
+            Duration::from_secs(settings.timeout_secs.max(1)),
+            Duration::from_secs(settings.total_timeout_secs.max(1)),
+        ))
+    }
+    .await;
+    let stream = match stream {
+        Ok(stream) => stream,
+        Err(e) => {
             for frame in &intro {
                 realtime.publish(&user.id, frame);
             }
             fail_before_streaming(state, &user.id, &conversation, &answer).await;
             reservation.cancel().await;
-            return Err(e.into());
+            return Err(e);
         }
-    }
+    };
     let user_id = user.id.clone();
     let done = Finished {
         state: state.clone(),
@@ -195,36 +176,6 @@ pub async fn start(
         return Err(ErrorCode::GenerationInProgress.into());
     }
     Ok(())
-}
-
-/// Starts `stream` on the user's shard (where its generation will run) and waits there
-/// for its first chunk, while the caller stores the exchange; gives back the same
-/// chunks. Dropping what it gives back stops the request, even while the first chunk
-/// is still awaited.
-fn asked_early(shard: &ArbiterHandle, mut stream: ModelStream) -> ModelStream {
-    let (first, got) = oneshot::channel();
-    shard.spawn(async move {
-        let mut first = first;
-        let head = tokio::select! {
-            head = stream.next() => Some(head),
-            () = first.closed() => None,
-        };
-        if let Some(head) = head {
-            let _ = first.send((head, stream));
-        }
-    });
-    futures_util::stream::once(got)
-        .flat_map(|got| match got {
-            Ok((Some(head), rest)) => futures_util::stream::once(async move { head })
-                .chain(rest)
-                .boxed(),
-            Ok((None, _)) => futures_util::stream::empty().boxed(),
-            // The shard stopped (shutdown) before the model answered.
-            Err(_) => {
-                futures_util::stream::once(async { Err(ModelError::Upstream("stopped".into())) }).boxed()
-            }
-        })
-        .boxed()
 }
 
 /// Tabs were told an answer is coming: tell them it will not.
