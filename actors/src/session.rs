@@ -24,7 +24,7 @@ use crate::frames::{Frames, Incoming};
 use crate::generation::Snapshot;
 use crate::hub::{Connect, Disconnect, Hubs};
 use crate::protocol::{ChatSend, ClientFrame, ServerFrame, MAX_CLIENT_ID_CHARS};
-use crate::tab::{policy, Control, Outgoing, TabBody, TabSink};
+use crate::tab::{close_reason, policy, Control, Outgoing, TabBody, TabSink};
 
 /// The largest message a tab may send (fragments joined), as the largest a user may
 /// write with room for the frame around it.
@@ -196,13 +196,9 @@ impl WsSession {
                             act.close_with(policy("unauthorized: token missing, expired or revoked"), ctx)
                         }
                         // Not the tab's fault: it should come back, still logged in.
-                        Err(_) => act.close_with(
-                            CloseReason {
-                                code: CloseCode::Error,
-                                description: Some("server error: try again".into()),
-                            },
-                            ctx,
-                        ),
+                        Err(_) => {
+                            act.close_with(close_reason(CloseCode::Error, "server error: try again"), ctx)
+                        }
                     }
                 }),
         );
@@ -475,13 +471,7 @@ impl StreamHandler<Result<Incoming, ProtocolError>> for WsSession {
             Ok(Incoming::Ping(payload)) => self.push(Outgoing::Pong(payload)),
             Ok(Incoming::Pong(_)) => {}
             Ok(Incoming::Close(_)) => ctx.stop(),
-            Err(_) => self.close_with(
-                CloseReason {
-                    code: CloseCode::Protocol,
-                    description: Some("protocol error".into()),
-                },
-                ctx,
-            ),
+            Err(_) => self.close_with(close_reason(CloseCode::Protocol, "protocol error"), ctx),
         }
     }
 

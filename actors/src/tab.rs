@@ -194,9 +194,8 @@ impl TabSink {
             self.too_slow(gate);
             return;
         }
-        if gate.queue.is_empty() && gate.waiting_since.is_none() {
-            gate.waiting_since = Some(Instant::now());
-        }
+        // Waiting since the first frame the socket has not taken yet.
+        gate.waiting_since.get_or_insert_with(Instant::now);
         gate.queue.push_back(out);
         wake(gate);
     }
@@ -205,10 +204,10 @@ impl TabSink {
         tracing::info!("closing a session that cannot keep up");
         self.end(
             gate,
-            Some(CloseReason {
-                code: CloseCode::Again,
-                description: Some("slow consumer: too many frames waiting".into()),
-            }),
+            Some(close_reason(
+                CloseCode::Again,
+                "slow consumer: too many frames waiting",
+            )),
         );
     }
 
@@ -300,21 +299,15 @@ impl TabSink {
             tracing::info!("closing a session whose socket takes no writes");
             self.end(
                 &mut gate,
-                Some(CloseReason {
-                    code: CloseCode::Again,
-                    description: Some("slow consumer: the socket takes no writes".into()),
-                }),
+                Some(close_reason(
+                    CloseCode::Again,
+                    "slow consumer: the socket takes no writes",
+                )),
             );
             return;
         }
         if now.saturating_duration_since(gate.last_seen) >= config.idle_timeout {
-            self.end(
-                &mut gate,
-                Some(CloseReason {
-                    code: CloseCode::Away,
-                    description: Some("idle timeout".into()),
-                }),
-            );
+            self.end(&mut gate, Some(close_reason(CloseCode::Away, "idle timeout")));
             return;
         }
         if now >= gate.next_ping {
@@ -334,11 +327,17 @@ fn wake(gate: &mut Gate) {
     }
 }
 
-pub(crate) fn policy(description: &str) -> CloseReason {
+/// A close with its code and the reason the tab is shown.
+pub(crate) fn close_reason(code: CloseCode, description: &str) -> CloseReason {
     CloseReason {
-        code: CloseCode::Policy,
+        code,
         description: Some(description.to_owned()),
     }
+}
+
+/// A close for breaking a rule (1008).
+pub(crate) fn policy(description: &str) -> CloseReason {
+    close_reason(CloseCode::Policy, description)
 }
 
 /// The socket's response body: the tab's queue, encoded as websocket frames. Dropped
