@@ -65,6 +65,13 @@ pub struct Periods {
     pub month_ttl: Duration,
 }
 
+impl Periods {
+    /// The same day and month (the TTLs change with every call, so `==` would not do).
+    pub fn same_as(&self, other: &Periods) -> bool {
+        self.day == other.day && self.month == other.month
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Period {
@@ -248,9 +255,8 @@ async fn local_used(
     current: Option<LocalCounters>,
     periods: Periods,
 ) -> anyhow::Result<LocalCounters> {
-    // The same day and month (the TTLs in `Periods` change with every call).
     match current {
-        Some(c) if c.periods.day == periods.day && c.periods.month == periods.month => Ok(c),
+        Some(c) if c.periods.same_as(&periods) => Ok(c),
         _ => Ok(LocalCounters {
             used: store.load(&user, &periods).await?,
             periods,
@@ -316,9 +322,7 @@ impl Handler<Refund> for QuotaActor {
         self.last_active = Instant::now();
         let store = self.store.clone();
         let user = self.user.clone();
-        let current =
-            |l: &&mut LocalCounters| l.periods.day == msg.periods.day && l.periods.month == msg.periods.month;
-        if let Some(local) = self.local.as_mut().filter(current) {
+        if let Some(local) = self.local.as_mut().filter(|l| l.periods.same_as(&msg.periods)) {
             if let Some(used) = local.used.get_mut(&msg.service) {
                 used.day = used.day.saturating_sub(1);
                 used.month = used.month.saturating_sub(1);
