@@ -62,6 +62,18 @@ pub struct FrameError {
     pub field: Option<String>,
 }
 
+impl FrameError {
+    /// The `error` frame that carries it (`client_id`: the request it answers, if any).
+    pub fn into_frame(self, client_id: Option<String>) -> ServerFrame {
+        ServerFrame::Error {
+            client_id,
+            code: self.code,
+            message: self.message,
+            field: self.field,
+        }
+    }
+}
+
 /// What sessions need from the server: authentication, and the chat itself.
 pub trait ChatService: Send + Sync + 'static {
     /// `Ok(None)` for a bad, expired or revoked token; `Err` when it cannot be checked
@@ -174,13 +186,7 @@ impl WsSession {
     }
 
     fn send_error(&mut self, client_id: Option<String>, error: FrameError) {
-        let frame = ServerFrame::Error {
-            client_id,
-            code: error.code,
-            message: error.message,
-            field: error.field,
-        };
-        self.send_frame(&frame);
+        self.send_frame(&error.into_frame(client_id));
     }
 
     fn authenticate(&mut self, token: String, ctx: &mut Context<Self>) {
@@ -205,6 +211,9 @@ impl WsSession {
     }
 
     fn joined(&mut self, user: SessionUser, ctx: &mut Context<Self>) {
+        // The user's frames wait until `ready` is out: it is the tab's first frame, even
+        // when an answer is streaming to the user's other tabs as this one joins.
+        self.tab.opening();
         let connect = self.hubs.of(&user.id).send(Connect {
             user: user.id.clone(),
             session: self.id,
@@ -214,13 +223,7 @@ impl WsSession {
         ctx.wait(connect.into_actor(self).map(move |joined, act, ctx| {
             if !matches!(joined, Ok(true)) {
                 let error = act.service.error(Some(&user), "too_many_tabs");
-                let frame = ServerFrame::Error {
-                    client_id: None,
-                    code: error.code,
-                    message: error.message,
-                    field: error.field,
-                };
-                act.tab.revoke(&frame, "too many tabs");
+                act.tab.revoke(&error.into_frame(None), "too many tabs");
                 return;
             }
             let for_ready = user.clone();
@@ -228,9 +231,9 @@ impl WsSession {
             ctx.wait(
                 async move { service.ready(&for_ready).await }
                     .into_actor(act)
-                    .map(|ready, act, _| match ready {
-                        Ok(frame) => act.send_frame(&frame),
-                        Err(e) => act.send_error(None, e),
+                    .map(|ready, act, _| {
+                        let frame = ready.unwrap_or_else(|e| e.into_frame(None));
+                        act.tab.caught_up(&[frame], None);
                     }),
             );
         }));
@@ -388,12 +391,7 @@ impl WsSession {
                     streaming,
                 });
             }
-            Err(e) => frames.push(ServerFrame::Error {
-                client_id: None,
-                code: e.code,
-                message: e.message,
-                field: e.field,
-            }),
+            Err(e) => frames.push(e.into_frame(None)),
         }
         self.tab.caught_up(&frames, covered);
     }

@@ -249,13 +249,14 @@ impl TabSink {
         self.queue_out(&mut gate, Outgoing::Close(policy(reason)));
     }
 
-    /// A snapshot is being fetched: hold the user's frames back until it is sent.
+    /// A snapshot (or the `ready` frame) is being made: hold the user's frames back
+    /// until it is sent.
     pub(crate) fn opening(&self) {
         self.lock().opening += 1;
     }
 
-    /// Sends the snapshot's frames (the snapshot and the answer to `conversation.open`),
-    /// then the frames held back meanwhile, less the deltas the snapshot covers
+    /// Sends the snapshot's frames (the snapshot and the answer to `conversation.open`,
+    /// or `ready`), then the frames held back meanwhile, less the deltas a snapshot covers
     /// (`covered`: its message and seq), all under the gate's lock so no frame of the
     /// hub's slips in between.
     pub(crate) fn caught_up(&self, frames: &[ServerFrame], covered: Option<(Arc<str>, u64)>) {

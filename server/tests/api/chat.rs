@@ -231,6 +231,28 @@ async fn a_password_change_ends_every_tab_and_the_old_token_no_longer_connects()
 }
 
 #[actix_web::test]
+async fn a_tab_joining_while_an_answer_streams_gets_ready_before_any_of_it() {
+    // A delta about every millisecond while tabs join one after another: each tab's
+    // first frame is still `ready` (`WsClient::ready` checks), never a delta.
+    let app = spawn_app_with(|s| {
+        s.model.demo_tokens_per_sec = 4000;
+        s.model.demo_reply_tokens = 8000;
+        s.chat.batch_ms = 1;
+    })
+    .await;
+    let ann = app.register_ann().await;
+    let (mut tab1, _) = WsClient::ready(&app, &ann.token).await;
+    tab1.send(send("c1", None, "Tell me a long story")).await;
+    tab1.until("message.delta").await;
+    for _ in 0..15 {
+        let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+        tab.until("message.delta").await;
+    }
+    let frames = tab1.until("message.completed").await;
+    assert_eq!(frames.last().unwrap()["finishReason"], json!("stop"));
+}
+
+#[actix_web::test]
 async fn a_tab_opening_a_conversation_mid_stream_gets_a_snapshot_then_the_rest() {
     let app = chat_app(100, 60).await;
     let ann = app.register_ann().await;
