@@ -18,7 +18,9 @@ use actix::prelude::*;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
-use crate::hub::{publish_here, Deliver, Event, Hubs, Publish, SessionHub};
+use crate::hub::{
+    hold_here, publish_here, release_here, Deliver, Event, Hubs, LiveAnswer, Publish, SessionHub,
+};
 use crate::model::ModelError;
 use crate::protocol::ServerFrame;
 use crate::shard::Shards;
@@ -131,6 +133,19 @@ impl Answer {
     }
 }
 
+impl LiveAnswer for RefCell<Answer> {
+    /// What the answer's deltas so far hold (not the chunks waiting for their window).
+    fn snapshot(&self) -> Snapshot {
+        let answer = self.borrow();
+        Snapshot {
+            conversation_id: answer.conversation_id.clone(),
+            message_id: answer.message_id.clone(),
+            seq: answer.seq,
+            content: answer.content.clone(),
+        }
+    }
+}
+
 /// The open batch windows of a shard's answers and the one timer that closes them (per
 /// shard thread: the answers' actors run there).
 #[derive(Default)]
@@ -239,6 +254,11 @@ impl Actor for Generation {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        {
+            let answer = self.answer.borrow();
+            let live: Rc<dyn LiveAnswer> = self.answer.clone();
+            hold_here(&answer.user, &answer.conversation_id, Rc::downgrade(&live));
+        }
         // The answer's announcements and its deltas take the same path, so no delta can
         // reach a tab before the message it belongs to.
         let answer = self.answer.borrow();
@@ -248,6 +268,11 @@ impl Actor for Generation {
         if let Some(stream) = self.stream.take() {
             ctx.add_stream(stream);
         }
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        let answer = self.answer.borrow();
+        release_here(&answer.user, &answer.conversation_id);
     }
 }
 
@@ -308,13 +333,7 @@ impl Handler<GetSnapshot> for Generation {
     type Result = Option<Snapshot>;
 
     fn handle(&mut self, _: GetSnapshot, _: &mut Context<Self>) -> Option<Snapshot> {
-        let answer = self.answer.borrow();
-        Some(Snapshot {
-            conversation_id: answer.conversation_id.clone(),
-            message_id: answer.message_id.clone(),
-            seq: answer.seq,
-            content: answer.content.clone(),
-        })
+        Some(self.answer.snapshot())
     }
 }
 

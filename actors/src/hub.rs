@@ -4,16 +4,24 @@
 //! ([`Hubs`]), each on its shard's arbiter, holding the users that hash to it. Because
 //! everything a user's tabs get passes through their one hub, a relay sees a user's
 //! events in the order they happened.
+//!
+//! An instance shares a user's events with the others only while another instance
+//! watches the user (has tabs or answers of theirs): instances announce themselves on
+//! the user's channel ([`Presence`]), and a hub keeps who answered. A newcomer gets the
+//! running answers' text written for it before the answer to its announcement, so a tab
+//! there that opens one mid-stream catches up from a current snapshot.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
+use std::collections::{HashMap, HashSet};
+use std::rc::{Rc, Weak};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use bytestring::ByteString;
+use tokio::sync::oneshot;
 
+use crate::generation::Snapshot;
 use crate::protocol::ServerFrame;
 use crate::shard::Shards;
 use crate::tab::{TabSink, SWEEP_EVERY};
@@ -67,12 +75,29 @@ impl Deliver {
 
 /// Something other instances must act on: a frame for a user's tabs, a request to stop
 /// a generation that may run elsewhere, or the end of a generation (whose stored text a
-/// relay then drops).
+/// relay then drops). From other instances also: who watches the user.
 #[derive(Clone, Debug)]
 pub enum Event {
     Frame(Deliver),
     Cancel { conversation_id: String },
     Ended { conversation_id: String },
+    Presence(Presence),
+}
+
+/// Who watches a user, as a relay hears it on the user's channel. Instances are named
+/// by their relay's origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Presence {
+    /// This instance's own announcement is out: every instance already watching has
+    /// heard it, and their answers follow within [`FanOut::settle`].
+    Announced,
+    /// Another instance now watches the user, and waits for the answer of those that
+    /// already did ([`FanOut::welcome`]).
+    Joined(Arc<str>),
+    /// Another instance answered: it watches the user too.
+    Here(Arc<str>),
+    /// Another instance no longer watches the user.
+    Left(Arc<str>),
 }
 
 /// Carries events between instances (Redis pub/sub). A relay also keeps a running
@@ -81,8 +106,21 @@ pub enum Event {
 /// [`FromRemote`].
 pub trait FanOut: Send + Sync + 'static {
     fn publish(&self, user: &str, event: &Event);
-    /// This instance now has a session of `user` (first one) or none left.
+    /// This instance now watches `user` (its first tab or answer of theirs), or no longer
+    /// does. Watching, it hears the user's events and, once it listens, announces itself
+    /// ([`Presence::Joined`] elsewhere, [`Presence::Announced`] here).
     fn watch(&self, user: &str, watching: bool);
+    /// Another instance joined `user`: store the text of the user's running answers
+    /// here, then answer it ([`Presence::Here`] there), in that order.
+    fn welcome(&self, user: &str, answers: &[Snapshot]);
+    /// How long after this instance's announcement the answers of the others can take
+    /// to arrive; until then it shares everything.
+    fn settle(&self) -> Duration;
+}
+
+/// A running answer, as the hub sees it: enough to write its text for a newcomer.
+pub(crate) trait LiveAnswer {
+    fn snapshot(&self) -> Snapshot;
 }
 
 /// A session joins its user; `false` when the user already has as many tabs here as
@@ -144,11 +182,42 @@ pub struct SessionHub {
 }
 
 struct HubState {
-    users: HashMap<String, HashMap<u64, TabSink>>,
+    users: HashMap<String, UserEntry>,
     fan_out: Option<Arc<dyn FanOut>>,
     generations: Option<CancelSink>,
     /// Tabs one user may have on this instance.
     max_tabs: usize,
+}
+
+/// A user this instance watches: their tabs and running answers here, and the other
+/// instances that watch them too.
+#[derive(Default)]
+struct UserEntry {
+    tabs: HashMap<u64, TabSink>,
+    answers: HashMap<String, Weak<dyn LiveAnswer>>,
+    /// Other instances watching the user (their relays' origins).
+    others: HashSet<Arc<str>>,
+    /// Until when events are shared whoever watches: unset until this instance's
+    /// announcement is out, then [`FanOut::settle`] after it.
+    settling_until: Option<Instant>,
+    /// Snapshot readers waiting for an instance to answer (see [`AwaitInstance`]).
+    waiting: Vec<(Arc<str>, oneshot::Sender<()>)>,
+}
+
+impl UserEntry {
+    fn is_empty(&self) -> bool {
+        self.tabs.is_empty() && self.answers.is_empty()
+    }
+
+    /// Whether another instance may be watching the user.
+    fn shared(&self) -> bool {
+        !self.others.is_empty() || self.settling_until.is_none_or(|until| Instant::now() < until)
+    }
+
+    fn knows(&mut self, origin: Arc<str>) {
+        self.waiting.retain(|(waits_for, _)| **waits_for != *origin);
+        self.others.insert(origin);
+    }
 }
 
 thread_local! {
@@ -182,10 +251,66 @@ impl SessionHub {
     }
 }
 
+/// A running answer of `user` on this thread's shard: the user stays watched while it
+/// runs, and its text is written for instances that join meanwhile.
+pub(crate) fn hold_here(user: &str, conversation_id: &str, answer: Weak<dyn LiveAnswer>) {
+    HERE.with(|here| {
+        if let Some(state) = &*here.borrow() {
+            let state = &mut *state.borrow_mut();
+            state
+                .entry(user)
+                .answers
+                .insert(conversation_id.to_owned(), answer);
+        }
+    });
+}
+
+/// The answer ended (see [`hold_here`]).
+pub(crate) fn release_here(user: &str, conversation_id: &str) {
+    HERE.with(|here| {
+        if let Some(state) = &*here.borrow() {
+            let state = &mut *state.borrow_mut();
+            if let Some(entry) = state.users.get_mut(user) {
+                entry.answers.remove(conversation_id);
+            }
+            state.forget_if_empty(user);
+        }
+    });
+}
+
 impl HubState {
+    /// The user's entry, made (and watched) if it is the first of theirs.
+    fn entry(&mut self, user: &str) -> &mut UserEntry {
+        if !self.users.contains_key(user) {
+            if let Some(fan_out) = &self.fan_out {
+                fan_out.watch(user, true);
+            }
+        }
+        self.users.entry(user.to_owned()).or_default()
+    }
+
+    fn forget_if_empty(&mut self, user: &str) {
+        if self.users.get(user).is_some_and(UserEntry::is_empty) {
+            self.users.remove(user);
+            if let Some(fan_out) = &self.fan_out {
+                fan_out.watch(user, false);
+            }
+        }
+    }
+
     fn publish(&self, user: &str, event: Event) {
         if let Some(fan_out) = &self.fan_out {
-            fan_out.publish(user, &event);
+            // A frame goes to other instances only if one may watch the user; a user
+            // not watched here (an account change made through this instance) may be
+            // watched anywhere. Cancels and ends always go: they concern answers, not
+            // tabs.
+            let share = match &event {
+                Event::Frame(_) => self.users.get(user).is_none_or(UserEntry::shared),
+                _ => true,
+            };
+            if share {
+                fan_out.publish(user, &event);
+            }
         }
         self.deliver_locally(user, event);
     }
@@ -193,8 +318,8 @@ impl HubState {
     fn deliver_locally(&self, user: &str, event: Event) {
         match event {
             Event::Frame(deliver) => {
-                if let Some(sessions) = self.users.get(user) {
-                    for sink in sessions.values() {
+                if let Some(entry) = self.users.get(user) {
+                    for sink in entry.tabs.values() {
                         sink.deliver(deliver.clone());
                     }
                 }
@@ -204,7 +329,33 @@ impl HubState {
                     cancel(&conversation_id);
                 }
             }
-            Event::Ended { .. } => {}
+            Event::Ended { .. } | Event::Presence(_) => {}
+        }
+    }
+
+    /// Who watches `user`, as another instance (or this one's relay) says.
+    fn presence(&mut self, user: &str, presence: Presence) {
+        let (Some(fan_out), Some(entry)) = (&self.fan_out, self.users.get_mut(user)) else {
+            return;
+        };
+        match presence {
+            Presence::Announced => {
+                entry.settling_until = Some(Instant::now() + fan_out.settle());
+            }
+            Presence::Joined(origin) => {
+                let answers: Vec<Snapshot> = entry
+                    .answers
+                    .values()
+                    .filter_map(Weak::upgrade)
+                    .map(|answer| answer.snapshot())
+                    .collect();
+                fan_out.welcome(user, &answers);
+                entry.knows(origin);
+            }
+            Presence::Here(origin) => entry.knows(origin),
+            Presence::Left(origin) => {
+                entry.others.remove(&origin);
+            }
         }
     }
 }
@@ -218,8 +369,8 @@ impl Actor for SessionHub {
         // timer for the shard instead of timers per tab.
         ctx.run_interval(SWEEP_EVERY, |hub, _| {
             let now = Instant::now();
-            for tabs in hub.state.borrow().users.values() {
-                for tab in tabs.values() {
+            for entry in hub.state.borrow().users.values() {
+                for tab in entry.tabs.values() {
                     tab.sweep(now);
                 }
             }
@@ -251,17 +402,14 @@ impl Handler<Connect> for SessionHub {
         // Counted here, in the one mailbox every join passes, so tabs opening at once
         // cannot all slip under the cap.
         let state = &mut *self.state.borrow_mut();
-        let sessions = state.users.entry(msg.user.clone()).or_default();
-        if sessions.len() >= state.max_tabs {
-            return false;
+        let max_tabs = state.max_tabs;
+        let tabs = &mut state.entry(&msg.user).tabs;
+        let joined = tabs.len() < max_tabs;
+        if joined {
+            tabs.insert(msg.session, msg.sink);
         }
-        sessions.insert(msg.session, msg.sink);
-        if sessions.len() == 1 {
-            if let Some(fan_out) = &state.fan_out {
-                fan_out.watch(&msg.user, true);
-            }
-        }
-        true
+        state.forget_if_empty(&msg.user);
+        joined
     }
 }
 
@@ -270,15 +418,10 @@ impl Handler<Disconnect> for SessionHub {
 
     fn handle(&mut self, msg: Disconnect, _: &mut Context<Self>) {
         let state = &mut *self.state.borrow_mut();
-        if let Some(sessions) = state.users.get_mut(&msg.user) {
-            sessions.remove(&msg.session);
-            if sessions.is_empty() {
-                state.users.remove(&msg.user);
-                if let Some(fan_out) = &state.fan_out {
-                    fan_out.watch(&msg.user, false);
-                }
-            }
+        if let Some(entry) = state.users.get_mut(&msg.user) {
+            entry.tabs.remove(&msg.session);
         }
+        state.forget_if_empty(&msg.user);
     }
 }
 
@@ -294,7 +437,10 @@ impl Handler<FromRemote> for SessionHub {
     type Result = ();
 
     fn handle(&mut self, msg: FromRemote, _: &mut Context<Self>) {
-        self.state.borrow().deliver_locally(&msg.user, msg.event);
+        match msg.event {
+            Event::Presence(presence) => self.state.borrow_mut().presence(&msg.user, presence),
+            event => self.state.borrow().deliver_locally(&msg.user, event),
+        }
     }
 }
 
@@ -302,7 +448,49 @@ impl Handler<SessionCount> for SessionHub {
     type Result = usize;
 
     fn handle(&mut self, msg: SessionCount, _: &mut Context<Self>) -> usize {
-        self.state.borrow().users.get(&msg.user).map_or(0, HashMap::len)
+        self.state
+            .borrow()
+            .users
+            .get(&msg.user)
+            .map_or(0, |entry| entry.tabs.len())
+    }
+}
+
+/// Resolves once another instance (`origin`) is known to watch `user` here, so a
+/// snapshot that instance keeps is current: it writes its running answers' text before
+/// it answers this instance's announcement. True if it was known already; never
+/// resolves if it does not answer (the caller bounds the wait).
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct AwaitInstance {
+    pub user: String,
+    pub origin: Arc<str>,
+}
+
+impl Handler<AwaitInstance> for SessionHub {
+    type Result = ResponseFuture<bool>;
+
+    fn handle(&mut self, msg: AwaitInstance, _: &mut Context<Self>) -> ResponseFuture<bool> {
+        let mut state = self.state.borrow_mut();
+        let wait = match state.users.get_mut(&msg.user) {
+            Some(entry) if !entry.others.contains(&msg.origin) => {
+                // Waits that ran out are dropped here; the rest go when the user does.
+                entry.waiting.retain(|(_, known)| !known.is_closed());
+                let (known, wait) = oneshot::channel();
+                entry.waiting.push((msg.origin, known));
+                Some(wait)
+            }
+            _ => None,
+        };
+        Box::pin(async move {
+            match wait {
+                Some(wait) => {
+                    let _ = wait.await;
+                    false
+                }
+                None => true,
+            }
+        })
     }
 }
 
@@ -354,5 +542,169 @@ impl Hubs {
         for hub in self.hubs.iter() {
             hub.do_send(SetGenerations(cancel.clone()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use futures_util::stream::{self, StreamExt};
+    use serde_json::Value;
+
+    use super::*;
+    use crate::generation::{Generations, Start};
+
+    /// Writes down what the hub asks of a relay.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Recorder {
+        fn take(&self) -> Vec<String> {
+            std::mem::take(&mut *self.0.lock().unwrap())
+        }
+    }
+
+    impl FanOut for Recorder {
+        fn publish(&self, user: &str, event: &Event) {
+            let what = match event {
+                Event::Frame(d) => match &d.delta {
+                    Some(meta) => format!("delta {} {}", meta.seq, meta.text),
+                    None => "frame".to_owned(),
+                },
+                Event::Cancel { .. } => "cancel".to_owned(),
+                Event::Ended { .. } => "ended".to_owned(),
+                Event::Presence(p) => format!("{p:?}"),
+            };
+            self.0.lock().unwrap().push(format!("{user}: {what}"));
+        }
+
+        fn watch(&self, user: &str, watching: bool) {
+            self.0.lock().unwrap().push(format!("{user}: watch {watching}"));
+        }
+
+        fn welcome(&self, user: &str, answers: &[Snapshot]) {
+            for a in answers {
+                let line = format!("{user}: welcome {} {} {}", a.conversation_id, a.seq, a.content);
+                self.0.lock().unwrap().push(line);
+            }
+        }
+
+        fn settle(&self) -> Duration {
+            Duration::ZERO
+        }
+    }
+
+    async fn delta(tab: &mut crate::tab::TabFrames) -> (u64, String) {
+        let text = tokio::time::timeout(Duration::from_secs(10), tab.next_text())
+            .await
+            .expect("a delta")
+            .unwrap();
+        let frame: Value = serde_json::from_str(&text).unwrap();
+        (
+            frame["seq"].as_u64().unwrap(),
+            frame["delta"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    #[actix_rt::test]
+    async fn a_user_is_shared_with_other_instances_only_while_one_watches() {
+        let shards = Shards::start(1);
+        let relay = Arc::new(Recorder::default());
+        let hubs = Hubs::start(&shards, Some(relay.clone()), 4);
+        let generations = Generations::new(shards.clone(), hubs.clone());
+        let hub = hubs.of("u1").clone();
+        let presence = |p: Presence| FromRemote {
+            user: "u1".into(),
+            event: Event::Presence(p),
+        };
+        let (sink, mut tab) = TabSink::detached(64);
+        let connect = Connect {
+            user: "u1".into(),
+            session: 1,
+            sink,
+        };
+        assert!(hub.send(connect).await.unwrap());
+        // Until its announcement is out, the hub cannot know who watches: it shares.
+        hubs.publish_frame(
+            "u1",
+            &ServerFrame::ConversationDeleted {
+                conversation_id: "c0".into(),
+            },
+        );
+        tab.next_text().await.unwrap();
+        assert_eq!(relay.take(), ["u1: watch true", "u1: frame"]);
+        hub.send(presence(Presence::Announced)).await.unwrap();
+
+        // Nobody answered: the answer streams to the tab here and nowhere else.
+        let (chunks, model) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let model = stream::unfold(
+            model,
+            |mut rx| async move { rx.recv().await.map(|c| (Ok(c), rx)) },
+        );
+        let started = generations.start(Start {
+            user: "u1".into(),
+            conversation_id: "c1".into(),
+            message_id: "m1".into(),
+            stream: model.boxed(),
+            intro: Vec::new(),
+            batch: Duration::from_millis(1),
+            timestamps: false,
+            on_done: Box::new(|_| Box::pin(async {})),
+        });
+        assert!(started.is_ok());
+        chunks.send("Hello".into()).unwrap();
+        assert_eq!(delta(&mut tab).await, (1, "Hello".to_owned()));
+        assert_eq!(relay.take(), Vec::<String>::new());
+
+        // Another instance joins: it gets the text so far, then every delta. A snapshot
+        // reader here waiting for it to answer is let go then (it comes after the text).
+        let wait_for_b = || AwaitInstance {
+            user: "u1".into(),
+            origin: "b".into(),
+        };
+        let mut waiting = Box::pin(hub.send(wait_for_b()));
+        let early = tokio::time::timeout(Duration::from_millis(50), &mut waiting).await;
+        assert!(early.is_err(), "it waits for b to answer");
+        hub.send(presence(Presence::Joined("b".into()))).await.unwrap();
+        assert_eq!(relay.take(), ["u1: welcome c1 1 Hello"]);
+        assert!(!waiting.await.unwrap(), "it waited");
+        assert!(hub.send(wait_for_b()).await.unwrap(), "known at once");
+        chunks.send(" world".into()).unwrap();
+        assert_eq!(delta(&mut tab).await, (2, " world".to_owned()));
+        assert_eq!(relay.take(), ["u1: delta 2  world"]);
+
+        // It leaves: nothing more goes out but the answer's end.
+        hub.send(presence(Presence::Left("b".into()))).await.unwrap();
+        chunks.send("!".into()).unwrap();
+        assert_eq!(delta(&mut tab).await, (3, "!".to_owned()));
+        drop(chunks);
+        // The model's end: the answer ends, and its end always goes out (a relay drops
+        // its stored text and claim).
+        for _ in 0..100 {
+            if !generations.is_running("c1") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(!generations.is_running("c1"));
+        hub.send(SessionCount { user: "u1".into() }).await.unwrap();
+        assert_eq!(relay.take(), ["u1: ended"]);
+
+        // A user not watched here may be watched anywhere: shared.
+        hubs.publish_frame(
+            "u2",
+            &ServerFrame::ConversationDeleted {
+                conversation_id: "c0".into(),
+            },
+        );
+        hub.send(Disconnect {
+            user: "u1".into(),
+            session: 1,
+        })
+        .await
+        .unwrap();
+        assert_eq!(relay.take(), ["u2: frame", "u1: watch false"]);
+        shards.stop();
     }
 }

@@ -1,9 +1,16 @@
 //! Events between instances over Redis.
 //!
 //! - Every user has a channel (`{prefix}user:<id>`); an instance subscribes to the
-//!   channels of the users it has sessions for. Cancels go on one control channel that
-//!   every instance watches, since the instance running an answer may have no tab of
-//!   its user left.
+//!   channels of the users it watches (has tabs or running answers of). Cancels go on one
+//!   control channel that every instance watches, since the instance running an answer
+//!   may have no tab of its user left.
+//! - Presence: once subscribed, an instance announces itself on the user's channel
+//!   (`W`); those already there write the text of the user's running answers, then
+//!   answer (`H`); one that stops watching says so (`L`). A hub publishes a user's frames
+//!   only while another instance watches them (see `chat_actors::hub`), so a user whose
+//!   tabs are all on one instance costs Redis nothing per delta. A tab opening a
+//!   conversation whose answer runs on an instance that has not answered yet waits for
+//!   that answer (at most `redis.timeout_ms`) before it reads the snapshot.
 //! - Everything this instance sends comes from the hub, in the order things happened,
 //!   and goes through one writer task batched into MULTI/EXEC transactions: a delta is
 //!   appended to its answer's stored text, its seq recorded and the delta published in
@@ -23,7 +30,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use chat_actors::generation::Snapshot;
-use chat_actors::hub::{Deliver, DeltaMeta, Event, FanOut, FromRemote, Hubs};
+use chat_actors::hub::{AwaitInstance, Deliver, DeltaMeta, Event, FanOut, FromRemote, Hubs, Presence};
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 
@@ -54,8 +61,24 @@ enum Command {
     Forget {
         keys: [String; 3],
     },
+    /// Writes running answers' text for an instance that joined their user, then
+    /// answers it: one command, so the answer never goes without the text.
+    Welcome {
+        answers: Vec<Mirror>,
+        channel: String,
+        payload: String,
+    },
     /// Answers once everything queued before it was tried.
     Flush(oneshot::Sender<()>),
+}
+
+/// A running answer's text, written whole.
+struct Mirror {
+    text_key: String,
+    meta_key: String,
+    message_id: String,
+    seq: u64,
+    content: String,
 }
 
 enum Watch {
@@ -136,6 +159,7 @@ impl RedisRelay {
                 accounts,
                 channels,
                 origin: self.origin.clone(),
+                writer: self.writer.clone(),
             };
             tokio::spawn(subscriber.run(rx));
         }
@@ -223,18 +247,43 @@ impl RedisRelay {
         }
     }
 
-    /// The running answer of a conversation, whichever instance runs it.
-    pub async fn snapshot(&self, conversation_id: &str) -> anyhow::Result<Option<Snapshot>> {
-        let [text_key, meta_key, _] = self.live_keys(conversation_id);
+    /// The running answer of a conversation, whichever instance runs it. If another
+    /// instance runs it and has not answered this one's announcement for `user` yet, its
+    /// text here may be stale: wait for that answer (it comes after the text is written),
+    /// then read again.
+    pub async fn snapshot(&self, user: &str, conversation_id: &str) -> anyhow::Result<Option<Snapshot>> {
+        let (snapshot, owner) = self.read_live(conversation_id).await?;
+        let (Some(hubs), Some(owner)) = (self.hubs.get(), owner) else {
+            return Ok(snapshot);
+        };
+        // The claim holds `origin:token`.
+        let origin = owner.split(':').next().unwrap_or_default();
+        if snapshot.is_none() || origin == self.origin {
+            return Ok(snapshot);
+        }
+        let known = AwaitInstance {
+            user: user.to_owned(),
+            origin: origin.into(),
+        };
+        match tokio::time::timeout(self.timeout, hubs.of(user).send(known)).await {
+            Ok(Ok(true)) => Ok(snapshot),
+            _ => Ok(self.read_live(conversation_id).await?.0),
+        }
+    }
+
+    /// A running answer's text and who claimed it, as stored.
+    async fn read_live(&self, conversation_id: &str) -> anyhow::Result<(Option<Snapshot>, Option<String>)> {
+        let [text_key, meta_key, owner_key] = self.live_keys(conversation_id);
         let mut conn = self.conn.clone();
         let mut pipe = redis::pipe();
         pipe.atomic()
             .hget(&meta_key, "message")
             .hget(&meta_key, "seq")
-            .get(&text_key);
-        let (message_id, seq, text): (Option<String>, Option<u64>, Option<String>) =
+            .get(&text_key)
+            .get(&owner_key);
+        let (message_id, seq, text, owner): (Option<String>, Option<u64>, Option<String>, Option<String>) =
             redis_call(self.timeout, pipe.query_async(&mut conn)).await?;
-        Ok(match (message_id, seq) {
+        let snapshot = match (message_id, seq) {
             (Some(message_id), Some(seq)) => Some(Snapshot {
                 conversation_id: conversation_id.to_owned(),
                 message_id,
@@ -242,8 +291,37 @@ impl RedisRelay {
                 content: text.unwrap_or_default(),
             }),
             _ => None,
-        })
+        };
+        Ok((snapshot, owner))
     }
+
+    /// Queues a command; false if the queue is full (or the writer gone).
+    fn queue(&self, command: Command) -> bool {
+        queue(&self.writer, &self.overflowing, command)
+    }
+}
+
+/// Queues a command for the writer; false if its queue is full (logged once per
+/// episode) or it is gone.
+fn queue(writer: &mpsc::Sender<Command>, overflowing: &AtomicBool, command: Command) -> bool {
+    match writer.try_send(command) {
+        Ok(()) => true,
+        Err(mpsc::error::TrySendError::Full(_)) => {
+            if !overflowing.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    queue = writer.max_capacity(),
+                    "the Redis relay queue is full: events for other instances are dropped until Redis keeps up"
+                );
+            }
+            false
+        }
+        Err(mpsc::error::TrySendError::Closed(_)) => false,
+    }
+}
+
+/// A presence message (`W`, `H` or `L`) from `origin`.
+fn presence(kind: char, origin: &str) -> String {
+    format!("{kind}\n{origin}")
 }
 
 // The wire format of an event: `F` (frame) or `C` (cancel), the origin, then fields.
@@ -262,6 +340,11 @@ fn encode(origin: &str, event: &Event) -> String {
         }
         Event::Cancel { conversation_id } => format!("C\n{origin}\n{conversation_id}"),
         Event::Ended { conversation_id } => format!("E\n{origin}\n{conversation_id}"),
+        // This instance's own announcement is a `W` like anyone's.
+        Event::Presence(Presence::Announced) => presence('W', origin),
+        Event::Presence(Presence::Joined(from)) => presence('W', from),
+        Event::Presence(Presence::Here(from)) => presence('H', from),
+        Event::Presence(Presence::Left(from)) => presence('L', from),
     }
 }
 
@@ -298,6 +381,16 @@ fn decode(payload: &str) -> Option<(&str, Event)> {
                 },
             ))
         }
+        kind @ ("W" | "H" | "L") => {
+            let origin = parts.next()?;
+            let from: Arc<str> = origin.into();
+            let presence = match kind {
+                "W" => Presence::Joined(from),
+                "H" => Presence::Here(from),
+                _ => Presence::Left(from),
+            };
+            Some((origin, Event::Presence(presence)))
+        }
         _ => None,
     }
 }
@@ -327,34 +420,58 @@ impl FanOut for RedisRelay {
                 channel: self.control_channel(),
                 payload: encode(&self.origin, event),
             },
-            Event::Ended { conversation_id } => Command::Forget {
-                keys: self.live_keys(conversation_id),
-            },
-        };
-        match self.writer.try_send(command) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(Command::Forget { keys })) => {
-                keep_forgets(&self.forgets, [keys], self.writer.max_capacity());
-            }
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                if !self.overflowing.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        queue = self.writer.max_capacity(),
-                        "the Redis relay queue is full: events for other instances are dropped until Redis keeps up"
-                    );
+            Event::Ended { conversation_id } => {
+                let keys = self.live_keys(conversation_id);
+                if let Err(mpsc::error::TrySendError::Full(_)) =
+                    self.writer.try_send(Command::Forget { keys: keys.clone() })
+                {
+                    keep_forgets(&self.forgets, [keys], self.writer.max_capacity());
                 }
+                return;
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
-        }
+            // Presence is the relay's own business (see `watch` and `welcome`).
+            Event::Presence(_) => return,
+        };
+        self.queue(command);
     }
 
     fn watch(&self, user: &str, watching: bool) {
         let channel = self.channel(user);
-        let _ = self.watch.send(if watching {
-            Watch::Add(channel)
+        if watching {
+            // The subscriber announces this instance once it listens.
+            let _ = self.watch.send(Watch::Add(channel));
         } else {
-            Watch::Remove(channel)
+            self.queue(Command::Publish {
+                channel: channel.clone(),
+                payload: presence('L', &self.origin),
+            });
+            let _ = self.watch.send(Watch::Remove(channel));
+        }
+    }
+
+    fn welcome(&self, user: &str, answers: &[Snapshot]) {
+        let answers = answers
+            .iter()
+            .map(|answer| {
+                let [text_key, meta_key, _] = self.live_keys(&answer.conversation_id);
+                Mirror {
+                    text_key,
+                    meta_key,
+                    message_id: answer.message_id.clone(),
+                    seq: answer.seq,
+                    content: answer.content.clone(),
+                }
+            })
+            .collect();
+        self.queue(Command::Welcome {
+            answers,
+            channel: self.channel(user),
+            payload: presence('H', &self.origin),
         });
+    }
+
+    fn settle(&self) -> Duration {
+        self.timeout
     }
 }
 
@@ -434,6 +551,24 @@ impl Writer {
                         pipe.del(&keys).ignore();
                         ended.push(keys);
                     }
+                    Command::Welcome {
+                        answers,
+                        channel,
+                        payload,
+                    } => {
+                        for answer in answers {
+                            pipe.set_ex(&answer.text_key, answer.content, LIVE_TTL_SECS)
+                                .ignore()
+                                .hset_multiple(
+                                    &answer.meta_key,
+                                    &[("message", answer.message_id), ("seq", answer.seq.to_string())],
+                                )
+                                .ignore()
+                                .expire(&answer.meta_key, LIVE_TTL_SECS as i64)
+                                .ignore();
+                        }
+                        pipe.publish(channel, payload).ignore();
+                    }
                     Command::Flush(done) => flushed.push(done),
                 }
             }
@@ -474,6 +609,8 @@ struct Subscriber {
     accounts: Arc<Accounts>,
     channels: Channels,
     origin: String,
+    /// Announcements go out through the writer, behind what was queued before.
+    writer: mpsc::Sender<Command>,
 }
 
 /// Applies a change to the set of watched channels.
@@ -532,6 +669,11 @@ impl Subscriber {
                 return true;
             }
         }
+        // Announcements made while the connection was down may have been missed either
+        // way: announce again, and those watching answer again.
+        for channel in watched.iter() {
+            self.announce(channel);
+        }
         loop {
             tokio::select! {
                 change = watch.recv() => {
@@ -546,12 +688,29 @@ impl Subscriber {
                     if result.is_err() {
                         return true;
                     }
+                    if adding {
+                        self.announce(&channel);
+                    }
                 }
                 message = stream.next() => {
                     let Some(message) = message else { return true };
                     self.deliver(&message);
                 }
             }
+        }
+    }
+
+    /// Tells the instances watching a user's channel that this one listens there now
+    /// (only after subscribing, so it hears their answers and what they publish next).
+    fn announce(&self, channel: &str) {
+        if channel != self.channels.control {
+            let announcement = Command::Publish {
+                channel: channel.to_owned(),
+                payload: presence('W', &self.origin),
+            };
+            // Dropped with a full queue, as every event then: the hub of the user shares
+            // everything until its announcement comes back.
+            let _ = self.writer.try_send(announcement);
         }
     }
 
@@ -569,16 +728,25 @@ impl Subscriber {
         let Ok(payload) = message.get_payload::<String>() else {
             return;
         };
-        if let Some((from, event)) = decode(&payload) {
-            if from != self.origin {
-                if let Event::Frame(deliver) = &event {
-                    if Accounts::changes_account_text(&deliver.text) {
-                        self.accounts.forget(&user);
-                    }
-                }
-                self.hubs.of(&user).do_send(FromRemote { user, event });
+        let Some((from, event)) = decode(&payload) else {
+            return;
+        };
+        let event = match event {
+            // This instance's own announcement, back: every instance that watched the
+            // user before it went out has heard it.
+            Event::Presence(Presence::Joined(_)) if from == self.origin => {
+                Event::Presence(Presence::Announced)
             }
-        }
+            _ if from == self.origin => return,
+            Event::Frame(deliver) => {
+                if Accounts::changes_account_text(&deliver.text) {
+                    self.accounts.forget(&user);
+                }
+                Event::Frame(deliver)
+            }
+            event => event,
+        };
+        self.hubs.of(&user).do_send(FromRemote { user, event });
     }
 }
 

@@ -160,7 +160,7 @@ impl ChatService for SessionService {
                     return Ok(Some(snapshot));
                 }
                 match &state.realtime.relay {
-                    Some(relay) => Ok(relay.snapshot(&conversation_id).await?),
+                    Some(relay) => Ok(relay.snapshot(&session.id, &conversation_id).await?),
                     None => Ok(None),
                 }
             }

@@ -1,7 +1,11 @@
 //! The realtime chat over real websockets: streaming to every tab, resume, cancel,
 //! titles, quotas, plan rules, model errors, slow tabs and two instances.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use chat_actors::hub::SessionCount;
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, assert_ok, spawn_app_with, TestApp};
@@ -750,6 +754,110 @@ async fn two_instances_keep_a_users_tabs_in_sync_through_redis() {
         .await;
     let frames = here.until("message.completed").await;
     assert_eq!(frames.last().unwrap()["finishReason"], json!("cancelled"));
+}
+
+/// Listens on a user's Redis channel as another instance would, without announcing
+/// itself: what the instances publish for the user, in order.
+async fn listen_to_user(app: &TestApp, user_id: &str) -> Arc<std::sync::Mutex<Vec<String>>> {
+    let (url, prefix) = app.backends.redis.clone().expect("Redis");
+    let client = redis::Client::open(url).unwrap();
+    let mut pubsub = client.get_async_pubsub().await.unwrap();
+    pubsub.subscribe(format!("{prefix}user:{user_id}")).await.unwrap();
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = heard.clone();
+    tokio::spawn(async move {
+        let mut messages = pubsub.into_on_message();
+        while let Some(message) = messages.next().await {
+            let payload: String = message.get_payload().unwrap();
+            keep.lock().unwrap().push(payload);
+        }
+    });
+    heard
+}
+
+/// The kinds of what was heard on a user's channel (`F` frame, `W` joined, `H` here, `L` left).
+fn kinds(heard: &std::sync::Mutex<Vec<String>>) -> String {
+    heard.lock().unwrap().iter().map(|p| &p[..1]).collect()
+}
+
+#[actix_web::test]
+async fn an_instance_shares_a_user_only_while_another_watches_and_a_newcomer_catches_up_mid_answer() {
+    if std::env::var("TEST_REDIS_URL").is_err() {
+        // Fan-out between instances needs Redis; the suite on Redis runs this test.
+        return;
+    }
+    let configure = |s: &mut chat_server::config::Settings| {
+        s.model.demo_tokens_per_sec = 50;
+        s.model.demo_reply_tokens = 100;
+        s.chat.batch_ms = 10;
+        // How long an instance shares everything after announcing itself.
+        s.redis.timeout_ms = 300;
+    };
+    let first = spawn_app_with(configure).await;
+    let second = first.another_instance(configure).await;
+    let ann = first.register_ann().await;
+    let heard = listen_to_user(&first, &ann.id).await;
+    let (mut here, _) = WsClient::ready(&first, &ann.token).await;
+    // The first instance announces itself; nobody answers, and once the wait for
+    // answers is over it keeps the user's events to itself.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(kinds(&heard), "W");
+    here.send(send("c1", None, "Only here")).await;
+    let mut frames = Vec::new();
+    while frames
+        .iter()
+        .all(|f: &Value| f["seq"].as_u64().is_none_or(|s| s < 3))
+    {
+        frames.push(here.next().await.unwrap());
+    }
+    assert_eq!(kinds(&heard), "W", "nothing of the answer goes through Redis");
+    let conversation = frames[0]["conversation"]["_id"].clone();
+    let message_id = frames.iter().find(|f| f["type"] == "message.delta").unwrap()["messageId"].clone();
+
+    // A tab on the second instance, mid-answer: the first writes the text so far for it,
+    // answers, and from then on shares every delta.
+    let (mut there, _) = WsClient::ready(&second, &ann.token).await;
+    there
+        .send(json!({"type": "conversation.open", "conversationId": conversation}))
+        .await;
+    frames.extend(here.until("message.completed").await);
+    let there_frames = there.until("message.completed").await;
+    let content = frames.last().unwrap()["message"]["content"].clone();
+    let at = there_frames
+        .iter()
+        .position(|f| f["type"] == "message.snapshot")
+        .expect("a snapshot");
+    let seq = there_frames[at]["seq"].as_u64().unwrap();
+    assert!(
+        seq >= 3,
+        "the snapshot holds what streamed before the tab came: {seq}"
+    );
+    let rest = joined_deltas(&there_frames[at + 1..], &message_id, seq);
+    assert_eq!(
+        json!(format!("{}{rest}", there_frames[at]["content"].as_str().unwrap())),
+        content
+    );
+    let shared = kinds(&heard);
+    assert!(shared.starts_with("WWH"), "{shared}");
+    assert!(shared.contains('F'), "{shared}");
+
+    // The second instance's tab leaves: the first stops sharing.
+    drop(there);
+    for _ in 0..100 {
+        if kinds(&heard).ends_with('L') {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(kinds(&heard).ends_with('L'), "{}", kinds(&heard));
+    here.until("conversation.updated").await;
+    // Whatever went out before the first instance heard the leave has arrived by now.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = heard.lock().unwrap().len();
+    here.send(send("c2", Some(&conversation), "Still only here"))
+        .await;
+    here.until("message.completed").await;
+    assert_eq!(heard.lock().unwrap().len(), before, "{}", kinds(&heard));
 }
 
 #[actix_web::test]
