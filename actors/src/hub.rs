@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::{Rc, Weak};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -184,7 +184,8 @@ pub struct SessionHub {
 struct HubState {
     users: HashMap<String, UserEntry>,
     fan_out: Option<Arc<dyn FanOut>>,
-    generations: Option<CancelSink>,
+    /// Where cancels of local generations go (set once, after the hubs are made).
+    generations: Arc<OnceLock<CancelSink>>,
     /// Tabs one user may have on this instance.
     max_tabs: usize,
 }
@@ -239,13 +240,13 @@ pub fn publish_here(user: &str, event: Event) -> Result<(), Event> {
 }
 
 impl SessionHub {
-    pub fn new(fan_out: Option<Arc<dyn FanOut>>, max_tabs: usize) -> Self {
+    fn new(setup: &HubSetup) -> Self {
         SessionHub {
             state: Rc::new(RefCell::new(HubState {
                 users: HashMap::new(),
-                fan_out,
-                generations: None,
-                max_tabs: max_tabs.max(1),
+                fan_out: setup.fan_out.clone(),
+                generations: setup.generations.clone(),
+                max_tabs: setup.max_tabs.max(1),
             })),
         }
     }
@@ -325,7 +326,7 @@ impl HubState {
                 }
             }
             Event::Cancel { conversation_id } => {
-                if let Some(cancel) = &self.generations {
+                if let Some(cancel) = self.generations.get() {
                     cancel(&conversation_id);
                 }
             }
@@ -379,19 +380,6 @@ impl Actor for SessionHub {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         HERE.with(|here| *here.borrow_mut() = None);
-    }
-}
-
-/// Tells the hub where cancels of local generations go.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetGenerations(pub CancelSink);
-
-impl Handler<SetGenerations> for SessionHub {
-    type Result = ();
-
-    fn handle(&mut self, msg: SetGenerations, _: &mut Context<Self>) {
-        self.state.borrow_mut().generations = Some(msg.0);
     }
 }
 
@@ -495,33 +483,43 @@ impl Handler<AwaitInstance> for SessionHub {
 }
 
 /// The hubs of every shard: a user's tabs join the hub of the user's shard, and every
-/// event of the user goes through it.
+/// event of the user goes through it. A shard's hub starts with the first event for it
+/// (the shards may be HTTP workers that start after the hubs are made).
 #[derive(Clone)]
 pub struct Hubs {
     shards: Shards,
-    hubs: Arc<Vec<Addr<SessionHub>>>,
+    hubs: Arc<[OnceLock<Addr<SessionHub>>]>,
+    setup: Arc<HubSetup>,
+}
+
+/// What every hub starts with.
+struct HubSetup {
+    fan_out: Option<Arc<dyn FanOut>>,
+    max_tabs: usize,
+    generations: Arc<OnceLock<CancelSink>>,
 }
 
 impl Hubs {
-    /// Starts a hub on each shard.
+    /// The hubs of `shards`.
     pub fn start(shards: &Shards, fan_out: Option<Arc<dyn FanOut>>, max_tabs: usize) -> Hubs {
-        let hubs = (0..shards.len())
-            .map(|i| {
-                let fan_out = fan_out.clone();
-                SessionHub::start_in_arbiter(&shards.arbiter_at(i), move |_| {
-                    SessionHub::new(fan_out, max_tabs)
-                })
-            })
-            .collect();
         Hubs {
             shards: shards.clone(),
-            hubs: Arc::new(hubs),
+            hubs: (0..shards.len()).map(|_| OnceLock::new()).collect(),
+            setup: Arc::new(HubSetup {
+                fan_out,
+                max_tabs,
+                generations: Arc::new(OnceLock::new()),
+            }),
         }
     }
 
     /// The hub of `user`.
     pub fn of(&self, user: &str) -> &Addr<SessionHub> {
-        &self.hubs[self.shards.index(user)]
+        let index = self.shards.index(user);
+        self.hubs[index].get_or_init(|| {
+            let setup = self.setup.clone();
+            SessionHub::start_in_arbiter(&self.shards.arbiter_at(index), move |_| SessionHub::new(&setup))
+        })
     }
 
     /// An event for every session of `user`, here and on other instances.
@@ -537,11 +535,9 @@ impl Hubs {
         self.of(user).do_send(Publish::frame(user, frame));
     }
 
-    /// Tells every hub how to stop a local generation.
+    /// Tells every hub how to stop a local generation (once).
     pub fn set_generations(&self, cancel: CancelSink) {
-        for hub in self.hubs.iter() {
-            hub.do_send(SetGenerations(cancel.clone()));
-        }
+        let _ = self.setup.generations.set(cancel);
     }
 }
 

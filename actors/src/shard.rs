@@ -1,25 +1,61 @@
-//! Shards: one arbiter (thread) per core, each running the realtime work of the users
-//! that hash to it: their hub entries, their generations with their timers and model
-//! streams, and their quota actors. A user's events are then handled on one thread, in
-//! order, with no lock between them, and users spread over every core. Nothing runs on
-//! the System arbiter.
+//! Shards: one thread per core, each running the realtime work of the users that hash
+//! to it: their hub entries, their generations with their timers and model streams, and
+//! their quota actors. A user's events are then handled on one thread, in order, with no
+//! lock between them, and users spread over every core. Nothing runs on the System
+//! arbiter.
+//!
+//! In the server the shards are the HTTP workers' own threads ([`Shards::on_workers`]):
+//! a tab whose connection its user's worker accepted gets its frames with no wake of
+//! another thread, and the process runs one busy thread per core instead of two. Tests
+//! and tools without an HTTP server start arbiters of their own ([`Shards::start`]).
 
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use actix::{Arbiter, ArbiterHandle};
 
 #[derive(Clone)]
 pub struct Shards {
-    arbiters: Arc<Vec<ArbiterHandle>>,
+    arbiters: Arc<[OnceLock<ArbiterHandle>]>,
+    /// The next slot a starting HTTP worker takes.
+    next: Arc<AtomicUsize>,
+    /// Whether the arbiters are this value's own (stopped by [`Shards::stop`]); an HTTP
+    /// worker's ends with the server.
+    own: bool,
 }
 
 impl Shards {
-    /// Starts `count` arbiters (at least one).
+    /// Starts `count` arbiters of its own (at least one).
     pub fn start(count: usize) -> Shards {
-        let arbiters = (0..count.max(1)).map(|_| Arbiter::new().handle()).collect();
+        let arbiters = (0..count.max(1))
+            .map(|_| OnceLock::from(Arbiter::new().handle()))
+            .collect();
         Shards {
-            arbiters: Arc::new(arbiters),
+            arbiters,
+            next: Arc::new(AtomicUsize::new(count.max(1))),
+            own: true,
+        }
+    }
+
+    /// `count` shards that are the threads of the HTTP server's `count` workers: each
+    /// worker takes one with [`Shards::adopt_current`] as it starts. Work for a shard
+    /// whose worker has not started yet waits for it (only in the moment the server
+    /// starts: it accepts connections once every worker has).
+    pub fn on_workers(count: usize) -> Shards {
+        Shards {
+            arbiters: (0..count.max(1)).map(|_| OnceLock::new()).collect(),
+            next: Arc::new(AtomicUsize::new(0)),
+            own: false,
+        }
+    }
+
+    /// Makes this thread's arbiter the next shard without one (called on each HTTP
+    /// worker's thread as it builds its app; past the last shard, nothing).
+    pub fn adopt_current(&self) {
+        let index = self.next.fetch_add(1, Ordering::SeqCst);
+        if let Some(slot) = self.arbiters.get(index) {
+            let _ = slot.set(Arbiter::current());
         }
     }
 
@@ -39,17 +75,20 @@ impl Shards {
     }
 
     pub fn arbiter(&self, user: &str) -> ArbiterHandle {
-        self.arbiters[self.index(user)].clone()
+        self.arbiter_at(self.index(user))
     }
 
     pub fn arbiter_at(&self, index: usize) -> ArbiterHandle {
-        self.arbiters[index].clone()
+        self.arbiters[index].wait().clone()
     }
 
-    /// Stops every shard's arbiter (at shutdown, after the work on them is done).
+    /// Stops the shards' arbiters if they are its own (at shutdown, after the work on
+    /// them is done); HTTP workers' stop with the server.
     pub fn stop(&self) {
-        for arbiter in self.arbiters.iter() {
-            arbiter.stop();
+        if self.own {
+            for arbiter in self.arbiters.iter().filter_map(OnceLock::get) {
+                arbiter.stop();
+            }
         }
     }
 }

@@ -55,12 +55,13 @@ impl Application {
         .await?;
         let redis_parts = connect_redis(&settings).await?;
         let redis = redis_parts.as_ref().map(|(_, conn)| conn.clone());
-        // One shard per HTTP worker: the realtime work spreads over the same cores.
+        // The shards are the HTTP workers' threads: the realtime work runs beside the
+        // connections, one thread per core.
         let workers = match settings.server.workers {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
             n => n,
         };
-        let shards = Shards::start(workers);
+        let shards = Shards::on_workers(workers);
         let realtime = Realtime::start(&settings, redis_parts, shards.clone());
         let secret = token_secret(&settings, &db, &data_dir, clock.now_ms()).await?;
         let code_key = db
@@ -137,7 +138,10 @@ impl Application {
         }
         let app_state = state.clone();
         let stalled_after = crate::realtime::write_timeout(&state.settings);
+        let shards = state.realtime.shards.clone();
         let server = HttpServer::new(move || {
+            // Called once on each worker's thread, as it starts.
+            shards.adopt_current();
             App::new()
                 .wrap(from_fn(i18n::middleware))
                 .wrap(actix_web::middleware::Logger::new("%a \"%r\" %s %b %Dms").log_target("http"))
