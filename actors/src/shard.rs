@@ -39,9 +39,8 @@ impl Shards {
     }
 
     /// `count` shards that are the threads of the HTTP server's `count` workers: each
-    /// worker takes one with [`Shards::adopt_current`] as it starts. Work for a shard
-    /// whose worker has not started yet waits for it (only in the moment the server
-    /// starts: it accepts connections once every worker has).
+    /// worker takes one with [`Shards::adopt_current`] as it starts. The server's owner
+    /// waits for [`Shards::started`] before anything may use a shard.
     pub fn on_workers(count: usize) -> Shards {
         Shards {
             arbiters: (0..count.max(1)).map(|_| OnceLock::new()).collect(),
@@ -57,6 +56,21 @@ impl Shards {
         if let Some(slot) = self.arbiters.get(index) {
             let _ = slot.set(Arbiter::current());
         }
+    }
+
+    /// Resolves once every shard has its arbiter (at once for arbiters of its own; for
+    /// HTTP workers', once the server runs and each worker has started), false if that
+    /// takes longer than `limit`. Nothing may ask for a shard before: the wait in
+    /// [`Shards::arbiter_at`] would block its thread.
+    pub async fn started(&self, limit: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.arbiters.iter().any(|slot| slot.get().is_none()) {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        true
     }
 
     pub fn len(&self) -> usize {

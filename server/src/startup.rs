@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::dev::{Server, ServerHandle};
+use actix_web::dev::ServerHandle;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
@@ -32,7 +32,7 @@ use crate::{http, i18n};
 
 pub struct Application {
     port: u16,
-    server: Server,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
     shutdown: Shutdown,
     state: web::Data<AppState>,
     scheduler: actix::Addr<Scheduler>,
@@ -160,6 +160,14 @@ impl Application {
             server: server.handle(),
             state: state.clone(),
         };
+        // The workers start once the server runs; they are the shards, which nothing may
+        // use before (asking for a shard that has no worker yet would block its thread).
+        let server = actix_web::rt::spawn(server);
+        anyhow::ensure!(
+            state.realtime.shards.started(Duration::from_secs(30)).await,
+            "the HTTP workers did not start within 30 s"
+        );
+        state.realtime.attach_relay();
 
         spawn_housekeeping(state.clone());
         let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
@@ -197,7 +205,7 @@ impl Application {
     }
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        self.server.await.map_err(std::io::Error::other)?
     }
 }
 

@@ -74,9 +74,6 @@ impl Realtime {
             registry.upgrade().is_some_and(|g| g.cancel(conversation_id))
         }));
         let accounts = Arc::new(Accounts::new(Duration::from_secs(chat.token_recheck_secs.max(1))));
-        if let Some(relay) = &relay {
-            relay.attach(hubs.clone(), accounts.clone());
-        }
         Realtime {
             shards,
             hubs,
@@ -97,6 +94,14 @@ impl Realtime {
             answers,
             sockets: Arc::new(SocketCounts::new(chat.max_sockets_per_address)),
             draining: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts relaying events between instances (once the shards have started: what
+    /// other instances send goes to the hubs on them).
+    pub fn attach_relay(&self) {
+        if let Some(relay) = &self.relay {
+            relay.attach(self.hubs.clone(), self.accounts.clone());
         }
     }
 
