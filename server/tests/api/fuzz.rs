@@ -434,7 +434,18 @@ async fn fuzzed_rest_bodies_get_a_clear_error_and_change_nothing() {
         {
             user.token = token.to_owned();
         }
-        let after = visible_state(&app, &user, &case).await;
+        let mut after = visible_state(&app, &user, &case).await;
+        if endpoint.path == "/api/auth/forgot-password" {
+            // The reset is stored after the answer (its timing tells nothing): give it
+            // the moment it takes, or the next case would be blamed for it.
+            for _ in 0..25 {
+                if after != before {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                after = visible_state(&app, &user, &case).await;
+            }
+        }
         // An accepted case (a mutation that stayed valid) is the new baseline.
         before = after;
     }
