@@ -5,17 +5,18 @@
 //!   control channel that every instance watches, since the instance running an answer
 //!   may have no tab of its user left.
 //! - Presence: once subscribed, an instance announces itself on the user's channel
-//!   (`W`); those already there write the text of the user's running answers, then
-//!   answer (`H`); one that stops watching says so (`L`). A hub publishes a user's frames
-//!   only while another instance watches them (see `chat_actors::hub`), so a user whose
-//!   tabs are all on one instance costs Redis nothing per delta. A tab opening a
-//!   conversation whose answer runs on an instance that has not answered yet waits for
-//!   that answer (at most `redis.timeout_ms`) before it reads the snapshot.
+//!   (`W`); those already there answer (`H`) with the text of the user's answers they
+//!   run; one that stops watching says so (`L`). A hub publishes a user's frames only
+//!   while another instance watches them (see `chat_actors::hub`), so a user whose tabs
+//!   are all on one instance costs Redis nothing per delta.
 //! - Everything this instance sends comes from the hub, in the order things happened,
-//!   and goes through one writer task batched into MULTI/EXEC transactions: a delta is
-//!   appended to its answer's stored text, its seq recorded and the delta published in
-//!   one step, so another instance that has seen delta N finds a snapshot with at least
-//!   N; `Ended` drops the text after the last delta.
+//!   and goes through one writer task, as many commands as wait in one pipeline. A delta
+//!   is one `PUBLISH`, its text beside the frame: the hubs of the instances watching the
+//!   user keep a copy of each answer from the `H` and the deltas after it, and a tab
+//!   there that opens the conversation mid-answer catches up from that copy (waiting at
+//!   most `redis.timeout_ms` for the `H` if it has not come yet). Redis keeps only who
+//!   answers where and the answer's id (`live:{conversation}:owner` and `:answer`),
+//!   until the end (`E`).
 //! - A conversation's answer is claimed (`SET NX`), so two instances never write one at
 //!   the same time.
 //! - Redis may pause or go away: every call has a time limit (`redis.timeout_ms`), the
@@ -30,7 +31,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use chat_actors::generation::Snapshot;
-use chat_actors::hub::{AwaitInstance, Deliver, DeltaMeta, Event, FanOut, FromRemote, Hubs, Presence};
+use chat_actors::hub::{Deliver, DeltaMeta, Event, FanOut, FromRemote, Hubs, Presence, RemoteSnapshot};
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 
@@ -49,37 +50,19 @@ enum Command {
         channel: String,
         payload: String,
     },
-    Append {
-        text_key: String,
-        meta_key: String,
-        message_id: String,
-        seq: u64,
-        delta: String,
-        channel: String,
-        payload: String,
-    },
+    /// An answer's end: its keys go, and the instances watching its user hear it (the
+    /// channel and payload), if any.
     Forget {
-        keys: [String; 3],
-    },
-    /// Writes running answers' text for an instance that joined their user, then
-    /// answers it: one command, so the answer never goes without the text.
-    Welcome {
-        answers: Vec<Mirror>,
-        channel: String,
-        payload: String,
+        keys: LiveKeys,
+        tell: Option<(String, String)>,
     },
     /// Answers once everything queued before it was tried.
     Flush(oneshot::Sender<()>),
 }
 
-/// A running answer's text, written whole.
-struct Mirror {
-    text_key: String,
-    meta_key: String,
-    message_id: String,
-    seq: u64,
-    content: String,
-}
+/// A running answer's keys: its message id (written as it starts) and who runs it (the
+/// claim).
+type LiveKeys = [String; 2];
 
 enum Watch {
     Add(String),
@@ -99,7 +82,7 @@ pub struct RedisRelay {
     overflowing: Arc<AtomicBool>,
     /// Ends of answers not yet written (the queue was full, or Redis failed): each
     /// releases a claim, so they are kept and tried again rather than dropped.
-    forgets: Arc<Mutex<Vec<[String; 3]>>>,
+    forgets: Arc<Mutex<Vec<LiveKeys>>>,
     watch: mpsc::UnboundedSender<Watch>,
     watch_rx: Mutex<Option<mpsc::UnboundedReceiver<Watch>>>,
     hubs: OnceLock<Hubs>,
@@ -187,20 +170,17 @@ impl RedisRelay {
         format!("{}control", self.prefix)
     }
 
-    /// Text, metadata and owner of a conversation's running answer; the braces keep
-    /// them in one Redis Cluster slot.
-    fn live_keys(&self, conversation_id: &str) -> [String; 3] {
+    /// Metadata and owner of a conversation's running answer; the braces keep them in
+    /// one Redis Cluster slot.
+    fn live_keys(&self, conversation_id: &str) -> LiveKeys {
         let base = format!("{}live:{{{conversation_id}}}", self.prefix);
-        [
-            format!("{base}:text"),
-            format!("{base}:meta"),
-            format!("{base}:owner"),
-        ]
+        // `:answer`, not the `:meta` hash of instances before copies were kept.
+        [format!("{base}:answer"), format!("{base}:owner")]
     }
 
     /// Claims the right to answer in a conversation; false if another answer holds it.
     pub async fn claim(&self, conversation_id: &str) -> anyhow::Result<bool> {
-        let [_, _, owner] = self.live_keys(conversation_id);
+        let [_, owner] = self.live_keys(conversation_id);
         let token = format!("{}:{}", self.origin, crate::auth::codes::new_token());
         let mut conn = self.conn.clone();
         let mut set = redis::cmd("SET");
@@ -219,23 +199,17 @@ impl RedisRelay {
         }
     }
 
-    /// Marks a conversation's answer as running (seq 0, no text yet), so another
-    /// instance's tab that opens it before the first delta learns it is streaming.
+    /// Marks a conversation's answer as running, so another instance's tab that opens it
+    /// learns it is streaming and its id (its text comes from the instance running it).
     pub async fn start_live(&self, conversation_id: &str, message_id: &str) -> anyhow::Result<()> {
-        let [text_key, meta_key, _] = self.live_keys(conversation_id);
+        let [meta_key, _] = self.live_keys(conversation_id);
         let mut conn = self.conn.clone();
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .del(&text_key)
-            .ignore()
-            .hset_multiple(&meta_key, &[("message", message_id), ("seq", "0")])
-            .ignore()
-            .expire(&meta_key, LIVE_TTL_SECS as i64)
-            .ignore();
-        redis_call(self.timeout, pipe.query_async::<()>(&mut conn)).await
+        let mut set = redis::cmd("SET");
+        set.arg(&meta_key).arg(message_id).arg("EX").arg(LIVE_TTL_SECS);
+        redis_call(self.timeout, set.query_async::<()>(&mut conn)).await
     }
 
-    /// Gives up a claim whose answer never started (nor its live text, if it was begun).
+    /// Gives up a claim whose answer never started (nor its mark, if it was made).
     pub async fn release(&self, conversation_id: &str) {
         let keys = self.live_keys(conversation_id);
         let mut conn = self.conn.clone();
@@ -247,52 +221,48 @@ impl RedisRelay {
         }
     }
 
-    /// The running answer of a conversation, whichever instance runs it. If another
-    /// instance runs it and has not answered this one's announcement for `user` yet, its
-    /// text here may be stale: wait for that answer (it comes after the text is written),
-    /// then read again.
+    /// The running answer of a conversation that this instance does not run (it may
+    /// have ended here and not yet been forgotten): the copy this instance's hub keeps
+    /// of an answer running elsewhere, waiting at most `redis.timeout_ms` for the
+    /// running instance to answer this one's announcement if it has not yet. With no
+    /// copy (no delta yet, or the answer did not come), the answer is streaming with no
+    /// text so far.
     pub async fn snapshot(&self, user: &str, conversation_id: &str) -> anyhow::Result<Option<Snapshot>> {
-        let (snapshot, owner) = self.read_live(conversation_id).await?;
-        let (Some(hubs), Some(owner)) = (self.hubs.get(), owner) else {
-            return Ok(snapshot);
+        let [meta_key, owner_key] = self.live_keys(conversation_id);
+        let mut conn = self.conn.clone();
+        let mut pipe = redis::pipe();
+        pipe.get(&meta_key).get(&owner_key);
+        let (message_id, owner): (Option<String>, Option<String>) =
+            redis_call(self.timeout, pipe.query_async(&mut conn)).await?;
+        let (Some(message_id), Some(owner)) = (message_id, owner) else {
+            return Ok(None);
         };
         // The claim holds `origin:token`.
         let origin = owner.split(':').next().unwrap_or_default();
-        if snapshot.is_none() || origin == self.origin {
-            return Ok(snapshot);
-        }
-        let known = AwaitInstance {
-            user: user.to_owned(),
-            origin: origin.into(),
-        };
-        match tokio::time::timeout(self.timeout, hubs.of(user).send(known)).await {
-            Ok(Ok(true)) => Ok(snapshot),
-            _ => Ok(self.read_live(conversation_id).await?.0),
-        }
-    }
-
-    /// A running answer's text and who claimed it, as stored.
-    async fn read_live(&self, conversation_id: &str) -> anyhow::Result<(Option<Snapshot>, Option<String>)> {
-        let [text_key, meta_key, owner_key] = self.live_keys(conversation_id);
-        let mut conn = self.conn.clone();
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .hget(&meta_key, "message")
-            .hget(&meta_key, "seq")
-            .get(&text_key)
-            .get(&owner_key);
-        let (message_id, seq, text, owner): (Option<String>, Option<u64>, Option<String>, Option<String>) =
-            redis_call(self.timeout, pipe.query_async(&mut conn)).await?;
-        let snapshot = match (message_id, seq) {
-            (Some(message_id), Some(seq)) => Some(Snapshot {
-                conversation_id: conversation_id.to_owned(),
-                message_id,
-                seq,
-                content: text.unwrap_or_default(),
-            }),
+        let copy = match self.hubs.get() {
+            Some(hubs) if origin != self.origin => {
+                let ask = RemoteSnapshot {
+                    user: user.to_owned(),
+                    conversation_id: conversation_id.to_owned(),
+                    origin: origin.into(),
+                };
+                tokio::time::timeout(self.timeout, hubs.of(user).send(ask))
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .flatten()
+            }
             _ => None,
         };
-        Ok((snapshot, owner))
+        Ok(Some(match copy {
+            Some(copy) if copy.message_id == message_id => copy,
+            _ => Snapshot {
+                conversation_id: conversation_id.to_owned(),
+                message_id,
+                seq: 0,
+                content: String::new(),
+            },
+        }))
     }
 
     /// Queues a command; false if the queue is full (or the writer gone).
@@ -319,22 +289,66 @@ fn queue(writer: &mpsc::Sender<Command>, overflowing: &AtomicBool, command: Comm
     }
 }
 
-/// A presence message (`W`, `H` or `L`) from `origin`.
+/// A presence message (`W` or `L`) from `origin`.
 fn presence(kind: char, origin: &str) -> String {
     format!("{kind}\n{origin}")
 }
 
-// The wire format of an event: `F` (frame) or `C` (cancel), the origin, then fields.
+/// The answer to an announcement: `origin` runs these answers of the user.
+fn here(origin: &str, answers: &[Snapshot]) -> String {
+    format!("H\n{origin}\n{}", encode_answers(answers))
+}
+
+/// Running answers' text on the wire, each `conversation\nmessage\nseq\nlength\ntext`.
+fn encode_answers(answers: &[Snapshot]) -> String {
+    let mut out = String::new();
+    for a in answers {
+        let content = &a.content;
+        out += &format!(
+            "{}\n{}\n{}\n{}\n{content}",
+            a.conversation_id,
+            a.message_id,
+            a.seq,
+            content.len()
+        );
+    }
+    out
+}
+
+fn decode_answers(mut rest: &str) -> Option<Vec<Snapshot>> {
+    let mut answers = Vec::new();
+    while !rest.is_empty() {
+        let mut parts = rest.splitn(5, '\n');
+        let (conversation_id, message_id, seq, length) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        let tail = parts.next()?;
+        let length: usize = length.parse().ok()?;
+        let content = tail.get(..length)?;
+        answers.push(Snapshot {
+            conversation_id: conversation_id.to_owned(),
+            message_id: message_id.to_owned(),
+            seq: seq.parse().ok()?,
+            content: content.to_owned(),
+        });
+        rest = &tail[length..];
+    }
+    Some(answers)
+}
+
+// The wire format of an event: its kind (`F` frame, `C` cancel, `E` end, `W` `H` `L`
+// presence), the origin, then its fields. A delta's frame carries the delta's length,
+// then the delta and the frame's text.
 fn encode(origin: &str, event: &Event) -> String {
     match event {
         Event::Frame(d) => {
-            let (conv, msg, seq) = match &d.delta {
-                Some(m) => (&*m.conversation_id, &*m.message_id, m.seq.to_string()),
-                None => ("", "", String::new()),
+            let (conv, msg, seq, delta) = match &d.delta {
+                Some(m) => (&*m.conversation_id, &*m.message_id, m.seq.to_string(), &*m.text),
+                None => ("", "", String::new(), ""),
             };
             format!(
-                "F\n{origin}\n{}\n{conv}\n{msg}\n{seq}\n{}",
+                "F\n{origin}\n{}\n{conv}\n{msg}\n{seq}\n{}\n{delta}{}",
                 u8::from(d.close),
+                delta.len(),
                 &*d.text
             )
         }
@@ -343,75 +357,52 @@ fn encode(origin: &str, event: &Event) -> String {
         // This instance's own announcement is a `W` like anyone's.
         Event::Presence(Presence::Announced) => presence('W', origin),
         Event::Presence(Presence::Joined(from)) => presence('W', from),
-        Event::Presence(Presence::Here(from)) => presence('H', from),
+        Event::Presence(Presence::Here(from, answers)) => here(from, answers),
         Event::Presence(Presence::Left(from)) => presence('L', from),
     }
 }
 
 fn decode(payload: &str) -> Option<(&str, Event)> {
-    let mut parts = payload.splitn(7, '\n');
-    match parts.next()? {
+    let (kind, rest) = payload.split_once('\n')?;
+    // `W` and `L` are the origin alone.
+    let (origin, rest) = rest.split_once('\n').unwrap_or((rest, ""));
+    let event = match kind {
         "F" => {
-            let origin = parts.next()?;
+            let mut parts = rest.splitn(6, '\n');
             let close = parts.next()? == "1";
-            let (conv, msg, seq) = (parts.next()?, parts.next()?, parts.next()?);
-            let text = parts.next()?;
-            // Receivers need the ids and seq; the delta's text is inside the frame.
+            let (conv, msg, seq, length) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+            let tail = parts.next()?;
+            let length: usize = length.parse().ok()?;
+            let (delta, text) = (tail.get(..length)?, tail.get(length..)?);
             let delta = (!conv.is_empty()).then(|| DeltaMeta {
                 conversation_id: conv.into(),
                 message_id: msg.into(),
                 seq: seq.parse().unwrap_or(0),
-                text: "".into(),
+                text: delta.into(),
             });
-            Some((
-                origin,
-                Event::Frame(Deliver {
-                    text: text.to_owned().into(),
-                    delta,
-                    close,
-                }),
-            ))
+            Event::Frame(Deliver {
+                text: text.to_owned().into(),
+                delta,
+                close,
+            })
         }
-        "C" => {
-            let origin = parts.next()?;
-            Some((
-                origin,
-                Event::Cancel {
-                    conversation_id: parts.next()?.to_owned(),
-                },
-            ))
-        }
-        kind @ ("W" | "H" | "L") => {
-            let origin = parts.next()?;
-            let from: Arc<str> = origin.into();
-            let presence = match kind {
-                "W" => Presence::Joined(from),
-                "H" => Presence::Here(from),
-                _ => Presence::Left(from),
-            };
-            Some((origin, Event::Presence(presence)))
-        }
-        _ => None,
-    }
+        "C" => Event::Cancel {
+            conversation_id: rest.to_owned(),
+        },
+        "E" => Event::Ended {
+            conversation_id: rest.to_owned(),
+        },
+        "W" => Event::Presence(Presence::Joined(origin.into())),
+        "H" => Event::Presence(Presence::Here(origin.into(), decode_answers(rest)?)),
+        "L" => Event::Presence(Presence::Left(origin.into())),
+        _ => return None,
+    };
+    Some((origin, event))
 }
 
 impl FanOut for RedisRelay {
     fn publish(&self, user: &str, event: &Event) {
         let command = match event {
-            Event::Frame(Deliver {
-                delta: Some(meta), ..
-            }) => {
-                let [text_key, meta_key, _] = self.live_keys(&meta.conversation_id);
-                Command::Append {
-                    text_key,
-                    meta_key,
-                    message_id: meta.message_id.to_string(),
-                    seq: meta.seq,
-                    delta: meta.text.to_string(),
-                    channel: self.channel(user),
-                    payload: encode(&self.origin, event),
-                }
-            }
             Event::Frame(_) => Command::Publish {
                 channel: self.channel(user),
                 payload: encode(&self.origin, event),
@@ -420,19 +411,25 @@ impl FanOut for RedisRelay {
                 channel: self.control_channel(),
                 payload: encode(&self.origin, event),
             },
-            Event::Ended { conversation_id } => {
-                let keys = self.live_keys(conversation_id);
-                if let Err(mpsc::error::TrySendError::Full(_)) =
-                    self.writer.try_send(Command::Forget { keys: keys.clone() })
-                {
-                    keep_forgets(&self.forgets, [keys], self.writer.max_capacity());
-                }
-                return;
-            }
-            // Presence is the relay's own business (see `watch` and `welcome`).
-            Event::Presence(_) => return,
+            // Presence is the relay's own business (see `watch` and `welcome`), and
+            // ends come through `ended`.
+            Event::Presence(_) | Event::Ended { .. } => return,
         };
         self.queue(command);
+    }
+
+    fn ended(&self, user: &str, conversation_id: &str, heard: bool) {
+        let keys = self.live_keys(conversation_id);
+        let end = Event::Ended {
+            conversation_id: conversation_id.to_owned(),
+        };
+        let forget = Command::Forget {
+            keys: keys.clone(),
+            tell: heard.then(|| (self.channel(user), encode(&self.origin, &end))),
+        };
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.writer.try_send(forget) {
+            keep_forgets(&self.forgets, [keys], self.writer.max_capacity());
+        }
     }
 
     fn watch(&self, user: &str, watching: bool) {
@@ -450,23 +447,9 @@ impl FanOut for RedisRelay {
     }
 
     fn welcome(&self, user: &str, answers: &[Snapshot]) {
-        let answers = answers
-            .iter()
-            .map(|answer| {
-                let [text_key, meta_key, _] = self.live_keys(&answer.conversation_id);
-                Mirror {
-                    text_key,
-                    meta_key,
-                    message_id: answer.message_id.clone(),
-                    seq: answer.seq,
-                    content: answer.content.clone(),
-                }
-            })
-            .collect();
-        self.queue(Command::Welcome {
-            answers,
+        self.queue(Command::Publish {
             channel: self.channel(user),
-            payload: presence('H', &self.origin),
+            payload: here(&self.origin, answers),
         });
     }
 
@@ -475,18 +458,18 @@ impl FanOut for RedisRelay {
     }
 }
 
-/// Sends commands in order, as many as are waiting in one transaction.
+/// Sends commands in order, as many as are waiting in one pipeline.
 struct Writer {
     conn: redis::aio::ConnectionManager,
     timeout: Duration,
     overflowing: Arc<AtomicBool>,
-    forgets: Arc<Mutex<Vec<[String; 3]>>>,
+    forgets: Arc<Mutex<Vec<LiveKeys>>>,
     queue: usize,
 }
 
 /// Keeps ends of answers for the writer to try again; as many as the queue holds (past
 /// that, claims expire by themselves).
-fn keep_forgets(forgets: &Mutex<Vec<[String; 3]>>, keys: impl IntoIterator<Item = [String; 3]>, max: usize) {
+fn keep_forgets(forgets: &Mutex<Vec<LiveKeys>>, keys: impl IntoIterator<Item = LiveKeys>, max: usize) {
     let mut forgets = forgets.lock().unwrap();
     forgets.extend(keys);
     forgets.truncate(max);
@@ -501,8 +484,8 @@ impl Writer {
             if waiting == Ok(0) {
                 return;
             }
-            // Only once what was queued before them is written: a delta written after
-            // its answer's end would bring the answer's live text back.
+            // Only once what was queued before them is written: an answer's end goes
+            // after everything of the answer.
             let retried = if rx.is_empty() {
                 std::mem::take(&mut *self.forgets.lock().unwrap())
             } else {
@@ -511,8 +494,9 @@ impl Writer {
             if batch.is_empty() && retried.is_empty() {
                 continue;
             }
+            // In order on one connection; not a transaction (nothing here needs two
+            // commands seen together).
             let mut pipe = redis::pipe();
-            pipe.atomic();
             let mut flushed = Vec::new();
             let mut ended = Vec::new();
             for command in batch.drain(..) {
@@ -520,54 +504,12 @@ impl Writer {
                     Command::Publish { channel, payload } => {
                         pipe.publish(channel, payload).ignore();
                     }
-                    Command::Append {
-                        text_key,
-                        meta_key,
-                        message_id,
-                        seq,
-                        delta,
-                        channel,
-                        payload,
-                    } => {
-                        // Three commands a delta: the keys' time limits (and the message
-                        // id) are set once, with the answer's first delta.
-                        pipe.append(&text_key, delta).ignore();
-                        if seq <= 1 {
-                            pipe.hset_multiple(
-                                &meta_key,
-                                &[("message", message_id), ("seq", seq.to_string())],
-                            )
-                            .ignore()
-                            .expire(&text_key, LIVE_TTL_SECS as i64)
-                            .ignore()
-                            .expire(&meta_key, LIVE_TTL_SECS as i64)
-                            .ignore();
-                        } else {
-                            pipe.hset(&meta_key, "seq", seq).ignore();
-                        }
-                        pipe.publish(channel, payload).ignore();
-                    }
-                    Command::Forget { keys } => {
+                    Command::Forget { keys, tell } => {
                         pipe.del(&keys).ignore();
-                        ended.push(keys);
-                    }
-                    Command::Welcome {
-                        answers,
-                        channel,
-                        payload,
-                    } => {
-                        for answer in answers {
-                            pipe.set_ex(&answer.text_key, answer.content, LIVE_TTL_SECS)
-                                .ignore()
-                                .hset_multiple(
-                                    &answer.meta_key,
-                                    &[("message", answer.message_id), ("seq", answer.seq.to_string())],
-                                )
-                                .ignore()
-                                .expire(&answer.meta_key, LIVE_TTL_SECS as i64)
-                                .ignore();
+                        if let Some((channel, payload)) = tell {
+                            pipe.publish(channel, payload).ignore();
                         }
-                        pipe.publish(channel, payload).ignore();
+                        ended.push(keys);
                     }
                     Command::Flush(done) => flushed.push(done),
                 }
@@ -746,7 +688,8 @@ impl Subscriber {
             }
             event => event,
         };
-        self.hubs.of(&user).do_send(FromRemote { user, event });
+        let origin = from.into();
+        self.hubs.of(&user).do_send(FromRemote { user, origin, event });
     }
 }
 
@@ -764,7 +707,7 @@ mod tests {
                 conversation_id: "c1".into(),
                 message_id: "m1".into(),
                 seq: 7,
-                text: "".into(),
+                text: "a\nb é".into(),
             }),
             close: false,
         };
@@ -774,6 +717,47 @@ mod tests {
                 assert_eq!(d.text, frame.text);
                 assert_eq!(d.delta, frame.delta);
             }
+            other => panic!("{other:?}"),
+        }
+        let answers = vec![
+            Snapshot {
+                conversation_id: "c1".into(),
+                message_id: "m1".into(),
+                seq: 3,
+                content: "two\nlines ő".into(),
+            },
+            Snapshot {
+                conversation_id: "c2".into(),
+                message_id: "m2".into(),
+                seq: 0,
+                content: String::new(),
+            },
+        ];
+        for answers in [Vec::new(), answers] {
+            let here = Event::Presence(Presence::Here("you".into(), answers.clone()));
+            match decode(&encode("me", &here)) {
+                Some(("you", Event::Presence(Presence::Here(from, got)))) => {
+                    assert_eq!(&*from, "you");
+                    assert_eq!(got, answers);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        for (kind, event) in [
+            ('W', Event::Presence(Presence::Announced)),
+            ('L', Event::Presence(Presence::Left("me".into()))),
+        ] {
+            let payload = encode("me", &event);
+            assert_eq!(payload, format!("{kind}\nme"));
+            assert!(matches!(decode(&payload), Some(("me", Event::Presence(_)))));
+        }
+        match decode(&encode(
+            "x",
+            &Event::Ended {
+                conversation_id: "c9".into(),
+            },
+        )) {
+            Some(("x", Event::Ended { conversation_id })) => assert_eq!(conversation_id, "c9"),
             other => panic!("{other:?}"),
         }
         match decode(&encode(

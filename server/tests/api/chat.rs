@@ -858,7 +858,8 @@ async fn an_instance_shares_a_user_only_while_another_watches_and_a_newcomer_cat
     here.send(send("c2", Some(&conversation), "Still only here"))
         .await;
     here.until("message.completed").await;
-    assert_eq!(heard.lock().unwrap().len(), before, "{}", kinds(&heard));
+    let after = heard.lock().unwrap().len();
+    assert_eq!(after, before, "{}", kinds(&heard));
 }
 
 #[actix_web::test]
