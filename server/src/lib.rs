@@ -19,6 +19,7 @@ pub mod outage;
 pub mod plans;
 pub mod quota;
 pub mod realtime;
+pub mod redis_conn;
 pub mod scheduler;
 pub mod startup;
 pub mod state;

@@ -91,7 +91,7 @@ impl Quotas {
     /// the usage record written behind every second.
     pub fn start(
         db: Db,
-        redis: Option<(redis::aio::ConnectionManager, String, Duration)>,
+        redis: Option<(crate::redis_conn::Redis, String, Duration)>,
         catalogue: Arc<Catalogue>,
         clock: SharedClock,
         shards: Option<Shards>,
@@ -278,7 +278,7 @@ impl BatchStore for DbUsageStore {
 /// Counters in Redis: one key per user, service and period, checked and incremented by
 /// one Lua script so concurrent calls from any instance are atomic.
 pub struct RedisCounters {
-    conn: redis::aio::ConnectionManager,
+    conn: crate::redis_conn::Redis,
     prefix: String,
     timeout: Duration,
     consume: redis::Script,
@@ -321,7 +321,7 @@ return 1
 ";
 
 impl RedisCounters {
-    pub fn new(conn: redis::aio::ConnectionManager, prefix: String, timeout: Duration) -> Self {
+    pub fn new(conn: crate::redis_conn::Redis, prefix: String, timeout: Duration) -> Self {
         RedisCounters {
             conn,
             prefix,

@@ -26,6 +26,7 @@ use crate::mail::Mailer;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
 use crate::realtime::Realtime;
+use crate::redis_conn::Redis;
 use crate::scheduler::Scheduler;
 use crate::state::AppState;
 use crate::{http, i18n};
@@ -53,8 +54,7 @@ impl Application {
             settings.database.max_connections,
         )
         .await?;
-        let redis_parts = connect_redis(&settings).await?;
-        let redis = redis_parts.as_ref().map(|(_, conn)| conn.clone());
+        let redis = connect_redis(&settings).await?;
         // The shards are the HTTP workers' threads: the realtime work runs beside the
         // connections, one thread per core.
         let workers = match settings.server.workers {
@@ -62,7 +62,7 @@ impl Application {
             n => n,
         };
         let shards = Shards::on_workers(workers);
-        let realtime = Realtime::start(&settings, redis_parts, shards.clone());
+        let realtime = Realtime::start(&settings, redis.clone(), shards.clone());
         let secret = token_secret(&settings, &db, &data_dir, clock.now_ms()).await?;
         let code_key = db
             .shared_secret(
@@ -267,10 +267,8 @@ impl Shutdown {
     }
 }
 
-/// The client (for subscriber connections) and a managed connection for commands.
-async fn connect_redis(
-    settings: &Settings,
-) -> anyhow::Result<Option<(redis::Client, redis::aio::ConnectionManager)>> {
+/// Redis, if set, once it answered.
+async fn connect_redis(settings: &Settings) -> anyhow::Result<Option<Redis>> {
     if !is_set(&settings.redis.url) {
         return Ok(None);
     }
@@ -282,14 +280,11 @@ async fn connect_redis(
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_response_timeout(limit)
         .set_connection_timeout(limit);
-    let conn = tokio::time::timeout(
-        Duration::from_secs(5),
-        redis::aio::ConnectionManager::new_with_config(client.clone(), config),
-    )
-    .await
-    .context("connecting to Redis timed out")?
-    .context("connecting to Redis")?;
-    Ok(Some((client, conn)))
+    let redis = tokio::time::timeout(Duration::from_secs(5), Redis::connect(client, config))
+        .await
+        .context("connecting to Redis timed out")?
+        .context("connecting to Redis")?;
+    Ok(Some(redis))
 }
 
 /// The shortest `JWT_SECRET` accepted: HS256 keys shorter than its 32-byte hash are

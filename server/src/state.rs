@@ -18,7 +18,7 @@ use crate::realtime::Realtime;
 
 pub struct AppState {
     pub db: Db,
-    pub redis: Option<redis::aio::ConnectionManager>,
+    pub redis: Option<crate::redis_conn::Redis>,
     pub tokens: Tokens,
     pub codes: CodeKey,
     pub hasher: PasswordHasher,

@@ -34,7 +34,7 @@ enum Store {
     /// Key → (window index, count).
     Memory(Mutex<HashMap<String, (i64, u32)>>),
     Redis {
-        conn: redis::aio::ConnectionManager,
+        conn: crate::redis_conn::Redis,
         prefix: String,
     },
 }
@@ -49,7 +49,7 @@ pub struct Attempt {
 impl RateLimits {
     pub fn new(
         s: &RateLimitSettings,
-        redis: Option<(redis::aio::ConnectionManager, String)>,
+        redis: Option<(crate::redis_conn::Redis, String)>,
         clock: SharedClock,
     ) -> anyhow::Result<Self> {
         let trusted_proxies = s

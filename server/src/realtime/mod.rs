@@ -23,6 +23,7 @@ use chat_actors::shard::Shards;
 
 use crate::chat::cache::Accounts;
 use crate::config::{is_set, Settings};
+use crate::redis_conn::Redis;
 use redis_relay::RedisRelay;
 use slots::AnswerSlots;
 
@@ -45,21 +46,16 @@ pub struct Realtime {
 
 impl Realtime {
     /// Starts `shards` arbiters (one per HTTP worker) with a hub on each.
-    pub fn start(
-        settings: &Settings,
-        redis: Option<(redis::Client, redis::aio::ConnectionManager)>,
-        shards: Shards,
-    ) -> Realtime {
+    pub fn start(settings: &Settings, redis: Option<Redis>, shards: Shards) -> Realtime {
         let chat = &settings.chat;
         let answers = AnswerSlots::new(
             chat.max_parallel_answers,
             redis
                 .as_ref()
-                .map(|(_, conn)| (conn.clone(), settings.redis.prefix.clone())),
+                .map(|conn| (conn.clone(), settings.redis.prefix.clone())),
         );
-        let relay = redis.map(|(client, conn)| {
+        let relay = redis.map(|conn| {
             Arc::new(RedisRelay::new(
-                client,
                 conn,
                 settings.redis.prefix.clone(),
                 settings.redis_timeout(),
@@ -101,7 +97,7 @@ impl Realtime {
     /// other instances send goes to the hubs on them).
     pub fn attach_relay(&self) {
         if let Some(relay) = &self.relay {
-            relay.attach(self.hubs.clone(), self.accounts.clone());
+            relay.attach(&self.shards, self.hubs.clone(), self.accounts.clone());
         }
     }
 

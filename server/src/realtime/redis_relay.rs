@@ -32,11 +32,13 @@ use std::time::Duration;
 
 use chat_actors::generation::Snapshot;
 use chat_actors::hub::{Deliver, DeltaMeta, Event, FanOut, FromRemote, Hubs, Presence, RemoteSnapshot};
+use chat_actors::shard::Shards;
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::chat::cache::Accounts;
 use crate::outage::redis_call;
+use crate::redis_conn::Redis;
 
 /// Running text and claims kept this long at most (no answer runs that long).
 const LIVE_TTL_SECS: u64 = 3600;
@@ -73,7 +75,7 @@ pub struct RedisRelay {
     prefix: String,
     /// Tells this instance's own publications apart from other instances'.
     origin: String,
-    conn: redis::aio::ConnectionManager,
+    conn: Redis,
     client: redis::Client,
     timeout: Duration,
     writer: mpsc::Sender<Command>,
@@ -89,13 +91,7 @@ pub struct RedisRelay {
 }
 
 impl RedisRelay {
-    pub fn new(
-        client: redis::Client,
-        conn: redis::aio::ConnectionManager,
-        prefix: String,
-        timeout: Duration,
-        queue: usize,
-    ) -> Self {
+    pub fn new(conn: Redis, prefix: String, timeout: Duration, queue: usize) -> Self {
         let (writer, writer_rx) = mpsc::channel(queue.max(1));
         // Unbounded, but the subscriber folds it into its set of channels even while
         // Redis is away, so it holds at most one change per user.
@@ -103,8 +99,8 @@ impl RedisRelay {
         RedisRelay {
             prefix,
             origin: crate::auth::codes::new_token(),
+            client: conn.client().clone(),
             conn,
-            client,
             timeout,
             writer,
             writer_rx: Mutex::new(Some(writer_rx)),
@@ -116,9 +112,10 @@ impl RedisRelay {
         }
     }
 
-    /// Starts the writer and the subscriber; events from other instances go to the hub
-    /// of their user, and those that change a user or plan drop it from `accounts`.
-    pub fn attach(&self, hubs: Hubs, accounts: Arc<Accounts>) {
+    /// Starts the writer and the subscriber, on the first and the last shard (nothing
+    /// runs on the System thread); events from other instances go to the hub of their
+    /// user, and those that change a user or plan drop it from `accounts`.
+    pub fn attach(&self, shards: &Shards, hubs: Hubs, accounts: Arc<Accounts>) {
         let _ = self.hubs.set(hubs.clone());
         if let Some(rx) = self.writer_rx.lock().unwrap().take() {
             let writer = Writer {
@@ -128,7 +125,7 @@ impl RedisRelay {
                 forgets: self.forgets.clone(),
                 queue: self.writer.max_capacity(),
             };
-            tokio::spawn(writer.run(rx));
+            shards.arbiter_at(0).spawn(writer.run(rx));
         }
         if let Some(rx) = self.watch_rx.lock().unwrap().take() {
             let channels = Channels {
@@ -144,7 +141,7 @@ impl RedisRelay {
                 origin: self.origin.clone(),
                 writer: self.writer.clone(),
             };
-            tokio::spawn(subscriber.run(rx));
+            shards.arbiter_at(shards.len() - 1).spawn(subscriber.run(rx));
         }
     }
 
@@ -460,7 +457,7 @@ impl FanOut for RedisRelay {
 
 /// Sends commands in order, as many as are waiting in one pipeline.
 struct Writer {
-    conn: redis::aio::ConnectionManager,
+    conn: Redis,
     timeout: Duration,
     overflowing: Arc<AtomicBool>,
     forgets: Arc<Mutex<Vec<LiveKeys>>>,

@@ -30,11 +30,11 @@ return 1
 pub struct AnswerSlots {
     max: usize,
     local: Mutex<HashMap<String, usize>>,
-    redis: Option<(redis::aio::ConnectionManager, String)>,
+    redis: Option<(crate::redis_conn::Redis, String)>,
 }
 
 impl AnswerSlots {
-    pub fn new(max: usize, redis: Option<(redis::aio::ConnectionManager, String)>) -> Self {
+    pub fn new(max: usize, redis: Option<(crate::redis_conn::Redis, String)>) -> Self {
         AnswerSlots {
             max: max.max(1),
             local: Mutex::new(HashMap::new()),
