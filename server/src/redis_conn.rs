@@ -25,8 +25,8 @@ use tokio::sync::OnceCell;
 pub struct Redis {
     /// Tells the connections of several servers in one process (tests) apart.
     id: u64,
-    client: redis::Client,
-    config: ConnectionManagerConfig,
+    /// What a thread's connection is made from (shared: a clone is a pointer).
+    how: Arc<(redis::Client, ConnectionManagerConfig)>,
 }
 
 thread_local! {
@@ -43,15 +43,14 @@ impl Redis {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let redis = Redis {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
-            client,
-            config,
+            how: Arc::new((client, config)),
         };
         redis.here().await?;
         Ok(redis)
     }
 
     pub fn client(&self) -> &redis::Client {
-        &self.client
+        &self.how.0
     }
 
     /// This thread's connection, made now if it has none. A failed attempt leaves none,
@@ -59,7 +58,8 @@ impl Redis {
     async fn here(&self) -> redis::RedisResult<ConnectionManager> {
         let cell =
             CONNECTIONS.with(|connections| connections.borrow_mut().entry(self.id).or_default().clone());
-        let connect = || ConnectionManager::new_with_config(self.client.clone(), self.config.clone());
+        let (client, config) = &*self.how;
+        let connect = || ConnectionManager::new_with_config(client.clone(), config.clone());
         cell.get_or_try_init(connect).await.cloned()
     }
 }
@@ -84,6 +84,6 @@ impl ConnectionLike for Redis {
     }
 
     fn get_db(&self) -> i64 {
-        self.client.get_connection_info().redis.db
+        self.how.0.get_connection_info().redis.db
     }
 }
