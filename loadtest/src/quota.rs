@@ -50,7 +50,9 @@ pub async fn run(
     );
     let db = Db::connect(&settings.database.url, &settings.server.data_dir, 16).await?;
     let client = redis::Client::open(redis_url)?;
-    let conn = redis::aio::ConnectionManager::new(client).await?;
+    // As in the server: each thread sends on a connection of its own.
+    let conn =
+        chat_server::redis_conn::Redis::connect(client, redis::aio::ConnectionManagerConfig::new()).await?;
     let catalogue = Arc::new(Catalogue::load(&settings.config_dir)?);
     let quotas = Arc::new(Quotas::start(
         db,
