@@ -235,7 +235,8 @@ impl Generation {
         };
         let mut answer = self.answer.borrow_mut();
         answer.flush();
-        // After the last delta and through the same hub: a relay drops the stored text.
+        // After the last delta and through the same hub: the claim goes, and the other
+        // instances drop their copies after the last delta they got.
         answer.publish(Event::Ended {
             conversation_id: answer.conversation_id.clone(),
         });
