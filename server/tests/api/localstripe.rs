@@ -115,6 +115,33 @@ impl Fake {
         assert_eq!(status, 200, "registering a localstripe webhook");
     }
 
+    /// Sends no more events to webhook `name`, from a `Drop`: it blocks. localstripe
+    /// delivers each event to every webhook it knows, one after the other, so one
+    /// finished test's server that accepts a connection and never answers holds every
+    /// later test's deliveries for aiohttp's five-minute timeout. It has no route to
+    /// remove a webhook; one listening only for an event that never happens is as good.
+    /// Answers whether localstripe took it.
+    pub fn retire_webhook(&self, name: &str, url: &str, secret: &str) -> bool {
+        use std::io::{Read, Write};
+        let body = serde_json::json!({"url": url, "secret": secret, "events": ["test.retired"]}).to_string();
+        let host = self.base.trim_start_matches("http://");
+        let request = format!(
+            "POST /_config/webhooks/{name} HTTP/1.1\r\nHost: {host}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let send = || -> std::io::Result<String> {
+            let mut stream = std::net::TcpStream::connect(host)?;
+            stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+            stream.write_all(request.as_bytes())?;
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer)?;
+            Ok(answer)
+        };
+        send().is_ok_and(|answer| answer.starts_with("HTTP/1.1 200"))
+    }
+
     /// A card PaymentMethod, as Stripe.js makes from the card form.
     pub async fn card(&self, number: &str) -> String {
         let form = [

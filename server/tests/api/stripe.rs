@@ -15,6 +15,23 @@ struct StripeApp {
     app: TestApp,
     fake: Fake,
     secret: String,
+    /// The name of the webhook that sends localstripe's events to `app`, if any.
+    webhook: Option<String>,
+}
+
+/// The server goes with the test; its webhook must not outlive it (see `retire_webhook`).
+impl Drop for StripeApp {
+    fn drop(&mut self) {
+        if let Some(name) = &self.webhook {
+            let url = self.app.url("/api/payments/stripe/webhook");
+            let retired = self.fake.retire_webhook(name, &url, &self.secret);
+            // Not a second panic in a failing test's unwinding: that would abort the run.
+            assert!(
+                retired || std::thread::panicking(),
+                "localstripe did not retire webhook {name}"
+            );
+        }
+    }
 }
 
 /// None when localstripe is not installed (outside CI): the test then passes as skipped.
@@ -37,12 +54,17 @@ async fn spawn_stripe_app_with(webhooks: bool) -> Option<StripeApp> {
     })
     .await;
     let fake = Fake::new(&base);
-    if webhooks {
-        let name = uuid::Uuid::new_v4().simple().to_string();
-        fake.register_webhook(&name, &app.url("/api/payments/stripe/webhook"), &secret)
+    let webhook = webhooks.then(|| uuid::Uuid::new_v4().simple().to_string());
+    if let Some(name) = &webhook {
+        fake.register_webhook(name, &app.url("/api/payments/stripe/webhook"), &secret)
             .await;
     }
-    Some(StripeApp { app, fake, secret })
+    Some(StripeApp {
+        app,
+        fake,
+        secret,
+        webhook,
+    })
 }
 
 async fn subscription(app: &TestApp, user: &TestUser) -> Value {
