@@ -86,7 +86,7 @@ test-backends:
 		echo "== skipped: tests on Postgres and Redis (set TEST_DATABASE_URL=postgres://…/postgres and TEST_REDIS_URL=redis://…)"; \
 	fi
 
-# The standard load set (about twenty minutes; release builds, local Postgres and Redis when
+# The standard load set (about half an hour; release builds, local Postgres and Redis when
 # there), written into docs/performance.md. See loadtest/bench.sh.
 bench:
 	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) bash loadtest/bench.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench`: the standard load set (about twenty minutes) against release builds,
+# `make bench`: the standard load set (about half an hour) against release builds,
 # written into docs/performance.md between its bench markers. Server and harness share this
 # machine. Postgres and Redis (for the three-server idle run and the quota run) come from
 # BENCH_DATABASE_URL and BENCH_REDIS_URL, by default the local ones; without them those
@@ -20,6 +20,10 @@ STUB_ADDR=127.0.0.1:9300 STUB_TOKENS=120 STUB_RATE=50 STUB_FIRST_MS=0
 # evenly over the window instead of in waves of all users at once. One user gets a longer
 # window: it answers only ~0.4 times a second, and each answer is one first-token sample.
 STUB_SPREAD=2.4
+# Every chat scenario runs twice: with the demo model, and through a second stub at the
+# demo model's pace (the `*-stub` runs), so the path to a real model is measured under the
+# same loads: the model's stream over HTTP, SSE parsing, titles from the stub.
+PACE_STUB_ADDR=127.0.0.1:9301
 stub_secs() { if [ "$1" = 1 ]; then echo 30; else echo 20; fi; }
 # Capacity searches (a stepped ramp of chat users, one tab each, at the same pace): steps
 # from 200 users, 25% more each, 5 s for a step's new users to start, then a 10 s window
@@ -88,6 +92,26 @@ run() {
   cat "$RESULTS/$name.txt" >&2
 }
 
+# start_stub ADDR RATE TOKENS: a model stub (its own process) answering TOKENS tokens at
+# RATE a second; its pid in STUB_PID.
+start_stub() {
+  local addr=$1 rate=$2 tokens=$3
+  "$LT" model-stub --bind "$addr" --tokens-per-sec "$rate" --reply-tokens "$tokens" \
+    --first-token-ms "$STUB_FIRST_MS" --threads 2 2>>"$WORK/model-stub.log" &
+  PIDS+=($!)
+  STUB_PID=$!
+  for _ in $(seq 100); do
+    curl -fs "http://$addr/v1/models" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "model stub did not start on $addr; see $WORK/model-stub.log" >&2
+  exit 1
+}
+start_stub "$PACE_STUB_ADDR" "$TOKENS_PER_SEC" "$REPLY_TOKENS"
+PACE_STUB=$STUB_PID
+# A server's environment for the `*-stub` runs (async-openai adds /chat/completions).
+VIA_PACE_STUB=(OPENAI_API_KEY=bench OPENAI_BASE_URL="http://$PACE_STUB_ADDR/v1")
+
 # --- SQLite, one server --------------------------------------------------------------
 DATA_DIR=$WORK/sqlite "$SERVER" users seed --count 10000 --password "$PASSWORD" --plan plus \
   --tokens "$WORK/users.tsv" >&2
@@ -109,6 +133,20 @@ start_server cap-server 8080 DATA_DIR="$WORK/sqlite"
 PID=$LAST_PID
 run cap-server capacity --tokens "$WORK/users.tsv" --server-pid "$PID" --batch-ms "$BATCH_MS" "${CAPACITY[@]}"
 stop_server "$PID"
+# The same runs through the stub at the demo model's pace, on a fresh server.
+start_server sqlite-stub 8080 DATA_DIR="$WORK/sqlite" "${VIA_PACE_STUB[@]}"
+PID=$LAST_PID
+COMMON=(--tokens "$WORK/users.tsv" --server-pid "$PID" --stub-pid "$PACE_STUB" --batch-ms "$BATCH_MS")
+run chat-5k-stub chat "${COMMON[@]}" --users 5000 --tabs 1 --duration 30 --interval "$INTERVAL"
+run chat-2tabs-stub chat "${COMMON[@]}" --users 1000 --tabs 2 --duration 20 --interval "$INTERVAL"
+run logins-stub chat "${COMMON[@]}" --users 1000 --tabs 1 --duration 20 --interval "$INTERVAL" \
+  --login-flood 128 --password "$PASSWORD"
+stop_server "$PID"
+start_server cap-server-stub 8080 DATA_DIR="$WORK/sqlite" "${VIA_PACE_STUB[@]}"
+PID=$LAST_PID
+run cap-server-stub capacity --tokens "$WORK/users.tsv" --server-pid "$PID" --stub-pid "$PACE_STUB" \
+  --batch-ms "$BATCH_MS" "${CAPACITY[@]}"
+stop_server "$PID"
 
 # --- The bare relay, same loads as chat-5k and chat-2tabs ----------------------------
 # start_relay: a fresh relay on 9090, its pid in BASE.
@@ -129,13 +167,14 @@ start_relay
 run cap-relay capacity --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
   --batch-ms "$BATCH_MS" "${CAPACITY[@]}"
 stop_server "$BASE"
-# At half the relay's capacity, fresh each: the relay and the server on the same load (CPU
-# per frame, beyond batching, pre-stream), then both holding idle sockets (RSS each).
+# At half the relay's capacity (that many streams, each to a user's two tabs), fresh each:
+# the relay and the server on the same load (CPU per frame, beyond batching, pre-stream,
+# tab ↔ tab), then both holding idle sockets (RSS each).
 HALF=$(python3 -c 'import json,sys; print(max(100, (json.load(open(sys.argv[1])).get("capacity") or 0) // 2))' \
   "$RESULTS/cap-relay.json")
 start_relay
 run half-relay chat --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
-  --batch-ms "$BATCH_MS" --users "$HALF" --tabs 1 --duration 20 --interval "$INTERVAL"
+  --batch-ms "$BATCH_MS" --users "$HALF" --tabs 2 --duration 20 --interval "$INTERVAL"
 stop_server "$BASE"
 start_relay
 run idle-relay idle --url ws://127.0.0.1:9090/api/ws --tokens "$WORK/users.tsv" --server-pid "$BASE" \
@@ -144,19 +183,17 @@ stop_server "$BASE"
 start_server half-server 8080 DATA_DIR="$WORK/sqlite"
 PID=$LAST_PID
 run half-server chat --tokens "$WORK/users.tsv" --server-pid "$PID" --batch-ms "$BATCH_MS" \
-  --users "$HALF" --tabs 1 --duration 20 --interval "$INTERVAL"
+  --users "$HALF" --tabs 2 --duration 20 --interval "$INTERVAL"
+stop_server "$PID"
+start_server half-server-stub 8080 DATA_DIR="$WORK/sqlite" "${VIA_PACE_STUB[@]}"
+PID=$LAST_PID
+run half-server-stub chat --tokens "$WORK/users.tsv" --server-pid "$PID" --stub-pid "$PACE_STUB" \
+  --batch-ms "$BATCH_MS" --users "$HALF" --tabs 2 --duration 20 --interval "$INTERVAL"
 stop_server "$PID"
 
 # --- The real-model path: the stub called directly, then through the server ----------
-"$LT" model-stub --bind "$STUB_ADDR" --tokens-per-sec "$STUB_RATE" --reply-tokens "$STUB_TOKENS" \
-  --first-token-ms "$STUB_FIRST_MS" --threads 2 2>"$WORK/model-stub.log" &
-PIDS+=($!)
-STUB=$!
-for _ in $(seq 100); do
-  curl -fs "http://$STUB_ADDR/v1/models" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-curl -fs "http://$STUB_ADDR/v1/models" >/dev/null || { echo "model stub did not start; see $WORK/model-stub.log" >&2; exit 1; }
+start_stub "$STUB_ADDR" "$STUB_RATE" "$STUB_TOKENS"
+STUB=$STUB_PID
 for n in 1 50 100; do
   run "direct-$n" direct --stub "http://$STUB_ADDR" --stub-pid "$STUB" --concurrency "$n" \
     --spread "$STUB_SPREAD" --duration "$(stub_secs "$n")"
@@ -191,6 +228,15 @@ if psql "${PG_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${PG_URL##*/}" >/de
   P2=$LAST_PID
   run chat-2inst chat --tokens "$WORK/pg-users.tsv" --users 1000 --tabs 2 --duration 20 \
     --interval "$INTERVAL" --batch-ms "$BATCH_MS" \
+    --url ws://127.0.0.1:8081/api/ws --url ws://127.0.0.1:8082/api/ws --server-pid "$P1" --server-pid "$P2"
+  stop_server "$P1"
+  stop_server "$P2"
+  start_server pg1 8081 "${SHARED[@]}" "${VIA_PACE_STUB[@]}"
+  P1=$LAST_PID
+  start_server pg2 8082 "${SHARED[@]}" "${VIA_PACE_STUB[@]}"
+  P2=$LAST_PID
+  run chat-2inst-stub chat --tokens "$WORK/pg-users.tsv" --users 1000 --tabs 2 --duration 20 \
+    --interval "$INTERVAL" --batch-ms "$BATCH_MS" --stub-pid "$PACE_STUB" \
     --url ws://127.0.0.1:8081/api/ws --url ws://127.0.0.1:8082/api/ws --server-pid "$P1" --server-pid "$P2"
   stop_server "$P1"
   stop_server "$P2"

@@ -19,22 +19,49 @@ const RUNS: &[(&str, &str)] = &[
     ("baseline", "Bare actix-ws relay (the floor)"),
     ("chat-5k", "5,000 streams, one tab each"),
     (
+        "chat-5k-stub",
+        "5,000 streams, one tab each, through the model stub",
+    ),
+    (
         "relay-2tabs",
         "Bare actix-ws relay, 1,000 users × 2 tabs (the floor)",
     ),
     ("chat-2tabs", "1,000 users × 2 tabs streaming"),
     (
+        "chat-2tabs-stub",
+        "1,000 users × 2 tabs streaming through the model stub",
+    ),
+    (
         "chat-2inst",
         "1,000 users × 2 tabs, each tab on another instance (Postgres + Redis)",
     ),
+    (
+        "chat-2inst-stub",
+        "1,000 users × 2 tabs, each tab on another instance, through the model stub",
+    ),
     ("logins", "Streaming during a login flood"),
+    (
+        "logins-stub",
+        "Streaming through the model stub during a login flood",
+    ),
     (
         "cap-relay",
         "Capacity of the bare relay: stepped ramp (the floor)",
     ),
     ("cap-server", "Capacity of the server (SQLite): stepped ramp"),
-    ("half-relay", "Bare relay at half its capacity"),
-    ("half-server", "The server at half the relay's capacity (SQLite)"),
+    (
+        "cap-server-stub",
+        "Capacity of the server through the model stub: stepped ramp",
+    ),
+    ("half-relay", "Bare relay at half its capacity, 2 tabs a user"),
+    (
+        "half-server",
+        "The server at half the relay's capacity, 2 tabs a user (SQLite)",
+    ),
+    (
+        "half-server-stub",
+        "The server at half the relay's capacity, 2 tabs a user, through the model stub",
+    ),
     ("idle-relay", "Bare relay holding idle sockets (the floor)"),
     ("direct-1", "Model stub called directly, 1 user"),
     ("stub-1", "Through the server to the model stub, 1 user"),
@@ -282,6 +309,7 @@ pub fn section(dir: &Path, date: &str) -> String {
     }
     out.push_str(&real_model(&get));
     out.push_str(&half_capacity(&get));
+    out.push_str(&through_stub(&get));
     for (name, title) in RUNS {
         let Some(report) = get(name) else { continue };
         let text = std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap_or_default();
@@ -407,54 +435,138 @@ fn real_model(get: &dyn Fn(&str) -> Option<Value>) -> String {
 }
 
 /// The budgets of issue 12 measured against the relay: at half the relay's capacity
-/// (`half-server` beside `half-relay`, same users and pace) and idle sockets (`idle-1`
-/// beside `idle-relay`, same count).
+/// (`half-server` and `half-server-stub` beside `half-relay`: the same users, two tabs
+/// each, at the same pace) and idle sockets (`idle-1` beside `idle-relay`, same count).
 fn half_capacity(get: &dyn Fn(&str) -> Option<Value>) -> String {
-    let (server, relay) = (get("half-server"), get("half-relay"));
-    if server.is_none() && relay.is_none() {
+    let relay = get("half-relay");
+    let servers = [
+        ("demo model", get("half-server")),
+        ("model stub", get("half-server-stub")),
+    ];
+    if relay.is_none() && servers.iter().all(|(_, r)| r.is_none()) {
         return String::new();
     }
     let f = |r: &Option<Value>, p: &str| r.as_ref().and_then(|v| num(v, p));
-    let both = |p: &str| f(&server, p).zip(f(&relay, p));
-    let users = f(&server, "sessions_held").map_or("?".into(), |n| format!("{n:.0}"));
+    let users = servers
+        .iter()
+        .find_map(|(_, r)| f(r, "users"))
+        .or_else(|| f(&relay, "users"))
+        .map_or("?".into(), |n| format!("{n:.0}"));
     let mut out = format!(
-        "\n### Against the relay: {users} streams (half the relay's capacity), and idle sockets\n\n\
-         | Budget (issue 12) | Target | Measured | |\n|---|---|---|---|\n"
+        "\n### Against the relay: {users} streams (half the relay's capacity, two tabs a user), and idle sockets\n\n\
+         | Budget (issue 12) | Model | Target | Measured | |\n|---|---|---|---|---|\n"
     );
-    let cpu = both("server_cpu_us_per_frame");
-    let _ = writeln!(
-        out,
-        "| CPU per delta at half capacity | ≤ 1.3× the relay's | {} | {} |",
-        cpu.map_or("not run".into(), |(s, r)| format!(
-            "{s:.1} vs {r:.1} µs/frame ({:.2}×)",
-            s / r
-        )),
-        verdict(cpu.map(|(s, r)| s <= 1.3 * r))
-    );
-    let beyond = both("beyond_batch.p99_ms");
-    let _ = writeln!(
-        out,
-        "| Beyond-batching p99 at half capacity | ≤ the relay's + 2 ms | {} | {} |",
-        beyond.map_or("not run".into(), |(s, r)| format!("{s:.2} vs {r:.2} ms")),
-        verdict(beyond.map(|(s, r)| s <= r + 2.0))
-    );
-    let pre = both("pre_stream.p99_ms");
-    let _ = writeln!(
-        out,
-        "| Pre-stream p99 at half capacity | ≤ 5 ms | {} | {} |",
-        pre.map_or("not run".into(), |(s, r)| format!("{s:.2} ms (relay: {r:.2} ms)")),
-        verdict(pre.map(|(s, _)| s <= 5.0))
-    );
+    for (model, server) in &servers {
+        let both = |p: &str| f(server, p).zip(f(&relay, p));
+        let mut line = |what: &str, target: &str, measured: Option<String>, ok: Option<bool>| {
+            let _ = writeln!(
+                out,
+                "| {what} | {model} | {target} | {} | {} |",
+                measured.unwrap_or_else(|| "not run".into()),
+                verdict(ok)
+            );
+        };
+        let cpu = both("server_cpu_us_per_frame");
+        line(
+            "CPU per delta at half capacity",
+            "≤ 1.3× the relay's",
+            cpu.map(|(s, r)| format!("{s:.1} vs {r:.1} µs/frame ({:.2}×)", s / r)),
+            cpu.map(|(s, r)| s <= 1.3 * r),
+        );
+        let beyond = both("beyond_batch.p99_ms");
+        line(
+            "Beyond-batching p99 at half capacity",
+            "≤ the relay's + 2 ms",
+            beyond.map(|(s, r)| format!("{s:.2} vs {r:.2} ms")),
+            beyond.map(|(s, r)| s <= r + 2.0),
+        );
+        let inter = both("inter_tab.p99_ms");
+        line(
+            "Tab ↔ tab p99 at half capacity",
+            "≤ the 2-tab relay's + 1 ms",
+            inter.map(|(s, r)| format!("{s:.2} vs {r:.2} ms")),
+            inter.map(|(s, r)| s <= r + 1.0),
+        );
+        let pre = both("pre_stream.p99_ms");
+        line(
+            "Pre-stream p99 at half capacity",
+            "≤ 5 ms",
+            pre.map(|(s, r)| format!("{s:.2} ms (relay: {r:.2} ms)")),
+            pre.map(|(s, _)| s <= 5.0),
+        );
+    }
     let idle = f(&get("idle-1"), "server.rss_per_session_bytes")
         .zip(f(&get("idle-relay"), "server.rss_per_session_bytes"))
         .map(|(s, r)| (s / 1024.0, r / 1024.0));
     let _ = writeln!(
         out,
-        "| Idle RSS per socket | ≤ 12 KB, and ≤ the relay's + 3 KB | {} | {} |",
+        "| Idle RSS per socket | either | ≤ 12 KB, and ≤ the relay's + 3 KB | {} | {} |",
         idle.map_or("not run".into(), |(s, r)| format!(
             "{s:.1} KB vs the relay's {r:.1} KB"
         )),
         verdict(idle.map(|(s, r)| s <= 12.0 && s <= r + 3.0))
+    );
+    out
+}
+
+/// The chat scenarios run twice, `NAME` with the demo model and `NAME-stub` through the
+/// model stub at the demo model's pace: what the real-model path costs under each load.
+const STUB_PAIRS: &[(&str, &str)] = &[
+    ("chat-5k", "5,000 streams"),
+    ("chat-2tabs", "1,000 users × 2 tabs"),
+    ("chat-2inst", "1,000 users × 2 tabs on two instances"),
+    ("logins", "1,000 streams in a login flood"),
+    ("half-server", "Half the relay's capacity, 2 tabs a user"),
+];
+
+/// Every chat scenario with the demo model beside the same run through the model stub.
+fn through_stub(get: &dyn Fn(&str) -> Option<Value>) -> String {
+    let runs: Vec<_> = STUB_PAIRS
+        .iter()
+        .map(|(name, what)| (*what, get(name), get(&format!("{name}-stub"))))
+        .collect();
+    let caps = (capacity(&get("cap-server")), capacity(&get("cap-server-stub")));
+    if runs.iter().all(|(_, _, s)| s.is_none()) && caps.1.is_none() {
+        return String::new();
+    }
+    let f = |r: &Option<Value>, p: &str| r.as_ref().and_then(|v| num(v, p));
+    let cell = |r: &Option<Value>, p: &str, unit: &str, digits: usize| {
+        f(r, p).map_or("not run".into(), |v| format!("{v:.digits$}{unit}"))
+    };
+    let mut out = String::from(
+        "\n### Every chat scenario with the demo model and through the model stub\n\n\
+         The `*-stub` runs are the same loads with the model a stub at the demo model's pace \
+         (`loadtest model-stub`, its own process on the same two cores): the server then \
+         streams each answer over HTTP and parses its SSE, as with a real model. Server CPU \
+         per frame counts the server's process only.\n\n\
+         | Load | Model | Answers/s | Pre-stream p99 | Beyond batching p99 | Tab ↔ tab p99 | Server CPU / frame | Lost, duplicated, mismatched |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for (what, demo, stub) in &runs {
+        for (model, r) in [("demo", demo), ("stub", stub)] {
+            let faults = ["lost_deltas", "duplicated_deltas", "mismatched_answers"]
+                .iter()
+                .map(|k| f(r, k))
+                .sum::<Option<f64>>();
+            let _ = writeln!(
+                out,
+                "| {what} | {model} | {} | {} | {} | {} | {} | {} |",
+                cell(r, "answers_per_sec", "", 1),
+                cell(r, "pre_stream.p99_ms", " ms", 2),
+                cell(r, "beyond_batch.p99_ms", " ms", 2),
+                cell(r, "inter_tab.p99_ms", " ms", 2),
+                cell(r, "server_cpu_us_per_frame", " µs", 1),
+                faults.map_or("not run".into(), |v| format!("{v:.0}")),
+            );
+        }
+    }
+    let shown = |c: &Option<(f64, String)>| c.as_ref().map_or("not run".into(), |c| c.1.clone());
+    let _ = writeln!(
+        out,
+        "\nCapacity (streams held at beyond-batching p99 ≤ 5 ms, stepped ramp): demo model {}, \
+         model stub {}.",
+        shown(&caps.0),
+        shown(&caps.1)
     );
     out
 }
@@ -523,6 +635,23 @@ mod tests {
             "chat-2inst",
             serde_json::json!({"inter_tab": {"p99_ms": 6.5}, "lost_deltas": 0, "duplicated_deltas": 0, "mismatched_answers": 0}),
         );
+        // At half capacity: the server with the demo model meets every budget against the
+        // relay, the one through the stub misses CPU (1.5×) and tab ↔ tab (+1.5 ms).
+        let half = |cpu: f64, inter: f64| {
+            serde_json::json!({"users": 300, "server_cpu_us_per_frame": cpu, "beyond_batch": {"p99_ms": 3.0},
+                "inter_tab": {"p99_ms": inter}, "pre_stream": {"p99_ms": 2.0}})
+        };
+        write("half-relay", half(10.0, 2.0));
+        write("half-server", half(12.0, 2.5));
+        write("half-server-stub", half(15.0, 3.5));
+        let mut stub = chat.clone();
+        stub["answers_per_sec"] = serde_json::json!(249.5);
+        stub["lost_deltas"] = serde_json::json!(2);
+        write("chat-5k-stub", stub);
+        write(
+            "cap-server-stub",
+            serde_json::json!({"capacity": 1200, "failed_at": 1500, "capped": false, "steps": []}),
+        );
         real("direct-1", 1.0, 2.0, 0.4);
         real("stub-1", 1.5, 4.5, 0.4);
         real("direct-100", 2.0, 10.0, 40.0);
@@ -557,5 +686,20 @@ mod tests {
         assert!(line("| Added time to first token, 100").ends_with("| +4.00 ms | met |"));
         assert!(line("| Answers completed per second, 100").ends_with("36.00 vs 40.00/s (0.90×) | met |"));
         assert!(line("| Answers completed per second, 50").ends_with("| not run | not run |"));
+        assert!(s.contains("### Against the relay: 300 streams (half the relay's capacity, two tabs a user)"));
+        assert!(line("| CPU per delta at half capacity | demo model").ends_with("(1.20×) | met |"));
+        assert!(line("| CPU per delta at half capacity | model stub").ends_with("(1.50×) | **missed** |"));
+        assert!(line("| Tab ↔ tab p99 at half capacity | demo model").ends_with("| 2.50 vs 2.00 ms | met |"));
+        assert!(line("| Tab ↔ tab p99 at half capacity | model stub")
+            .ends_with("| 3.50 vs 2.00 ms | **missed** |"));
+        // Each load with the demo model beside the stub; a load not run says so.
+        assert!(
+            line("| 5,000 streams | demo |").ends_with("| 12.00 ms | 3.50 ms | not run | 10.0 µs | 0 |"),
+            "{s}"
+        );
+        assert!(line("| 5,000 streams | stub |").starts_with("| 5,000 streams | stub | 249.5 |"));
+        assert!(line("| 5,000 streams | stub |").ends_with("| 2 |"));
+        assert!(line("| 1,000 users × 2 tabs | stub |").ends_with("| not run | not run |"));
+        assert!(s.contains("demo model 1500 (1900 did not hold), model stub 1200 (1500 did not hold)."));
     }
 }
