@@ -63,6 +63,16 @@ sed -e 's/^frame_timestamps = false/frame_timestamps = true/' \
     config/default.toml > "$WORK/config/default.toml"
 export CONFIG_DIR=$WORK/config RUST_LOG=warn
 
+# wait_for URL WHAT LOG: waits up to 10 s until URL answers, or stops the bench.
+wait_for() {
+  for _ in $(seq 100); do
+    curl -fs "$1" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "$2 did not start; see $3" >&2
+  exit 1
+}
+
 # start_server NAME PORT [ENV=VALUE...]: starts a server, waits for its health check.
 start_server() {
   local name=$1 port=$2
@@ -74,12 +84,7 @@ start_server() {
   env DATA_DIR="$WORK/$name" BIND_ADDR="127.0.0.1:$port" "$@" "$SERVER" >"$WORK/$name.log" 2>&1 &
   PIDS+=($!)
   LAST_PID=$!
-  for _ in $(seq 100); do
-    curl -fs "http://127.0.0.1:$port/api/health" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "server $name did not start; see $WORK/$name.log" >&2
-  exit 1
+  wait_for "http://127.0.0.1:$port/api/health" "server $name" "$WORK/$name.log"
 }
 stop_server() { kill "$1"; wait "$1" 2>/dev/null || true; }
 
@@ -100,12 +105,7 @@ start_stub() {
     --first-token-ms "$STUB_FIRST_MS" --threads 2 2>>"$WORK/model-stub.log" &
   PIDS+=($!)
   STUB_PID=$!
-  for _ in $(seq 100); do
-    curl -fs "http://$addr/v1/models" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "model stub did not start on $addr; see $WORK/model-stub.log" >&2
-  exit 1
+  wait_for "http://$addr/v1/models" "model stub on $addr" "$WORK/model-stub.log"
 }
 start_stub "$PACE_STUB_ADDR" "$TOKENS_PER_SEC" "$REPLY_TOKENS"
 PACE_STUB=$STUB_PID

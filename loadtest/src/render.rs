@@ -81,6 +81,11 @@ fn num(v: &Value, path: &str) -> Option<f64> {
     path.split('.').try_fold(v, |v, k| v.get(k))?.as_f64()
 }
 
+/// A number of a report that may not have run.
+fn f(report: &Option<Value>, path: &str) -> Option<f64> {
+    report.as_ref().and_then(|v| num(v, path))
+}
+
 fn ms(v: Option<f64>) -> String {
     v.map_or("not run".into(), |x| format!("{x:.2} ms"))
 }
@@ -145,7 +150,6 @@ pub fn section(dir: &Path, date: &str) -> String {
         get("quota"),
         get("baseline"),
     );
-    let f = |r: &Option<Value>, p: &str| r.as_ref().and_then(|v| num(v, p));
     let mut rows: Vec<[String; 4]> = Vec::new();
     let mut row = |what: &str, budget: &str, measured: String, ok: Option<bool>| {
         rows.push([what.into(), budget.into(), measured, verdict(ok).into()]);
@@ -446,7 +450,6 @@ fn half_capacity(get: &dyn Fn(&str) -> Option<Value>) -> String {
     if relay.is_none() && servers.iter().all(|(_, r)| r.is_none()) {
         return String::new();
     }
-    let f = |r: &Option<Value>, p: &str| r.as_ref().and_then(|v| num(v, p));
     let users = servers
         .iter()
         .find_map(|(_, r)| f(r, "users"))
@@ -529,7 +532,6 @@ fn through_stub(get: &dyn Fn(&str) -> Option<Value>) -> String {
     if runs.iter().all(|(_, _, s)| s.is_none()) && caps.1.is_none() {
         return String::new();
     }
-    let f = |r: &Option<Value>, p: &str| r.as_ref().and_then(|v| num(v, p));
     let cell = |r: &Option<Value>, p: &str, unit: &str, digits: usize| {
         f(r, p).map_or("not run".into(), |v| format!("{v:.digits$}{unit}"))
     };

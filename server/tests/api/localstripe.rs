@@ -115,12 +115,13 @@ impl Fake {
         assert_eq!(status, 200, "registering a localstripe webhook");
     }
 
-    /// Sends no more events to webhook `name`, from a `Drop`: it blocks. localstripe
-    /// delivers each event to every webhook it knows, one after the other, so one
-    /// finished test's server that accepts a connection and never answers holds every
-    /// later test's deliveries for aiohttp's five-minute timeout. It has no route to
-    /// remove a webhook; one listening only for an event that never happens is as good.
-    /// Answers whether localstripe took it.
+    /// Sends no more events to webhook `name`, from a `Drop`: it blocks (hence no
+    /// `post`). localstripe delivers each event to every webhook it was ever given, one
+    /// after the other in the order they came, so a late test's deliveries waited
+    /// behind every earlier test's server, each a new connection and, for the live ones
+    /// busy under the parallel suite, a slow answer. It has no route to remove a
+    /// webhook; one listening only for an event that never happens is as good. Answers
+    /// whether localstripe took it.
     pub fn retire_webhook(&self, name: &str, url: &str, secret: &str) -> bool {
         use std::io::{Read, Write};
         let body = serde_json::json!({"url": url, "secret": secret, "events": ["test.retired"]}).to_string();
