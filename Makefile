@@ -10,10 +10,12 @@ TEST_LOG := $(CARGO_TARGET_DIR)/test-output.log
 WEB_TEST_JSON := $(CARGO_TARGET_DIR)/web-test-results.json
 E2E_LOG := $(CARGO_TARGET_DIR)/e2e-output.log
 
-# localstripe (a Stripe fake, from PyPI) for the Stripe tests lives in this venv.
+# localstripe (a Stripe fake) and moto (an S3 fake, for attachments in a bucket), both
+# from PyPI, live in this venv for the tests.
 CHAT_VENV ?= /var/tmp/chat-venv
 export CHAT_VENV
 LOCALSTRIPE_VERSION := 1.15.10
+MOTO_VERSION := 5.2.5
 
 .PHONY: run build web web-deps test test-deps test-rust test-backends test-web lint bench
 
@@ -51,7 +53,8 @@ test-web: web-deps
 	cd web && CHAT_SERVER_BIN=$(CARGO_TARGET_DIR)/debug/chat-server node --test --test-reporter=tap e2e/ 2>&1 | tee $(E2E_LOG)
 
 ## What the tests need beyond cargo and npm: Debian's Chromium (end-to-end tests), poppler's
-## pdftotext (reads invoice PDFs back), and localstripe in $(CHAT_VENV) (needs python3-venv).
+## pdftotext (reads invoice PDFs back), and localstripe and moto in $(CHAT_VENV) (needs
+## python3-venv).
 ## A missing system package stops here with the one command that installs them all.
 test-deps:
 	@missing=""; \
@@ -63,10 +66,11 @@ test-deps:
 		echo "  apt-get update && apt-get install -y chromium poppler-utils python3-venv"; \
 		exit 1; \
 	fi
-	@if [ "$$($(CHAT_VENV)/bin/pip show localstripe 2>/dev/null | sed -n 's/^Version: //p')" != "$(LOCALSTRIPE_VERSION)" ]; then \
-		echo "installing localstripe==$(LOCALSTRIPE_VERSION) into $(CHAT_VENV)"; \
+	@if [ "$$($(CHAT_VENV)/bin/pip show localstripe 2>/dev/null | sed -n 's/^Version: //p')" != "$(LOCALSTRIPE_VERSION)" ] || \
+		[ "$$($(CHAT_VENV)/bin/pip show moto 2>/dev/null | sed -n 's/^Version: //p')" != "$(MOTO_VERSION)" ]; then \
+		echo "installing localstripe==$(LOCALSTRIPE_VERSION) and moto[server]==$(MOTO_VERSION) into $(CHAT_VENV)"; \
 		python3 -m venv $(CHAT_VENV) && \
-		$(CHAT_VENV)/bin/pip install --quiet --disable-pip-version-check localstripe==$(LOCALSTRIPE_VERSION); \
+		$(CHAT_VENV)/bin/pip install --quiet --disable-pip-version-check localstripe==$(LOCALSTRIPE_VERSION) 'moto[server]==$(MOTO_VERSION)'; \
 	fi
 
 lint:

@@ -10,6 +10,33 @@ pub struct Turn {
     /// `system`, `user` or `assistant`
     pub role: &'static str,
     pub content: String,
+    /// Images the user sent with this turn (vision).
+    pub images: Vec<ImagePart>,
+}
+
+/// An image as the model receives it: the stored bytes, with what the demo model tells
+/// about it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ImagePart {
+    pub name: String,
+    pub mime: String,
+    pub width: u32,
+    pub height: u32,
+    pub data: bytes::Bytes,
+}
+
+impl std::fmt::Debug for ImagePart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ImagePart({}, {}, {}x{}, {} bytes)",
+            self.name,
+            self.mime,
+            self.width,
+            self.height,
+            self.data.len()
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -120,12 +147,35 @@ const DEMO_WORDS: &[&str] = &[
     "}\n```\n\n",
 ];
 
+/// What the demo model says first about the images of a question, so that a user (and a
+/// test) can see what reached the model: `I received 2 images: a.png (64×48), b.jpg (10×10).`
+pub fn describe_images(images: &[ImagePart]) -> String {
+    let list: Vec<String> = images
+        .iter()
+        .map(|i| format!("{} ({}×{})", i.name.replace(['*', '`'], ""), i.width, i.height))
+        .collect();
+    let noun = if images.len() == 1 { "image" } else { "images" };
+    format!("I received {} {noun}: {}.", images.len(), list.join(", "))
+}
+
 impl DemoProvider {
-    /// The `i`-th token of the answer to `question`.
-    fn token(question: &str, i: usize) -> String {
+    /// The `i`-th token of the answer to `question` (its text, and what it says of its
+    /// images).
+    fn token(question: &(String, String), i: usize) -> String {
         if i == 0 {
-            let echo: String = question.chars().take(60).collect();
-            return format!("You said: *{}*.\n\n", echo.replace('*', ""));
+            let (text, images) = question;
+            let echo: String = text.chars().take(60).collect();
+            let said = if echo.is_empty() {
+                String::new()
+            } else {
+                format!("You said: *{}*.", echo.replace('*', ""))
+            };
+            let sep = if images.is_empty() || said.is_empty() {
+                ""
+            } else {
+                " "
+            };
+            return format!("{images}{sep}{said}\n\n");
         }
         let word = DEMO_WORDS[(i - 1) % DEMO_WORDS.len()];
         // A word that ends a line needs no space after it; every other word does.
@@ -148,7 +198,14 @@ impl ModelProvider for DemoProvider {
             .iter()
             .rev()
             .find(|t| t.role == "user")
-            .map(|t| t.content.clone())
+            .map(|t| {
+                let images = if t.images.is_empty() {
+                    String::new()
+                } else {
+                    describe_images(&t.images)
+                };
+                (t.content.clone(), images)
+            })
             .unwrap_or_default();
         let total = self.reply_tokens.max(1);
         let period = Duration::from_secs_f64(1.0 / f64::from(self.tokens_per_sec.max(1)));
@@ -206,6 +263,7 @@ mod tests {
             messages: vec![Turn {
                 role: "user",
                 content: "Hello there".into(),
+                images: vec![],
             }],
             max_tokens: None,
         };
@@ -230,6 +288,40 @@ mod tests {
             text.contains("\n\n- Configure") && text.contains("fn main()"),
             "{text}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_demo_answer_starts_by_naming_the_images_it_received() {
+        let demo = DemoProvider {
+            tokens_per_sec: 100,
+            reply_tokens: 2,
+        };
+        let image = |name: &str, width, height| ImagePart {
+            name: name.into(),
+            mime: "image/png".into(),
+            width,
+            height,
+            data: bytes::Bytes::from_static(b"png"),
+        };
+        let ask = |content: &str, images| ModelRequest {
+            model: "m".into(),
+            messages: vec![Turn {
+                role: "user",
+                content: content.into(),
+                images,
+            }],
+            max_tokens: None,
+        };
+        let first = |request| async { demo.stream(request).next().await.unwrap().unwrap() };
+        assert_eq!(
+            first(ask("What is this?", vec![image("cat.png", 64, 48)])).await,
+            "I received 1 image: cat.png (64×48). You said: *What is this?*.\n\n"
+        );
+        assert_eq!(
+            first(ask("", vec![image("a.png", 1, 2), image("b*.jpg", 3, 4)])).await,
+            "I received 2 images: a.png (1×2), b.jpg (3×4).\n\n"
+        );
+        assert_eq!(first(ask("Hi", vec![])).await, "You said: *Hi*.\n\n");
     }
 
     #[tokio::test(start_paused = true)]

@@ -36,8 +36,28 @@ pub struct ChatSend {
     pub model: Option<String>,
     #[serde(default)]
     pub web_search: bool,
+    /// Ids of files the user uploaded (`POST /api/files`) and has not sent yet.
     #[serde(default)]
-    pub attachments: Vec<Value>,
+    pub attachments: Vec<String>,
+}
+
+/// A file attached to a message, as frames and the REST API show it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// `image` (documents later)
+    pub kind: String,
+    pub name: String,
+    pub mime: String,
+    /// Bytes stored.
+    pub size: u64,
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+    pub url: String,
+    pub thumbnail_url: Option<String>,
+    pub created_at: String,
 }
 
 /// A conversation as frames and the REST API show it.
@@ -68,6 +88,9 @@ pub struct Message {
     pub model: Option<String>,
     pub client_id: Option<String>,
     pub created_at: String,
+    /// The files sent with a user message (none on answers).
+    #[serde(default)]
+    pub attachments: Vec<Attachment>,
 }
 
 /// Frames the server sends.

@@ -18,6 +18,7 @@ pub struct Settings {
     pub auth: AuthSettings,
     pub rate_limit: RateLimitSettings,
     pub uploads: UploadSettings,
+    pub files: FileSettings,
     pub billing: BillingSettings,
     pub invoice: InvoiceSettings,
     pub model: ModelSettings,
@@ -131,6 +132,9 @@ pub struct InvoiceSettings {
 pub struct ModelSettings {
     pub openai_api_key: SecretString,
     pub openai_base_url: String,
+    /// Chat models that take images; a message with images for another model goes to
+    /// the plan's `imageAnalysisModel`.
+    pub vision_models: Vec<String>,
     pub timeout_secs: u64,
     /// Longest an answer may take in all, however steadily it streams.
     pub total_timeout_secs: u64,
@@ -171,6 +175,25 @@ pub struct UploadSettings {
     pub image_max_memory_mb: u64,
     /// Images decoded at once; past it uploads answer 429 `server_busy`.
     pub image_decodes: usize,
+}
+
+/// Attachments (`/api/files`): where they are kept and how images are stored. What a
+/// user may upload is the plan's (`files` in plans.toml).
+#[derive(Debug, Deserialize)]
+pub struct FileSettings {
+    /// Empty: files live under `$DATA_DIR/files`. Set: in this S3 bucket.
+    pub s3_bucket: String,
+    /// An S3-compatible endpoint (MinIO, R2, a test fake); empty for AWS itself.
+    pub s3_endpoint: String,
+    pub s3_region: String,
+    pub s3_access_key_id: String,
+    pub s3_secret_access_key: SecretString,
+    /// A stored image's longest side; larger ones are scaled down.
+    pub image_max_px: u32,
+    /// A thumbnail fits in a square of this side.
+    pub thumbnail_px: u32,
+    /// An upload never sent in a message is deleted after this.
+    pub unsent_hours: u64,
 }
 
 /// An empty secret stands for "not configured".
@@ -304,6 +327,21 @@ impl Settings {
         if let Some(v) = env("MODEL_TOTAL_TIMEOUT_SECS") {
             self.model.total_timeout_secs = v.parse().context("MODEL_TOTAL_TIMEOUT_SECS must be a number")?;
         }
+        if let Some(v) = env("S3_BUCKET") {
+            self.files.s3_bucket = v;
+        }
+        if let Some(v) = env("S3_ENDPOINT") {
+            self.files.s3_endpoint = v;
+        }
+        if let Some(v) = env("S3_REGION") {
+            self.files.s3_region = v;
+        }
+        if let Some(v) = env("S3_ACCESS_KEY_ID") {
+            self.files.s3_access_key_id = v;
+        }
+        if let Some(v) = env("S3_SECRET_ACCESS_KEY") {
+            self.files.s3_secret_access_key = secret(v);
+        }
         if let Some(v) = env("SHUTDOWN_GRACE_SECS") {
             self.server.shutdown_grace_secs = v.parse().context("SHUTDOWN_GRACE_SECS must be a number")?;
         }
@@ -316,6 +354,11 @@ impl Settings {
 
     pub fn uploads_dir(&self) -> PathBuf {
         self.server.data_dir.join("uploads")
+    }
+
+    /// Attachments on the local disk (when no S3 bucket is set).
+    pub fn files_dir(&self) -> PathBuf {
+        self.server.data_dir.join("files")
     }
 }
 

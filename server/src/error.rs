@@ -143,8 +143,11 @@ error_codes! {
     MessageTooLong = "message_too_long", BAD_REQUEST,
         "The message is too long (at most {max} characters)",
         "Az üzenet túl hosszú (legfeljebb {max} karakter)";
-    AttachmentsUnsupported = "attachments_unsupported", BAD_REQUEST,
-        "Attachments are not supported yet", "A csatolmányok még nem támogatottak";
+    TooManyImages = "too_many_images", BAD_REQUEST,
+        "You can attach at most {max} images to a message",
+        "Egy üzenethez legfeljebb {max} képet csatolhat";
+    FileInUse = "file_in_use", CONFLICT,
+        "This file was already sent in a message", "Ezt a fájlt már elküldte egy üzenetben";
     ModelNotAllowed = "model_not_allowed", FORBIDDEN,
         "This model is not available on your plan", "Ez a modell nem érhető el az Ön csomagjában";
     PremiumRequired = "premium_required", FORBIDDEN,
@@ -176,6 +179,14 @@ error_codes! {
         "Image optimization failed", "A kép optimalizálása sikertelen";
     FileUploadError = "file_upload_error", BAD_REQUEST,
         "File upload error", "Fájlfeltöltési hiba";
+    FileTypeUnsupported = "file_type_unsupported", UNSUPPORTED_MEDIA_TYPE,
+        "This file type is not supported: attach a JPEG, PNG or WebP image",
+        "Ez a fájltípus nem támogatott: JPEG, PNG vagy WebP képet csatoljon";
+    FileTooLarge = "file_too_large", PAYLOAD_TOO_LARGE,
+        "The file must be at most {max} MB", "A fájl legfeljebb {max} MB lehet";
+    StorageFull = "storage_full", PAYLOAD_TOO_LARGE,
+        "Your files have reached your plan's storage of {max} MB. Delete conversations with attachments, or upgrade your plan.",
+        "A fájljai elérték a csomagja {max} MB-os tárhelyét. Töröljön csatolmányos beszélgetéseket, vagy váltson nagyobb csomagra.";
     // Hardening: accounts and network (issue 10).
     ImageTooManyPixels = "image_too_many_pixels", PAYLOAD_TOO_LARGE,
         "The image has too many pixels. Please upload a smaller picture.",

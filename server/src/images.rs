@@ -5,7 +5,7 @@
 use std::io::Cursor;
 use std::sync::Arc;
 
-use image::{imageops::FilterType, ImageFormat, ImageReader, Limits};
+use image::{imageops::FilterType, DynamicImage, ImageFormat, ImageReader, Limits};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::UploadSettings;
@@ -41,10 +41,45 @@ impl ImageDecoder {
     /// The square JPEG of a profile image. Call it off the request threads, holding a
     /// slot from [`ImageDecoder::reserve`].
     pub fn avatar(&self, bytes: &[u8], size_px: u32) -> Result<Vec<u8>> {
-        let format = image::guess_format(bytes).map_err(|_| ErrorCode::ImageTypeUnsupported)?;
-        if !matches!(format, ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP) {
-            return Err(ErrorCode::ImageTypeUnsupported.into());
+        let image = self.decode(bytes)?;
+        let square = image
+            .resize_to_fill(size_px, size_px, FilterType::Triangle)
+            .to_rgb8();
+        jpeg(&DynamicImage::ImageRgb8(square), 85)
+    }
+
+    /// An attached image as it is stored: at most `max_px` on its longest side, as JPEG
+    /// (PNG when it has transparency), and a JPEG thumbnail within `thumb_px` square.
+    /// Re-encoding drops everything but the pixels (EXIF, GPS position, comments). Call
+    /// it off the request threads, holding a slot from [`ImageDecoder::reserve`].
+    pub fn attachment(&self, bytes: &[u8], max_px: u32, thumb_px: u32) -> Result<StoredImage> {
+        let mut image = self.decode(bytes)?;
+        if image.width().max(image.height()) > max_px {
+            image = image.resize(max_px, max_px, FilterType::Triangle);
         }
+        let (data, mime) = if image.color().has_alpha() {
+            let mut out = Cursor::new(Vec::new());
+            image
+                .to_rgba8()
+                .write_to(&mut out, ImageFormat::Png)
+                .map_err(|_| ErrorCode::ImageInvalid)?;
+            (out.into_inner(), "image/png")
+        } else {
+            (jpeg(&image, 88)?, "image/jpeg")
+        };
+        let thumbnail = jpeg(&image.thumbnail(thumb_px, thumb_px), 80)?;
+        Ok(StoredImage {
+            data,
+            mime,
+            width: image.width(),
+            height: image.height(),
+            thumbnail,
+        })
+    }
+
+    /// Decodes JPEG, PNG or WebP (told by content), within the pixel and memory limits.
+    fn decode(&self, bytes: &[u8]) -> Result<DynamicImage> {
+        let format = image_format(bytes).ok_or(ErrorCode::ImageTypeUnsupported)?;
         // The header alone tells the size; refuse before a single pixel is allocated.
         let (width, height) = ImageReader::with_format(Cursor::new(bytes), format)
             .into_dimensions()
@@ -56,19 +91,35 @@ impl ImageDecoder {
         let mut limits = Limits::default();
         limits.max_alloc = Some(self.max_alloc);
         reader.limits(limits);
-        let image = reader.decode().map_err(|e| match e {
+        reader.decode().map_err(|e| match e {
             image::ImageError::Limits(_) => ApiError::from(ErrorCode::ImageTooManyPixels),
             _ => ErrorCode::ImageInvalid.into(),
-        })?;
-        let square = image
-            .resize_to_fill(size_px, size_px, FilterType::Triangle)
-            .to_rgb8();
-        let mut out = Cursor::new(Vec::new());
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85)
-            .encode_image(&square)
-            .map_err(|_| ErrorCode::ImageInvalid)?;
-        Ok(out.into_inner())
+        })
     }
+}
+
+/// An image ready to store, and its thumbnail.
+pub struct StoredImage {
+    pub data: Vec<u8>,
+    pub mime: &'static str,
+    pub width: u32,
+    pub height: u32,
+    pub thumbnail: Vec<u8>,
+}
+
+/// The accepted image format `bytes` start like, if any (the content, not a name).
+pub fn image_format(bytes: &[u8]) -> Option<ImageFormat> {
+    image::guess_format(bytes)
+        .ok()
+        .filter(|f| matches!(f, ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP))
+}
+
+fn jpeg(image: &DynamicImage, quality: u8) -> Result<Vec<u8>> {
+    let mut out = Cursor::new(Vec::new());
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
+        .encode_image(&image.to_rgb8())
+        .map_err(|_| ErrorCode::ImageInvalid)?;
+    Ok(out.into_inner())
 }
 
 #[cfg(test)]
@@ -112,5 +163,29 @@ mod tests {
             process_avatar(&truncated, 256).unwrap_err().code(),
             ErrorCode::ImageInvalid
         );
+    }
+
+    #[test]
+    fn an_attached_image_is_scaled_down_reencoded_and_thumbnailed() {
+        let decoder = ImageDecoder::new(&Settings::defaults().uploads);
+        // Opaque: JPEG. A JPEG carries no EXIF after re-encoding (none is written).
+        let opaque = {
+            let img = image::RgbImage::from_pixel(3000, 1500, image::Rgb([10, 200, 10]));
+            let mut out = Cursor::new(Vec::new());
+            img.write_to(&mut out, ImageFormat::Png).unwrap();
+            out.into_inner()
+        };
+        let stored = decoder.attachment(&opaque, 2048, 256).unwrap();
+        assert_eq!(
+            (stored.mime, stored.width, stored.height),
+            ("image/jpeg", 2048, 1024)
+        );
+        assert_eq!(image::guess_format(&stored.data).unwrap(), ImageFormat::Jpeg);
+        let thumb = image::load_from_memory(&stored.thumbnail).unwrap();
+        assert_eq!((thumb.width(), thumb.height()), (256, 128));
+        // Transparent and small: PNG, size kept.
+        let stored = decoder.attachment(&png(64, 48), 2048, 256).unwrap();
+        assert_eq!((stored.mime, stored.width, stored.height), ("image/png", 64, 48));
+        assert!(image::load_from_memory(&stored.data).unwrap().color().has_alpha());
     }
 }

@@ -9,6 +9,7 @@ pub mod config;
 pub mod db;
 pub mod domain;
 pub mod error;
+pub mod files;
 pub mod http;
 pub mod i18n;
 pub mod images;

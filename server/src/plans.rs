@@ -133,9 +133,22 @@ struct PlanDef {
     #[serde(default)]
     limits: BTreeMap<String, Limits>,
     max_images_per_message: u32,
+    files: FileLimits,
     chat_models: Vec<String>,
     #[serde(default)]
     models: Models,
+}
+
+/// What a plan may upload and keep (attachments), in MB.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileLimits {
+    /// The largest image accepted.
+    pub image_max_mb: u64,
+    /// The largest document accepted (documents need `documentProcessing`).
+    pub document_max_mb: u64,
+    /// All of a user's files together.
+    pub storage_mb: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -149,6 +162,7 @@ pub struct Plan {
     pub features: Features,
     pub limits: BTreeMap<Service, Limits>,
     pub max_images_per_message: u32,
+    pub files: FileLimits,
     pub chat_models: Vec<String>,
     pub models: Models,
 }
@@ -188,6 +202,7 @@ impl Plan {
                 "imageGenerationLimit": limit(Service::ImageGenerations),
             },
             "maxImagesPerMessage": self.max_images_per_message,
+            "fileLimits": self.files,
             "chatModels": self.chat_models,
             "models": self.models,
             "prices": {
@@ -306,6 +321,7 @@ impl Catalogue {
                     features: def.features,
                     limits,
                     max_images_per_message: def.max_images_per_message,
+                    files: def.files,
                     chat_models: def.chat_models.clone(),
                     models,
                 },

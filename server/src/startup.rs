@@ -89,11 +89,13 @@ impl Application {
             Some(shards),
         );
         let payments = crate::billing::choose(&settings, &db, &catalogue).await?;
+        let files = crate::files::FileStore::from_settings(&settings)?;
 
         tracing::info!(
             database = %describe_db(&db, &data_dir),
             redis = if redis.is_some() { "redis (quotas and fan-out shared)" } else { "none (in-process)" },
             mail = %mailer.describe(),
+            files = %files.describe(),
             payments = match payments.name() {
                 "stripe" => "stripe (cards through Stripe; plans start on its verified webhooks)",
                 _ => "demo (payments complete on a local checkout page)",
@@ -116,6 +118,7 @@ impl Application {
             mailer,
             limits,
             images: ImageDecoder::new(&settings.uploads),
+            files,
             catalogue,
             quotas,
             payments,
@@ -170,6 +173,7 @@ impl Application {
         state.realtime.attach_relay();
 
         spawn_housekeeping(state.clone());
+        actix_web::rt::spawn(crate::files::sweep_forever(state.clone()));
         let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
         let scheduler = actix::Actor::start(Scheduler::new(state.clone(), interval));
         if state.payments.name() == "demo" {

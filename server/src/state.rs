@@ -10,6 +10,7 @@ use crate::billing::PaymentProvider;
 use crate::clock::SharedClock;
 use crate::config::Settings;
 use crate::db::Db;
+use crate::files::FileStore;
 use crate::images::ImageDecoder;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
@@ -25,6 +26,7 @@ pub struct AppState {
     pub mailer: Mailer,
     pub limits: RateLimits,
     pub images: ImageDecoder,
+    pub files: FileStore,
     pub catalogue: Arc<Catalogue>,
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,

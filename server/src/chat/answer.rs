@@ -12,8 +12,9 @@ use chat_actors::quota::Counted;
 
 use crate::chat::prompt;
 use crate::chat::send::{Checked, Reservation};
-use crate::chat::views::{conversation_view, message_view};
+use crate::chat::views::{conversation_view, message_view, message_with_files};
 use crate::db::conversations::{ConversationRow, MessageRow};
+use crate::db::files::FileRow;
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
 use crate::state::AppState;
@@ -38,6 +39,7 @@ pub async fn start(
         model,
         model_used,
         existing,
+        files,
     } = checked;
     let user = &account.user;
     let now = state.now();
@@ -78,14 +80,33 @@ pub async fn start(
     );
     // All or nothing: a failure (the database going away) never leaves a question
     // without its answer, or an empty new conversation.
+    let file_ids: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
     let stored = state
         .db
-        .insert_exchange(is_new.then_some(&conversation), &question, &answer)
+        .insert_exchange(
+            is_new.then_some(&conversation),
+            &question,
+            &answer,
+            &user.id,
+            &file_ids,
+        )
         .await;
     if let Err(e) = stored {
         reservation.cancel().await;
-        return Err(e.into());
+        return Err(match e {
+            // A file was sent by another tab since the checks.
+            sqlx::Error::RowNotFound => ErrorCode::FileInUse.into(),
+            e => e.into(),
+        });
     }
+    let files: Vec<FileRow> = files
+        .into_iter()
+        .map(|f| FileRow {
+            message_id: Some(question.id.clone()),
+            conversation_id: Some(conversation.id.clone()),
+            ..f
+        })
+        .collect();
     // The tabs learn of the exchange from the generation, ahead of its first delta.
     let mut intro = Vec::with_capacity(4);
     if is_new {
@@ -98,12 +119,19 @@ pub async fn start(
         intro.push(ServerFrame::MessageCreated {
             conversation_id: conversation.id.clone(),
             client_id: Some(send.client_id.clone()),
-            message: message_view(m),
+            message: message_with_files(m, &files),
         });
     }
     intro.push(super::counted_usage_frame(state, account.plan, &counted.usage));
 
-    let title_from = conversation.title.is_none().then(|| content.clone());
+    // A message of images alone is titled by its first image's name.
+    let title_from = conversation.title.is_none().then(|| match files.first() {
+        Some(f) if content.is_empty() => f
+            .name
+            .rsplit_once('.')
+            .map_or(f.name.clone(), |(stem, _)| stem.to_owned()),
+        _ => content.clone(),
+    });
     let stream = async {
         if let Some(relay) = &realtime.relay {
             // Other instances see the answer as streaming before its first delta.
@@ -111,16 +139,21 @@ pub async fn start(
         }
         // A new conversation's history is its question: nothing to read back.
         let keep = state.settings.chat.history_messages.max(1);
-        let history = if is_new {
-            vec![question.clone()]
+        let (history, history_files) = if is_new {
+            (vec![question.clone()], files.clone())
         } else {
-            state.db.recent_messages(&conversation.id, keep as i64).await?
+            let (history, files) = futures_util::join!(
+                state.db.recent_messages(&conversation.id, keep as i64),
+                state.db.files_of_conversation(&conversation.id),
+            );
+            (history?, files?)
         };
+        let images = prompt::images_of(state, &history, &history_files).await?;
         let settings = &state.settings.model;
         Ok::<_, ApiError>(time_limited(
             realtime.provider.stream(ModelRequest {
                 model: model_used,
-                messages: prompt::turns(user, &history),
+                messages: prompt::turns(user, &history, images),
                 max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
             }),
             Duration::from_secs(settings.timeout_secs.max(1)),

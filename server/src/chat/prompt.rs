@@ -1,11 +1,16 @@
 //! What the model is asked: a system prompt from the user's settings, then the
 //! conversation's last messages.
 
-use chat_actors::model::Turn;
+use std::collections::HashMap;
+
+use chat_actors::model::{ImagePart, Turn};
 
 use crate::db::conversations::MessageRow;
+use crate::db::files::FileRow;
 use crate::db::users::UserRow;
+use crate::error::ApiError;
 use crate::i18n::Lang;
+use crate::state::AppState;
 
 pub fn system_prompt(user: &UserRow) -> String {
     let mut prompt = String::from("You are a helpful assistant. Format answers in Markdown.");
@@ -26,17 +31,59 @@ pub fn system_prompt(user: &UserRow) -> String {
     prompt
 }
 
-/// The system prompt, then `history` (oldest first, the new question last).
-pub fn turns(user: &UserRow, history: &[MessageRow]) -> Vec<Turn> {
+/// The most images one prompt carries: the latest ones of its history. Each is sent
+/// whole on every turn that keeps it, and models bill each one.
+const MAX_PROMPT_IMAGES: usize = 10;
+
+/// The images of `history`'s messages (from `files`, which may hold others), read from the
+/// store: at most [`MAX_PROMPT_IMAGES`], the newest kept.
+pub async fn images_of(
+    state: &AppState,
+    history: &[MessageRow],
+    files: &[FileRow],
+) -> Result<HashMap<String, Vec<ImagePart>>, ApiError> {
+    let mut wanted: Vec<FileRow> = Vec::new();
+    for m in history.iter().rev() {
+        let of_message = files
+            .iter()
+            .filter(|f| f.kind == "image" && f.message_id.as_deref() == Some(m.id.as_str()));
+        for f in of_message.rev() {
+            if wanted.len() < MAX_PROMPT_IMAGES {
+                wanted.push(f.clone());
+            }
+        }
+    }
+    wanted.reverse();
+    let parts = crate::files::image_parts(state, &wanted).await?;
+    let mut by_message: HashMap<String, Vec<ImagePart>> = HashMap::new();
+    for (f, part) in wanted.iter().zip(parts) {
+        // An image the store lost is left out rather than failing the answer.
+        if let Some(part) = part {
+            let message = f.message_id.clone().unwrap_or_default();
+            by_message.entry(message).or_default().push(part);
+        }
+    }
+    Ok(by_message)
+}
+
+/// The system prompt, then `history` (oldest first, the new question last) with the
+/// images of each message.
+pub fn turns(
+    user: &UserRow,
+    history: &[MessageRow],
+    mut images: HashMap<String, Vec<ImagePart>>,
+) -> Vec<Turn> {
     let mut turns = Vec::with_capacity(history.len() + 1);
     turns.push(Turn {
         role: "system",
         content: system_prompt(user),
+        images: Vec::new(),
     });
     for m in history {
         turns.push(Turn {
             role: if m.role == "user" { "user" } else { "assistant" },
             content: m.content.clone(),
+            images: images.remove(&m.id).unwrap_or_default(),
         });
     }
     turns

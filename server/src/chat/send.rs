@@ -11,8 +11,9 @@ use chat_actors::quota::{Counted, Decision, Service};
 use crate::chat::answer;
 use crate::chat::cache::Account;
 use crate::db::conversations::ConversationRow;
+use crate::db::files::FileRow;
 use crate::error::{ApiError, ErrorCode};
-use crate::plans::PlanType;
+use crate::plans::{Plan, PlanType};
 use crate::state::AppState;
 
 /// How a send ended, when it was not refused.
@@ -31,22 +32,58 @@ pub struct Checked {
     pub model: String,
     pub model_used: String,
     pub existing: Option<ConversationRow>,
+    /// The files sent with the message, in the order the send named them.
+    pub files: Vec<FileRow>,
 }
 
-/// The message alone: not empty, not too long, no attachments (yet).
-fn content_of(state: &AppState, send: &ChatSend) -> Result<String, ApiError> {
+/// The most files one message may name, whatever the plan: bounds the lookup before the
+/// plan is known (the plan's own limit is checked after).
+const MAX_ATTACHMENTS: usize = 16;
+
+/// The message alone: text (none only with attachments), not too long, and the ids of
+/// its attachments without repeats.
+fn content_of(state: &AppState, send: &ChatSend) -> Result<(String, Vec<String>), ApiError> {
     let content = send.content.trim().to_owned();
-    if content.is_empty() {
+    let mut attachments: Vec<String> = Vec::with_capacity(send.attachments.len());
+    for id in &send.attachments {
+        // Past what any plan takes the send is refused anyway: stop collecting.
+        if attachments.len() > MAX_ATTACHMENTS {
+            break;
+        }
+        if !attachments.contains(id) {
+            attachments.push(id.clone());
+        }
+    }
+    if content.is_empty() && attachments.is_empty() {
         return Err(ErrorCode::MessageEmpty.into());
     }
     let max = state.settings.chat.max_message_chars;
     if content.chars().count() > max {
         return Err(ApiError::with_max(ErrorCode::MessageTooLong, None, max as u64));
     }
-    if !send.attachments.is_empty() {
-        return Err(ErrorCode::AttachmentsUnsupported.into());
+    Ok((content, attachments))
+}
+
+/// The files a send names, in its order: each must be the user's and not sent before,
+/// and there may be no more images than the plan takes in one message.
+fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Result<Vec<FileRow>, ApiError> {
+    let max = (plan.max_images_per_message as usize).min(MAX_ATTACHMENTS);
+    if ids.len() > max {
+        return Err(ApiError::with_max(ErrorCode::TooManyImages, None, max as u64));
     }
-    Ok(content)
+    let mut files = Vec::with_capacity(ids.len());
+    for id in ids {
+        let at = found
+            .iter()
+            .position(|f| &f.id == id)
+            .ok_or(ErrorCode::NotFound)?;
+        let file = found.swap_remove(at);
+        if file.message_id.is_some() {
+            return Err(ErrorCode::FileInUse.into());
+        }
+        files.push(file);
+    }
+    Ok(files)
 }
 
 /// Checks a send of the user whose tab holds `token`.
@@ -56,7 +93,13 @@ async fn check(
     token: &str,
     send: &ChatSend,
 ) -> Result<Option<Checked>, ApiError> {
-    let content = content_of(state, send)?;
+    let (content, attachment_ids) = content_of(state, send)?;
+    // More than any plan takes is refused below, once the plan is known: not looked up.
+    let lookup = if attachment_ids.len() > MAX_ATTACHMENTS {
+        &[][..]
+    } else {
+        &attachment_ids[..]
+    };
     // The token's signature and expiry here; its version (a password change since) below.
     let Some(claims) = state
         .tokens
@@ -65,9 +108,10 @@ async fn check(
     else {
         return Ok(None);
     };
-    let (account, context) = futures_util::join!(
+    let (account, context, found) = futures_util::join!(
         state.realtime.accounts.get(state, user_id),
         state.db.send_context(user_id, send.conversation_id.as_deref()),
+        state.db.files_of_user(user_id, lookup),
     );
     let Some((token_version, existing)) = context? else {
         return Ok(None);
@@ -93,9 +137,17 @@ async fn check(
     if send.web_search && !(plan.features.openai_web_search || plan.features.google_web_search) {
         return Err(ApiError::field(ErrorCode::PremiumRequired, "webSearch"));
     }
+    let files = attachments_of(&attachment_ids, found?, plan)?;
+    let has_images = files.iter().any(|f| f.kind == "image");
     let model_used = if send.web_search {
         plan.models
             .web_search_model
+            .clone()
+            .unwrap_or_else(|| model.clone())
+    } else if has_images && !state.settings.model.vision_models.contains(&model) {
+        // A model that cannot see images hands the message to the plan's image model.
+        plan.models
+            .image_analysis_model
             .clone()
             .unwrap_or_else(|| model.clone())
     } else {
@@ -107,6 +159,7 @@ async fn check(
         model,
         model_used,
         existing,
+        files,
     }))
 }
 

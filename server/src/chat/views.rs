@@ -3,6 +3,8 @@
 use chat_actors::protocol;
 
 use crate::db::conversations::{ConversationRow, MessageRow};
+use crate::db::files::FileRow;
+use crate::files::attachment_view;
 use crate::quota::iso;
 
 pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
@@ -16,7 +18,13 @@ pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
     }
 }
 
+/// A message without attachments (answers, and questions where they are not needed).
 pub fn message_view(m: &MessageRow) -> protocol::Message {
+    message_with_files(m, &[])
+}
+
+/// A message with the files sent in it (`files` may hold other messages' too).
+pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Message {
     protocol::Message {
         id: m.id.clone(),
         conversation_id: m.conversation_id.clone(),
@@ -26,5 +34,10 @@ pub fn message_view(m: &MessageRow) -> protocol::Message {
         model: m.model.clone(),
         client_id: m.client_id.clone(),
         created_at: iso(m.created_at).unwrap_or_default(),
+        attachments: files
+            .iter()
+            .filter(|f| f.message_id.as_deref() == Some(m.id.as_str()))
+            .map(attachment_view)
+            .collect(),
     }
 }

@@ -130,12 +130,16 @@ impl Db {
     }
 
     /// Stores a send in one transaction: the new conversation (if it is one), the
-    /// question and the empty answer; the conversation moves to the top of the list.
+    /// question and the empty answer, and the question's `attachments` (files of its user
+    /// not sent yet) bound to it; the conversation moves to the top of the list. A file
+    /// sent meanwhile by another tab fails it all with `RowNotFound`.
     pub async fn insert_exchange(
         &self,
         new_conversation: Option<&ConversationRow>,
         question: &MessageRow,
         answer: &MessageRow,
+        user_id: &str,
+        attachments: &[String],
     ) -> sqlx::Result<()> {
         let conversation =
             format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
@@ -143,7 +147,10 @@ impl Db {
             "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)"
         );
         let touch = "UPDATE conversations SET updated_at = $2 WHERE id = $1";
+        let bind = "UPDATE files SET message_id = $1, conversation_id = $2 \
+                    WHERE id = $3 AND user_id = $4 AND message_id IS NULL";
         let (conversation_row, rows) = (new_conversation.cloned(), [question.clone(), answer.clone()]);
+        let (user_id, attachments) = (user_id.to_owned(), attachments.to_vec());
         on_writer!(self, conn => {
             if let Some(c) = &conversation_row {
                 sqlx::query(&conversation)
@@ -170,6 +177,19 @@ impl Db {
                     .bind(m.created_at)
                     .execute(&mut *conn)
                     .await?;
+            }
+            for file in &attachments {
+                let question = &rows[0];
+                let bound = sqlx::query(bind)
+                    .bind(&question.id)
+                    .bind(&question.conversation_id)
+                    .bind(file)
+                    .bind(&user_id)
+                    .execute(&mut *conn)
+                    .await?;
+                if bound.rows_affected() != 1 {
+                    return Err(sqlx::Error::RowNotFound);
+                }
             }
             // A new conversation was inserted with its time already.
             if conversation_row.is_none() {
@@ -222,12 +242,13 @@ impl Db {
         on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).fetch_all(pool).await)
     }
 
-    /// The last `limit` messages of a conversation that a prompt can use (with text,
-    /// not failed), oldest first.
+    /// The last `limit` messages of a conversation that a prompt can use (questions, and
+    /// answers with text that did not fail), oldest first. A question may have no text
+    /// when it carries images.
     pub async fn recent_messages(&self, conversation_id: &str, limit: i64) -> sqlx::Result<Vec<MessageRow>> {
         let sql = format!(
-            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 AND content <> '' \
-             AND status <> 'error' ORDER BY created_at DESC, id DESC LIMIT $2"
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 \
+             AND (role = 'user' OR (content <> '' AND status <> 'error')) ORDER BY created_at DESC, id DESC LIMIT $2"
         );
         let mut rows: Vec<MessageRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(pool).await)?;
         rows.reverse();

@@ -17,6 +17,7 @@ use sqlx::{Connection, PgPool, SqlitePool};
 
 pub mod billing;
 pub mod conversations;
+pub mod files;
 pub mod invoices;
 pub mod payments;
 pub mod registrations;

@@ -4,7 +4,6 @@
 use actix_multipart::Multipart;
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{web, HttpRequest, HttpResponse};
-use futures_util::TryStreamExt as _;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -599,6 +598,8 @@ async fn update_profile(
 
 async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
     state.db.delete_user(user.id()).await?;
+    // The account's attachments go from the store now rather than at the next sweep.
+    state.files.sweep_soon();
     revoke_sessions(&state, user.id(), "account_deleted");
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
     tracing::info!(user = %user.id(), "account deleted");
@@ -621,38 +622,11 @@ async fn remove_avatar_file(state: &AppState, url: Option<&str>) {
     }
 }
 
-/// Reads the first file part of a multipart body, refusing it past `max` bytes.
-async fn read_upload(mut payload: Multipart, max: usize) -> Result<Vec<u8>> {
-    while let Some(mut field) = payload.try_next().await.map_err(|_| ErrorCode::FileUploadError)? {
-        let is_file = field
-            .content_disposition()
-            .and_then(|cd| cd.get_filename())
-            .is_some();
-        if !is_file {
-            continue;
-        }
-        let mut bytes = Vec::new();
-        while let Some(chunk) = field.try_next().await.map_err(|_| ErrorCode::FileUploadError)? {
-            if bytes.len() + chunk.len() > max {
-                return Err(ApiError::with_max(
-                    ErrorCode::ImageTooLarge,
-                    None,
-                    (max / (1024 * 1024)) as u64,
-                ));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        if bytes.is_empty() {
-            return Err(ErrorCode::ImageRequired.into());
-        }
-        return Ok(bytes);
-    }
-    Err(ErrorCode::ImageRequired.into())
-}
-
 async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpResponse> {
     let uploads = &state.settings.uploads;
-    let bytes = read_upload(payload, uploads.avatar_max_mb * 1024 * 1024).await?;
+    let max = uploads.avatar_max_mb * 1024 * 1024;
+    let (_, bytes) =
+        http::read_file_part(payload, max, ErrorCode::ImageTooLarge, ErrorCode::ImageRequired).await?;
     let px = uploads.avatar_px;
     let slot = state.images.reserve()?;
     let decoder = state.images.clone();

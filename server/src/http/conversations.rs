@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::AuthUser;
-use crate::chat::views::{conversation_view, message_view};
+use crate::chat::views::{conversation_view, message_with_files};
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
@@ -65,13 +65,12 @@ async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<H
         .conversation(user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    let messages: Vec<_> = state
-        .db
-        .messages(&conversation.id)
-        .await?
-        .iter()
-        .map(message_view)
-        .collect();
+    let (messages, files) = futures_util::join!(
+        state.db.messages(&conversation.id),
+        state.db.files_of_conversation(&conversation.id),
+    );
+    let files = files?;
+    let messages: Vec<_> = messages?.iter().map(|m| message_with_files(m, &files)).collect();
     let mut data = json!(conversation_view(&conversation));
     data["messages"] = json!(messages);
     Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
@@ -135,6 +134,8 @@ async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<Ht
     // deleted conversation.
     crate::chat::cancel_everywhere(&state, user.id(), &id);
     state.db.delete_conversation(user.id(), &id).await?;
+    // Its attachments go from the store now rather than at the next sweep.
+    state.files.sweep_soon();
     state.realtime.publish(
         user.id(),
         &ServerFrame::ConversationDeleted {

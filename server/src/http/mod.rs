@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod conversations;
+pub mod files;
 pub mod health;
 pub mod invoices;
 pub mod payments;
@@ -12,8 +13,10 @@ pub mod usage;
 pub mod web;
 pub mod ws;
 
+use actix_multipart::Multipart;
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web as aweb, HttpRequest};
+use futures_util::TryStreamExt;
 
 use crate::error::{ApiError, ErrorCode};
 
@@ -38,6 +41,7 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(payments::routes)
             .configure(invoices::routes)
             .configure(conversations::routes)
+            .configure(files::routes)
             .configure(ws::routes)
             .default_service(aweb::to(|| async {
                 Err::<&str, _>(ApiError::from(ErrorCode::NotFound))
@@ -76,4 +80,37 @@ fn path_error(_: PathError, _: &HttpRequest) -> actix_web::Error {
 
 fn query_error(_: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
     ApiError::from(ErrorCode::ValidationError).into()
+}
+
+/// The file name and bytes of the first part of a multipart body that has a file name
+/// (other parts are skipped): `too_large` (with `{max}` in MB) past `max` bytes, read
+/// no further; `missing` when there is no such part or it is empty; `file_upload_error`
+/// when the body is not multipart.
+pub async fn read_file_part(
+    mut payload: Multipart,
+    max: usize,
+    too_large: ErrorCode,
+    missing: ErrorCode,
+) -> Result<(String, Vec<u8>), ApiError> {
+    while let Some(mut field) = payload.try_next().await.map_err(|_| ErrorCode::FileUploadError)? {
+        let Some(name) = field
+            .content_disposition()
+            .and_then(|cd| cd.get_filename())
+            .map(str::to_owned)
+        else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        while let Some(chunk) = field.try_next().await.map_err(|_| ErrorCode::FileUploadError)? {
+            if bytes.len() + chunk.len() > max {
+                return Err(ApiError::with_max(too_large, None, (max / (1024 * 1024)) as u64));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        if bytes.is_empty() {
+            return Err(missing.into());
+        }
+        return Ok((name, bytes));
+    }
+    Err(missing.into())
 }

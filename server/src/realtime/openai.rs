@@ -4,7 +4,7 @@
 use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
 use async_openai::Client;
-use chat_actors::model::{ModelError, ModelProvider, ModelRequest};
+use chat_actors::model::{ModelError, ModelProvider, ModelRequest, Turn};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, StreamExt};
 use secrecy::{ExposeSecret, SecretString};
@@ -38,6 +38,25 @@ fn request(
     serde_json::from_value(body).map_err(|e| ModelError::Upstream(format!("building the request: {e}")))
 }
 
+/// A turn as the chat API takes it: a string, or with images, content parts (the text,
+/// then each image inline as a data URL, so the model needs no access to our storage).
+fn turn_json(turn: &Turn) -> serde_json::Value {
+    use base64::Engine;
+    if turn.images.is_empty() {
+        return json!({ "role": turn.role, "content": turn.content });
+    }
+    let mut parts = Vec::with_capacity(turn.images.len() + 1);
+    if !turn.content.is_empty() {
+        parts.push(json!({ "type": "text", "text": turn.content }));
+    }
+    for image in &turn.images {
+        let data = base64::engine::general_purpose::STANDARD.encode(&image.data);
+        let url = format!("data:{};base64,{data}", image.mime);
+        parts.push(json!({ "type": "image_url", "image_url": { "url": url } }));
+    }
+    json!({ "role": turn.role, "content": parts })
+}
+
 /// Upstream details go to the log; users see a generic model error.
 fn upstream(e: impl std::fmt::Display) -> ModelError {
     tracing::warn!(error = %e, "model call failed");
@@ -50,11 +69,7 @@ impl ModelProvider for OpenAiProvider {
     }
 
     fn stream(&self, req: ModelRequest) -> BoxStream<'static, Result<String, ModelError>> {
-        let messages: Vec<_> = req
-            .messages
-            .iter()
-            .map(|t| json!({ "role": t.role, "content": t.content }))
-            .collect();
+        let messages: Vec<_> = req.messages.iter().map(turn_json).collect();
         let client = self.client.clone();
         let started = async move {
             let request = request(&req.model, json!(messages), true, req.max_tokens)?;

@@ -3,8 +3,6 @@
 //! `make test-deps` installs it into $CHAT_VENV (default /var/tmp/chat-venv). Without it
 //! the Stripe tests are skipped with a note, except under CI, where they fail.
 
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -17,51 +15,17 @@ pub async fn base_url() -> Option<String> {
 }
 
 async fn start() -> Option<String> {
-    let venv = std::env::var("CHAT_VENV").unwrap_or_else(|_| "/var/tmp/chat-venv".into());
-    let binary = PathBuf::from(venv).join("bin/localstripe");
-    if !binary.exists() {
-        let hint = format!(
-            "{} is missing: run `make test-deps` (it installs localstripe==1.15.10)",
-            binary.display()
-        );
-        if std::env::var_os("CI").is_some() {
-            panic!("{hint}");
-        }
-        eprintln!("skipping the Stripe tests: {hint}");
-        return None;
+    let base = crate::venv::serve(
+        "localstripe",
+        "1.15.10",
+        r#"--port "$1" --from-scratch"#,
+        "/js.stripe.com/v3/",
+    )
+    .await;
+    if base.is_none() {
+        eprintln!("skipping the Stripe tests");
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    // A watchdog shell ends localstripe when this test process is gone, since nothing
-    // drops a static.
-    let script = r#""$0" --port "$1" --from-scratch >/dev/null 2>&1 & ls=$!
-        while kill -0 "$2" 2>/dev/null; do sleep 1; done; kill "$ls""#;
-    // Never waited for: it runs as long as this test process, and its watchdog ends it.
-    #[allow(clippy::zombie_processes)]
-    std::process::Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(&binary)
-        .arg(port.to_string())
-        .arg(std::process::id().to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starting localstripe");
-    let base = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
-    for _ in 0..100 {
-        let up = client.get(format!("{base}/js.stripe.com/v3/")).send().await;
-        if up.is_ok_and(|r| r.status().is_success()) {
-            return Some(base);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("localstripe did not start on port {port}");
+    base
 }
 
 /// Calls localstripe as the Stripe API with a secret key (or as Stripe.js would).

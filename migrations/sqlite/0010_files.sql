@@ -1,0 +1,25 @@
+-- Attachments (issue 13): files a user uploaded, each sent in at most one message.
+--
+-- No foreign keys on purpose: a row stays after its account, conversation or message
+-- is deleted, until the sweep has removed its objects from the store (the local disk or
+-- S3). So the database always lists every object the store holds.
+
+CREATE TABLE files (
+    id              TEXT PRIMARY KEY NOT NULL,
+    user_id         TEXT NOT NULL,
+    -- Both set when the file is sent in a message; NULL while it waits in a composer.
+    conversation_id TEXT,
+    message_id      TEXT,
+    -- image (documents later)
+    kind            TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    mime            TEXT NOT NULL,
+    -- Bytes stored, the thumbnail included: counted against the plan's storage.
+    size            INTEGER NOT NULL,
+    width           INTEGER,
+    height          INTEGER,
+    created_at      INTEGER NOT NULL
+);
+CREATE INDEX files_user ON files (user_id, created_at);
+CREATE INDEX files_message ON files (message_id);
+CREATE INDEX files_conversation ON files (conversation_id);

@@ -1,0 +1,148 @@
+//! Attachments' rows; their bytes are in the file store (`crate::files`).
+//!
+//! A row lives until the sweep has deleted its objects: a file whose message (or
+//! conversation, or account) is gone, or that was never sent, is first marked gone and
+//! only then removed, so nothing is ever left in the store that no row names.
+
+use super::{on_pool, Db};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct FileRow {
+    pub id: String,
+    pub user_id: String,
+    pub conversation_id: Option<String>,
+    /// Set when sent; [`GONE`] once deleted and waiting for the sweep.
+    pub message_id: Option<String>,
+    pub kind: String,
+    pub name: String,
+    pub mime: String,
+    pub size: i64,
+    pub width: Option<i32>,
+    pub height: Option<i32>,
+    pub created_at: i64,
+}
+
+/// The `message_id` of a file deleted but not swept yet: no message has it, so the file
+/// can no longer be sent, and the sweep takes it like any file whose message is gone.
+pub const GONE: &str = "";
+
+const FILE_COLUMNS: &str =
+    "id, user_id, conversation_id, message_id, kind, name, mime, size, width, height, created_at";
+
+/// `$from, $from+1, …` for `n` values.
+fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Db {
+    pub async fn insert_file(&self, f: &FileRow) -> sqlx::Result<()> {
+        let sql = format!(
+            "INSERT INTO files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        );
+        on_pool!(self, pool => sqlx::query(&sql)
+            .bind(&f.id)
+            .bind(&f.user_id)
+            .bind(&f.conversation_id)
+            .bind(&f.message_id)
+            .bind(&f.kind)
+            .bind(&f.name)
+            .bind(&f.mime)
+            .bind(f.size)
+            .bind(f.width)
+            .bind(f.height)
+            .bind(f.created_at)
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    /// The user's file, unless it is deleted; another user's is `None`, like a missing one.
+    pub async fn file(&self, user_id: &str, id: &str) -> sqlx::Result<Option<FileRow>> {
+        let sql = format!(
+            "SELECT {FILE_COLUMNS} FROM files WHERE id = $1 AND user_id = $2 \
+             AND (message_id IS NULL OR message_id <> '')"
+        );
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(id).bind(user_id).fetch_optional(pool).await)
+    }
+
+    /// Those of `ids` that are the user's and not deleted, in no particular order.
+    pub async fn files_of_user(&self, user_id: &str, ids: &[String]) -> sqlx::Result<Vec<FileRow>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {FILE_COLUMNS} FROM files WHERE user_id = $1 AND (message_id IS NULL OR message_id <> '') \
+             AND id IN ({})",
+            placeholders(2, ids.len())
+        );
+        on_pool!(self, pool => {
+            let mut query = sqlx::query_as(&sql).bind(user_id);
+            for id in ids {
+                query = query.bind(id);
+            }
+            query.fetch_all(pool).await
+        })
+    }
+
+    /// The files sent in a conversation's messages, oldest first.
+    pub async fn files_of_conversation(&self, conversation_id: &str) -> sqlx::Result<Vec<FileRow>> {
+        let sql = format!(
+            "SELECT {FILE_COLUMNS} FROM files WHERE conversation_id = $1 AND message_id <> '' \
+             ORDER BY created_at, id"
+        );
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).fetch_all(pool).await)
+    }
+
+    /// Bytes the user keeps stored, deleted files not swept yet included.
+    pub async fn stored_bytes(&self, user_id: &str) -> sqlx::Result<i64> {
+        // SUM over BIGINT is NUMERIC on Postgres: cast back.
+        let sql = "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files WHERE user_id = $1";
+        on_pool!(self, pool => sqlx::query_scalar(sql).bind(user_id).fetch_one(pool).await)
+    }
+
+    /// Marks an unsent file of the user deleted; `false` when it is not the user's, is
+    /// deleted already, or was sent.
+    pub async fn mark_unsent_file_gone(&self, user_id: &str, id: &str) -> sqlx::Result<bool> {
+        let sql = "UPDATE files SET message_id = $3 WHERE id = $1 AND user_id = $2 AND message_id IS NULL";
+        let done = on_pool!(self, pool => sqlx::query(sql)
+            .bind(id)
+            .bind(user_id)
+            .bind(GONE)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
+    /// Files to remove from the store, at most `limit`: those marked gone, those whose
+    /// message or account no longer exists, and (marked gone first) those uploaded before
+    /// `unsent_before` and never sent.
+    pub async fn files_to_sweep(&self, unsent_before: i64, limit: i64) -> sqlx::Result<Vec<FileRow>> {
+        let stale = "UPDATE files SET message_id = $2 WHERE message_id IS NULL AND created_at < $1";
+        on_pool!(self, pool => sqlx::query(stale).bind(unsent_before).bind(GONE).execute(pool).await.map(drop))?;
+        let sql = format!(
+            "SELECT {FILE_COLUMNS} FROM files f WHERE \
+             (f.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = f.message_id)) \
+             OR NOT EXISTS (SELECT 1 FROM users u WHERE u.id = f.user_id) LIMIT $1"
+        );
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(limit).fetch_all(pool).await)
+    }
+
+    /// Forgets files whose objects are deleted.
+    pub async fn delete_file_rows(&self, ids: &[String]) -> sqlx::Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let sql = format!("DELETE FROM files WHERE id IN ({})", placeholders(1, ids.len()));
+        on_pool!(self, pool => {
+            let mut query = sqlx::query(&sql);
+            for id in ids {
+                query = query.bind(id);
+            }
+            query.execute(pool).await.map(drop)
+        })
+    }
+}

@@ -1,0 +1,348 @@
+//! Attachments: what an upload must pass, where its bytes are kept (the local disk under
+//! `$DATA_DIR/files`, or an S3-compatible bucket, through `object_store`), and the sweep
+//! that deletes the files of deleted messages, conversations and accounts.
+//!
+//! A file is stored as two objects, `<user>/<id>` and `<user>/<id>.thumb`. Its row is
+//! written before its objects and removed only after them (see `db::files`), so the
+//! store never holds an object that no row names.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use chat_actors::model::ImagePart;
+use chat_actors::protocol::Attachment;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use tokio::sync::Notify;
+
+use crate::config::{is_set, Settings};
+use crate::db::files::FileRow;
+use crate::error::{ApiError, ErrorCode, Result};
+use crate::plans::Plan;
+use crate::quota::iso;
+use crate::state::AppState;
+
+const MB: u64 = 1024 * 1024;
+/// Files removed per sweep pass (it repeats at once while it finds more).
+const SWEEP_BATCH: i64 = 200;
+/// How often the sweep runs when nothing wakes it.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+/// The longest file name kept (the rest is cut).
+const MAX_NAME_CHARS: usize = 120;
+
+pub struct FileStore {
+    store: Arc<dyn ObjectStore>,
+    description: String,
+    sweep: Notify,
+}
+
+impl FileStore {
+    /// The bucket of `[files]` when one is set, else the local disk.
+    pub fn from_settings(settings: &Settings) -> anyhow::Result<FileStore> {
+        use anyhow::Context;
+        let files = &settings.files;
+        let (store, description): (Arc<dyn ObjectStore>, String) = if files.s3_bucket.is_empty() {
+            let dir = settings.files_dir();
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            let local = object_store::local::LocalFileSystem::new_with_prefix(&dir)?;
+            (Arc::new(local), format!("local ({})", dir.display()))
+        } else {
+            use secrecy::ExposeSecret;
+            let mut s3 = object_store::aws::AmazonS3Builder::new()
+                .with_bucket_name(&files.s3_bucket)
+                .with_region(&files.s3_region);
+            if !files.s3_endpoint.is_empty() {
+                s3 = s3
+                    .with_endpoint(&files.s3_endpoint)
+                    .with_allow_http(files.s3_endpoint.starts_with("http://"));
+            }
+            if !files.s3_access_key_id.is_empty() && is_set(&files.s3_secret_access_key) {
+                s3 = s3
+                    .with_access_key_id(&files.s3_access_key_id)
+                    .with_secret_access_key(files.s3_secret_access_key.expose_secret());
+            }
+            let s3 = s3.build().context("configuring the S3 file store")?;
+            (Arc::new(s3), format!("s3 (bucket {})", files.s3_bucket))
+        };
+        Ok(FileStore {
+            store,
+            description,
+            sweep: Notify::new(),
+        })
+    }
+
+    pub fn describe(&self) -> &str {
+        &self.description
+    }
+
+    fn key(file: &FileRow, thumbnail: bool) -> ObjectPath {
+        let suffix = if thumbnail { ".thumb" } else { "" };
+        ObjectPath::from(format!("{}/{}{suffix}", file.user_id, file.id))
+    }
+
+    async fn put(&self, file: &FileRow, thumbnail: bool, bytes: Vec<u8>) -> anyhow::Result<()> {
+        let key = Self::key(file, thumbnail);
+        self.store.put(&key, PutPayload::from(bytes)).await?;
+        Ok(())
+    }
+
+    /// A file's bytes (or its thumbnail's); `None` when the store has no such object.
+    pub async fn get(&self, file: &FileRow, thumbnail: bool) -> anyhow::Result<Option<Bytes>> {
+        match self.store.get(&Self::key(file, thumbnail)).await {
+            Ok(got) => Ok(Some(got.bytes().await?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn delete_objects(&self, file: &FileRow) -> anyhow::Result<()> {
+        for thumbnail in [false, true] {
+            match self.store.delete(&Self::key(file, thumbnail)).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the sweep now (a conversation, a file or an account was just deleted).
+    pub fn sweep_soon(&self) {
+        self.sweep.notify_one();
+    }
+}
+
+/// What the first bytes of an upload say it is.
+#[derive(Debug, PartialEq, Eq)]
+enum Sniffed {
+    Image,
+    /// PDF, a zip (DOCX) or text: what document upload will take.
+    Document,
+    Other,
+}
+
+fn sniff(bytes: &[u8]) -> Sniffed {
+    if crate::images::image_format(bytes).is_some() {
+        Sniffed::Image
+    } else if bytes.starts_with(b"%PDF-")
+        || bytes.starts_with(b"PK\x03\x04")
+        || (std::str::from_utf8(&bytes[..bytes.len().min(4096)]).is_ok() && !bytes.contains(&0))
+    {
+        Sniffed::Document
+    } else {
+        Sniffed::Other
+    }
+}
+
+/// The name shown for an upload: its last path component, without control characters,
+/// cut to [`MAX_NAME_CHARS`], with the extension of the type it is stored as.
+fn stored_name(uploaded: &str, mime: &str) -> String {
+    let base = uploaded.rsplit(['/', '\\']).next().unwrap_or_default();
+    let clean: String = base.chars().filter(|c| !c.is_control()).collect();
+    let stem = clean.rsplit_once('.').map_or(clean.as_str(), |(stem, _)| stem);
+    let stem: String = stem.trim().chars().take(MAX_NAME_CHARS).collect();
+    let stem = if stem.is_empty() { "image".to_owned() } else { stem };
+    let ext = if mime == "image/png" { "png" } else { "jpg" };
+    format!("{stem}.{ext}")
+}
+
+/// Largest upload any kind of file may have on `plan`: the body is read up to it, and
+/// the kind's own limit applied once the content says what it is.
+pub fn largest_upload(plan: &Plan) -> usize {
+    let limits = plan.files;
+    (limits.image_max_mb.max(limits.document_max_mb) * MB) as usize
+}
+
+/// Checks, stores and answers an uploaded file of `user_id` on `plan`.
+pub async fn upload(
+    state: &AppState,
+    user_id: &str,
+    plan: &Plan,
+    name: &str,
+    bytes: Vec<u8>,
+) -> Result<FileRow> {
+    let limits = plan.files;
+    match sniff(&bytes) {
+        Sniffed::Image => {}
+        Sniffed::Document if !plan.features.document_processing => {
+            return Err(ApiError::field(ErrorCode::PremiumRequired, "documentUpload"));
+        }
+        // Documents are accepted once their retrieval works (docs/api.md, "Not yet").
+        Sniffed::Document | Sniffed::Other => return Err(ErrorCode::FileTypeUnsupported.into()),
+    }
+    if bytes.len() as u64 > limits.image_max_mb * MB {
+        return Err(ApiError::with_max(
+            ErrorCode::FileTooLarge,
+            None,
+            limits.image_max_mb,
+        ));
+    }
+    let storage = limits.storage_mb * MB;
+    let stored = state.db.stored_bytes(user_id).await? as u64;
+    // Refused before decoding when even the upload as sent would not fit.
+    if stored + bytes.len() as u64 > storage {
+        return Err(ApiError::with_max(
+            ErrorCode::StorageFull,
+            None,
+            limits.storage_mb,
+        ));
+    }
+    let slot = state.images.reserve()?;
+    let decoder = state.images.clone();
+    let (max_px, thumb_px) = (
+        state.settings.files.image_max_px,
+        state.settings.files.thumbnail_px,
+    );
+    let image = actix_web::web::block(move || {
+        let _slot = slot;
+        decoder.attachment(&bytes, max_px, thumb_px)
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("image task: {e}"))??;
+    let size = (image.data.len() + image.thumbnail.len()) as u64;
+    if stored + size > storage {
+        return Err(ApiError::with_max(
+            ErrorCode::StorageFull,
+            None,
+            limits.storage_mb,
+        ));
+    }
+    let file = FileRow {
+        id: uuid::Uuid::now_v7().to_string(),
+        user_id: user_id.to_owned(),
+        conversation_id: None,
+        message_id: None,
+        kind: "image".into(),
+        name: stored_name(name, image.mime),
+        mime: image.mime.into(),
+        size: size as i64,
+        width: Some(image.width as i32),
+        height: Some(image.height as i32),
+        created_at: state.now(),
+    };
+    // The row first: objects written after it are never without one. An upload whose
+    // objects fail to be written is left unsent, and the sweep takes it.
+    state.db.insert_file(&file).await?;
+    let stored = async {
+        state.files.put(&file, false, image.data).await?;
+        state.files.put(&file, true, image.thumbnail).await
+    }
+    .await;
+    if let Err(e) = stored {
+        if let Err(e) = state.db.mark_unsent_file_gone(user_id, &file.id).await {
+            tracing::warn!(error = ?e, "marking a file that could not be stored as gone");
+        }
+        state.files.sweep_soon();
+        return Err(ApiError::Internal(e));
+    }
+    Ok(file)
+}
+
+/// A file as the API and frames show it.
+pub fn attachment_view(f: &FileRow) -> Attachment {
+    Attachment {
+        id: f.id.clone(),
+        kind: f.kind.clone(),
+        name: f.name.clone(),
+        mime: f.mime.clone(),
+        size: f.size.max(0) as u64,
+        width: f.width.map(|w| w.max(0) as u32),
+        height: f.height.map(|h| h.max(0) as u32),
+        url: format!("/api/files/{}", f.id),
+        thumbnail_url: (f.kind == "image").then(|| format!("/api/files/{}/thumbnail", f.id)),
+        created_at: iso(f.created_at).unwrap_or_default(),
+    }
+}
+
+/// Each of `files` as the model receives it, in order; `None` for one that is not an
+/// image or that the store lost.
+pub async fn image_parts(state: &AppState, files: &[FileRow]) -> Result<Vec<Option<ImagePart>>> {
+    let mut parts = Vec::with_capacity(files.len());
+    for f in files {
+        if f.kind != "image" {
+            parts.push(None);
+            continue;
+        }
+        let data = state.files.get(f, false).await.map_err(ApiError::Internal)?;
+        if data.is_none() {
+            tracing::warn!(file = %f.id, "an attached image is missing from the store");
+        }
+        parts.push(data.map(|data| ImagePart {
+            name: f.name.clone(),
+            mime: f.mime.clone(),
+            width: f.width.unwrap_or(0).max(0) as u32,
+            height: f.height.unwrap_or(0).max(0) as u32,
+            data,
+        }));
+    }
+    Ok(parts)
+}
+
+/// Deletes, every [`SWEEP_EVERY`] and whenever woken, the objects and rows of files that
+/// are gone (see `db::files`). Runs until the process ends.
+pub async fn sweep_forever(state: actix_web::web::Data<AppState>) {
+    let unsent = Duration::from_secs(state.settings.files.unsent_hours.max(1) * 3600);
+    loop {
+        let _ = tokio::time::timeout(SWEEP_EVERY, state.files.sweep.notified()).await;
+        loop {
+            match sweep_once(&state, unsent).await {
+                Ok(n) if n as i64 == SWEEP_BATCH => continue,
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::warn!(error = ?e, "sweeping deleted files");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// One pass: answers how many files it removed.
+pub async fn sweep_once(state: &AppState, unsent: Duration) -> anyhow::Result<usize> {
+    let before = state.now() - unsent.as_millis() as i64;
+    let gone = state.db.files_to_sweep(before, SWEEP_BATCH).await?;
+    let mut removed = Vec::with_capacity(gone.len());
+    for file in &gone {
+        match state.files.delete_objects(file).await {
+            Ok(()) => removed.push(file.id.clone()),
+            Err(e) => tracing::warn!(error = ?e, file = %file.id, "deleting a file from the store"),
+        }
+    }
+    state.db.delete_file_rows(&removed).await?;
+    Ok(removed.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uploads_are_told_apart_by_content() {
+        let png = {
+            let mut out = std::io::Cursor::new(Vec::new());
+            image::RgbImage::new(2, 2)
+                .write_to(&mut out, image::ImageFormat::Png)
+                .unwrap();
+            out.into_inner()
+        };
+        assert_eq!(sniff(&png), Sniffed::Image);
+        assert_eq!(sniff(b"%PDF-1.7 ..."), Sniffed::Document);
+        assert_eq!(sniff(b"# Notes\nplain text"), Sniffed::Document);
+        assert_eq!(sniff(b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"), Sniffed::Other);
+        assert_eq!(sniff(&[0xff, 0x00, 0x12, 0x80]), Sniffed::Other);
+    }
+
+    #[test]
+    fn a_stored_name_keeps_the_stem_and_says_the_stored_type() {
+        assert_eq!(stored_name("holiday.webp", "image/jpeg"), "holiday.jpg");
+        assert_eq!(stored_name("C:\\photos\\cat.PNG", "image/png"), "cat.png");
+        assert_eq!(stored_name("../../etc/passwd", "image/jpeg"), "passwd.jpg");
+        assert_eq!(stored_name("a\u{0}b\n.jpeg", "image/jpeg"), "ab.jpg");
+        assert_eq!(stored_name("", "image/png"), "image.png");
+        assert_eq!(stored_name(".jpg", "image/jpeg"), "image.jpg");
+        assert_eq!(
+            stored_name(&"x".repeat(500), "image/jpeg").chars().count(),
+            MAX_NAME_CHARS + 4
+        );
+    }
+}

@@ -1,0 +1,95 @@
+//! `/api/files`: attachments a user uploads before sending them in a message, and the
+//! files of sent messages. Only their owner can read or delete them; another user's file
+//! is a 404, like a missing one.
+
+use actix_multipart::Multipart;
+use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
+use actix_web::{web, HttpResponse};
+use serde_json::json;
+
+use crate::auth::AuthUser;
+use crate::db::files::FileRow;
+use crate::error::{ErrorCode, Result};
+use crate::files::{self, attachment_view};
+use crate::http;
+use crate::plans::PlanType;
+use crate::state::AppState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/files")
+            .route("", web::post().to(upload))
+            .route("/{id}", web::get().to(content))
+            .route("/{id}/thumbnail", web::get().to(thumbnail))
+            .route("/{id}", web::delete().to(delete)),
+    );
+}
+
+type Data = web::Data<AppState>;
+
+async fn upload(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpResponse> {
+    let subscription = state.db.subscription(user.id(), state.now()).await?;
+    let plan = state.catalogue.plan(PlanType::from_db(&subscription.plan_type));
+    let max = files::largest_upload(plan);
+    let (name, bytes) =
+        http::read_file_part(payload, max, ErrorCode::FileTooLarge, ErrorCode::FileUploadError).await?;
+    let file = files::upload(&state, user.id(), plan, &name, bytes).await?;
+    Ok(HttpResponse::Created().json(json!({ "success": true, "data": attachment_view(&file) })))
+}
+
+async fn owned(state: &AppState, user: &AuthUser, id: &str) -> Result<FileRow> {
+    Ok(state.db.file(user.id(), id).await?.ok_or(ErrorCode::NotFound)?)
+}
+
+async fn content(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    serve(&state, &user, &id, false).await
+}
+
+async fn thumbnail(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    serve(&state, &user, &id, true).await
+}
+
+async fn serve(state: &AppState, user: &AuthUser, id: &str, thumbnail: bool) -> Result<HttpResponse> {
+    let file = owned(state, user, id).await?;
+    let bytes = state
+        .files
+        .get(&file, thumbnail)
+        .await
+        .map_err(crate::error::ApiError::Internal)?
+        .ok_or(ErrorCode::NotFound)?;
+    let (mime, name) = if thumbnail {
+        ("image/jpeg".to_owned(), format!("thumbnail-{}", file.name))
+    } else {
+        (file.mime.clone(), file.name.clone())
+    };
+    // Only a name of plain characters goes into the header; the rest becomes `_`.
+    let ascii: String = name
+        .chars()
+        .map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '_' })
+        .collect();
+    Ok(HttpResponse::Ok()
+        .content_type(mime)
+        // A file's bytes never change; only its owner may see them.
+        .insert_header((header::CACHE_CONTROL, "private, max-age=31536000, immutable"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header(ContentDisposition {
+            disposition: DispositionType::Inline,
+            parameters: vec![DispositionParam::Filename(ascii)],
+        })
+        .body(bytes))
+}
+
+/// Deletes a file not sent yet (the composer's remove); a sent file goes with its
+/// conversation.
+async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    let file = owned(&state, &user, &id).await?;
+    if file.message_id.is_some() {
+        return Err(ErrorCode::FileInUse.into());
+    }
+    if !state.db.mark_unsent_file_gone(user.id(), &id).await? {
+        // Sent by another tab a moment ago.
+        return Err(ErrorCode::FileInUse.into());
+    }
+    state.files.sweep_soon();
+    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+}
