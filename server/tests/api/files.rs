@@ -654,3 +654,16 @@ async fn with_a_bucket_set_attachments_live_in_s3_and_leave_it_with_their_conver
     }
     panic!("left in the bucket: {:?}", bucket_keys(&base, &bucket).await);
 }
+
+#[actix_web::test]
+async fn an_upload_finding_every_decode_slot_taken_is_told_to_retry_and_stores_nothing() {
+    let app = spawn_app_with(|s| s.uploads.image_decodes = 1).await;
+    let ann = app.register_ann().await;
+    let held = app.state.images.reserve().unwrap();
+    let response = upload(&app, &ann.token, "cat.png", png(64, 48)).await;
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert_error(response, 429, "server_busy").await;
+    assert_eq!(app.state.db.stored_bytes(&ann.id).await.unwrap(), 0);
+    drop(held);
+    uploaded(&app, &ann, "cat.png").await;
+}
