@@ -23,3 +23,5 @@ CREATE TABLE files (
 CREATE INDEX files_user ON files (user_id, created_at);
 CREATE INDEX files_message ON files (message_id);
 CREATE INDEX files_conversation ON files (conversation_id);
+-- The sweep's stale uploads: only files never sent.
+CREATE INDEX files_unsent ON files (created_at) WHERE message_id IS NULL;

@@ -28,6 +28,8 @@ const MB: u64 = 1024 * 1024;
 const SWEEP_BATCH: i64 = 200;
 /// How often the sweep runs when nothing wakes it.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
+/// How often it also scans every file for those no delete marked.
+const FULL_SWEEP_EVERY: Duration = Duration::from_secs(24 * 3600);
 /// The longest file name kept (the rest is cut).
 const MAX_NAME_CHARS: usize = 120;
 
@@ -279,13 +281,18 @@ pub async fn image_parts(state: &AppState, files: &[FileRow]) -> Result<Vec<Opti
 }
 
 /// Deletes, every [`SWEEP_EVERY`] and whenever woken, the objects and rows of files that
-/// are gone (see `db::files`). Runs until the process ends.
+/// are gone (see `db::files`); at start and every [`FULL_SWEEP_EVERY`] it also looks for
+/// files whose owner went without marking them. Runs until the process ends.
 pub async fn sweep_forever(state: actix_web::web::Data<AppState>) {
     let unsent = Duration::from_secs(state.settings.files.unsent_hours.max(1) * 3600);
+    let mut last_full: Option<tokio::time::Instant> = None;
     loop {
-        let _ = tokio::time::timeout(SWEEP_EVERY, state.files.sweep.notified()).await;
+        let full = last_full.is_none_or(|at| at.elapsed() >= FULL_SWEEP_EVERY);
+        if full {
+            last_full = Some(tokio::time::Instant::now());
+        }
         loop {
-            match sweep_once(&state, unsent).await {
+            match sweep_once(&state, unsent, full).await {
                 Ok(n) if n as i64 == SWEEP_BATCH => continue,
                 Ok(_) => break,
                 Err(e) => {
@@ -294,13 +301,20 @@ pub async fn sweep_forever(state: actix_web::web::Data<AppState>) {
                 }
             }
         }
+        let _ = tokio::time::timeout(SWEEP_EVERY, state.files.sweep.notified()).await;
     }
 }
 
-/// One pass: answers how many files it removed.
-pub async fn sweep_once(state: &AppState, unsent: Duration) -> anyhow::Result<usize> {
-    let before = state.now() - unsent.as_millis() as i64;
-    let gone = state.db.files_to_sweep(before, SWEEP_BATCH).await?;
+/// One pass (`full`: also files no delete marked); answers how many files it removed.
+pub async fn sweep_once(state: &AppState, unsent: Duration, full: bool) -> anyhow::Result<usize> {
+    state
+        .db
+        .mark_unsent_files_gone(state.now() - unsent.as_millis() as i64)
+        .await?;
+    let mut gone = state.db.files_marked_gone(SWEEP_BATCH).await?;
+    if full && (gone.len() as i64) < SWEEP_BATCH {
+        gone.extend(state.db.files_orphaned(SWEEP_BATCH - gone.len() as i64).await?);
+    }
     let mut removed = Vec::with_capacity(gone.len());
     for file in &gone {
         match state.files.delete_objects(file).await {

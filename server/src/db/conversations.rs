@@ -123,9 +123,14 @@ impl Db {
         Ok(done == 1)
     }
 
+    /// Deletes the conversation (its messages go with it) and marks its files gone for
+    /// the sweep (see `db::files`).
     pub async fn delete_conversation(&self, user_id: &str, id: &str) -> sqlx::Result<bool> {
         let sql = "DELETE FROM conversations WHERE id = $1 AND user_id = $2";
         let done = on_pool!(self, pool => sqlx::query(sql).bind(id).bind(user_id).execute(pool).await.map(|r| r.rows_affected()))?;
+        if done == 1 {
+            self.mark_files_gone(user_id, Some(id)).await?;
+        }
         Ok(done == 1)
     }
 

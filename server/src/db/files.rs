@@ -2,7 +2,10 @@
 //!
 //! A row lives until the sweep has deleted its objects: a file whose message (or
 //! conversation, or account) is gone, or that was never sent, is first marked gone and
-//! only then removed, so nothing is ever left in the store that no row names.
+//! only then removed, so nothing is ever left in the store that no row names. Deleting a
+//! conversation or an account marks its files; the sweep's regular pass reads only the
+//! marked ones (an index), and a full pass now and then finds any whose owner went
+//! another way.
 
 use super::{on_pool, Db};
 
@@ -117,15 +120,39 @@ impl Db {
         Ok(done == 1)
     }
 
-    /// Files to remove from the store, at most `limit`: those marked gone, those whose
-    /// message or account no longer exists, and (marked gone first) those uploaded before
-    /// `unsent_before` and never sent.
-    pub async fn files_to_sweep(&self, unsent_before: i64, limit: i64) -> sqlx::Result<Vec<FileRow>> {
-        let stale = "UPDATE files SET message_id = $2 WHERE message_id IS NULL AND created_at < $1";
-        on_pool!(self, pool => sqlx::query(stale).bind(unsent_before).bind(GONE).execute(pool).await.map(drop))?;
+    /// Marks the user's files gone (only those of one conversation, if given).
+    pub async fn mark_files_gone(&self, user_id: &str, conversation_id: Option<&str>) -> sqlx::Result<()> {
+        let sql = match conversation_id {
+            Some(_) => "UPDATE files SET message_id = $1 WHERE user_id = $2 AND conversation_id = $3",
+            None => "UPDATE files SET message_id = $1 WHERE user_id = $2",
+        };
+        on_pool!(self, pool => {
+            let mut query = sqlx::query(sql).bind(GONE).bind(user_id);
+            if let Some(c) = conversation_id {
+                query = query.bind(c);
+            }
+            query.execute(pool).await.map(drop)
+        })
+    }
+
+    /// Marks gone the files uploaded before `before` and never sent.
+    pub async fn mark_unsent_files_gone(&self, before: i64) -> sqlx::Result<()> {
+        let sql = "UPDATE files SET message_id = $2 WHERE message_id IS NULL AND created_at < $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(before).bind(GONE).execute(pool).await.map(drop))
+    }
+
+    /// At most `limit` files marked gone (an index lookup).
+    pub async fn files_marked_gone(&self, limit: i64) -> sqlx::Result<Vec<FileRow>> {
+        let sql = format!("SELECT {FILE_COLUMNS} FROM files WHERE message_id = $1 LIMIT $2");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(GONE).bind(limit).fetch_all(pool).await)
+    }
+
+    /// At most `limit` files whose message or account no longer exists though nothing
+    /// marked them. A scan of every file: run it rarely.
+    pub async fn files_orphaned(&self, limit: i64) -> sqlx::Result<Vec<FileRow>> {
         let sql = format!(
             "SELECT {FILE_COLUMNS} FROM files f WHERE \
-             (f.message_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = f.message_id)) \
+             (f.message_id <> '' AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = f.message_id)) \
              OR NOT EXISTS (SELECT 1 FROM users u WHERE u.id = f.user_id) LIMIT $1"
         );
         on_pool!(self, pool => sqlx::query_as(&sql).bind(limit).fetch_all(pool).await)

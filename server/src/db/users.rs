@@ -162,8 +162,11 @@ impl Db {
     }
 
     /// Deletes the user; every table that holds user data cascades from `users`.
+    /// Deletes the user (their rows go with them) and marks their files gone for the
+    /// sweep (see `db::files`).
     pub async fn delete_user(&self, id: &str) -> sqlx::Result<()> {
         let sql = "DELETE FROM users WHERE id = $1";
-        on_pool!(self, pool => sqlx::query(sql).bind(id).execute(pool).await.map(drop))
+        on_pool!(self, pool => sqlx::query(sql).bind(id).execute(pool).await.map(drop))?;
+        self.mark_files_gone(id, None).await
     }
 }
