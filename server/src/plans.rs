@@ -64,7 +64,7 @@ pub const AVAILABLE: Availability = Availability {
     document_processing: false,
     project_management: false,
     image_generation: false,
-    image_upload: false,
+    image_upload: true,
 };
 
 /// The features of [`Features`], plus image upload (`maxImagesPerMessage`).

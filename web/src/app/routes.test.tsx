@@ -56,7 +56,9 @@ describe('signed-in users', () => {
   ])('open %s inside the main layout', async (path, heading) => {
     signIn();
     renderAt(path);
-    expect(await screen.findByRole('heading', { level: 1, name: heading })).toBeDefined();
+    // The first test of a lazy page transforms its whole feature (the chat's is the
+    // largest): on a busy machine that alone can take longer than findBy's default second.
+    expect(await screen.findByRole('heading', { level: 1, name: heading }, { timeout: 5000 })).toBeDefined();
     expect(screen.getAllByRole('navigation', { name: 'Main navigation' }).length).toBeGreaterThan(0);
     expect(screen.getByRole('button', { name: /account menu for anna/i })).toBeDefined();
   });

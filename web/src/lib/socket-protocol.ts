@@ -58,7 +58,8 @@ export interface ClientFrames {
     content: string;
     model?: string | null;
     webSearch?: boolean;
-    attachments?: unknown[];
+    /** Ids of files uploaded with `POST /api/files`, at most the plan's `maxImagesPerMessage`. */
+    attachments?: string[];
   };
   'chat.cancel': { conversationId: string };
   'conversation.open': { conversationId: string };

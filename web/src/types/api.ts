@@ -88,6 +88,28 @@ export interface Conversation {
 export type MessageRole = 'user' | 'assistant';
 export type MessageStatus = 'complete' | 'streaming' | 'cancelled' | 'error';
 
+/**
+ * A file the user uploaded (`POST /api/files`), as the server stores it: re-encoded, EXIF
+ * stripped, the long edge at most 2048 px. `url` and `thumbnailUrl` are served to its
+ * owner only, authenticated by the `token` cookie, so a plain `<img src>` works.
+ */
+export interface StoredFile {
+  _id: string;
+  kind: 'image';
+  /** The name it was uploaded with. */
+  name: string;
+  mime: 'image/jpeg' | 'image/png';
+  /** Bytes stored. */
+  size: number;
+  width: number;
+  height: number;
+  /** `/api/files/{id}`: the image. */
+  url: string;
+  /** `/api/files/{id}/thumbnail`: a JPEG that fits 256 × 256. */
+  thumbnailUrl: string;
+  createdAt: string;
+}
+
 export interface Message {
   _id: string;
   conversationId: string;
@@ -97,4 +119,6 @@ export interface Message {
   model: string | null;
   clientId: string | null;
   createdAt: string;
+  /** The images sent with a user message; `[]` when none. */
+  attachments: StoredFile[];
 }

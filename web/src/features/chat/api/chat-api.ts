@@ -1,9 +1,9 @@
 /**
- * The REST calls of the chat (docs/api.md): conversations, and the two answers the chat
- * reads for gating and counters (the subscription's plan, the usage limits).
+ * The REST calls of the chat (docs/api.md): conversations, uploaded files, and the two
+ * answers the chat reads for gating and counters (the subscription's plan, the usage limits).
  */
 import { api } from '@/lib/api-client';
-import type { Conversation, LimitInfo, Message, PlanType, Usage } from '@/types/api';
+import type { Conversation, LimitInfo, Message, PlanType, StoredFile, Usage } from '@/types/api';
 
 export interface ConversationPage {
   data: Conversation[];
@@ -27,7 +27,19 @@ export interface ChatPlan {
   };
   chatModels: string[];
   models: { baseChatModel: string; webSearchModel?: string };
+  /** Whether the server implements a feature yet (the same for every plan). */
+  available: {
+    imageUpload: boolean;
+    documentProcessing: boolean;
+  };
+  /** How many images one message may carry. */
+  maxImagesPerMessage: number;
+  /** Upload sizes in MB. */
+  fileLimits: { imageMaxMb: number; documentMaxMb: number; storageMb: number };
 }
+
+/** docs/api.md "The plan object": what a server that sends no `fileLimits` enforces. */
+export const DEFAULT_FILE_LIMITS: ChatPlan['fileLimits'] = { imageMaxMb: 10, documentMaxMb: 20, storageMb: 100 };
 
 export const CONVERSATION_PAGE_SIZE = 20;
 
@@ -45,7 +57,11 @@ export function planFromSubscription(subscription: unknown): ChatPlan | null {
   if (!isObject(plan) || !isObject(plan.features) || !isObject(plan.models)) return null;
   const features = plan.features;
   const models = plan.models;
+  const available = isObject(plan.available) ? plan.available : {};
+  const fileLimits = isObject(plan.fileLimits) ? plan.fileLimits : {};
   const flag = (name: string) => features[name] === true;
+  const count = (value: unknown, fallback: number) =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
   return {
     planType: (typeof plan.planType === 'string' ? plan.planType : 'free') as PlanType,
     name: typeof plan.name === 'string' ? plan.name : '',
@@ -62,6 +78,16 @@ export function planFromSubscription(subscription: unknown): ChatPlan | null {
     models: {
       baseChatModel: typeof models.baseChatModel === 'string' ? models.baseChatModel : '',
       ...(typeof models.webSearchModel === 'string' ? { webSearchModel: models.webSearchModel } : {}),
+    },
+    available: {
+      imageUpload: available.imageUpload === true,
+      documentProcessing: available.documentProcessing === true,
+    },
+    maxImagesPerMessage: Math.floor(count(plan.maxImagesPerMessage, 0)),
+    fileLimits: {
+      imageMaxMb: count(fileLimits.imageMaxMb, DEFAULT_FILE_LIMITS.imageMaxMb),
+      documentMaxMb: count(fileLimits.documentMaxMb, DEFAULT_FILE_LIMITS.documentMaxMb),
+      storageMb: count(fileLimits.storageMb, DEFAULT_FILE_LIMITS.storageMb),
     },
   };
 }
@@ -85,6 +111,14 @@ export const chatApi = {
   renameConversation: (id: string, title: string) =>
     api.patch<{ success: true; data: Conversation }>(`/conversations/${encodeURIComponent(id)}`, { title }),
   deleteConversation: (id: string) => api.delete<{ success: true }>(`/conversations/${encodeURIComponent(id)}`),
+  /** `POST /api/files`: one part named `file`, with its name. */
+  uploadFile: (file: Blob, name: string, signal?: AbortSignal) => {
+    const body = new FormData();
+    body.append('file', file, name);
+    return api.post<{ success: true; data: StoredFile }>('/files', body, signal ? { signal } : undefined);
+  },
+  /** Only a file not sent yet can be removed (`file_in_use` after). */
+  deleteFile: (id: string) => api.delete<{ success: true }>(`/files/${encodeURIComponent(id)}`),
   getSubscription: () => api.get<unknown>('/subscription'),
   getUsage: () => api.get<unknown>('/usage/limits'),
 };

@@ -8,6 +8,8 @@ import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { anna, jsonResponse } from '@/test/fixtures';
 import type { ChatPlan } from '../api/chat-api';
+import type { ImageIo } from '../lib/image-prep';
+import { setImageIo, useAttachmentStore } from '../stores/attachment-store';
 import { useChatStore } from '../stores/chat-store';
 import { usePlanStore } from '../stores/plan-store';
 import {
@@ -16,9 +18,11 @@ import {
   conversation,
   CONVERSATION_ID,
   freePlan,
+  storedFile,
   subscriptionAnswer,
   usageAnswer,
   userMessage,
+  withoutImages,
 } from '../test/fixtures';
 import { ChatPage } from './chat-page';
 
@@ -66,8 +70,12 @@ beforeEach(async () => {
   plan = freePlan;
   conversations = [conversation({ title: 'Python notes' })];
   vi.stubGlobal('fetch', fetchMock);
-  fetchMock.mockReset().mockImplementation((input) => {
+  fetchMock.mockReset().mockImplementation((input, init) => {
     const path = urlOf(input).replace(/^\/api/, '');
+    if (path === '/files' && init?.method === 'POST') {
+      const part = (init.body as FormData).get('file') as File;
+      return Promise.resolve(jsonResponse(201, { success: true, data: storedFile({ name: part.name }) }));
+    }
     if (path.startsWith('/conversations?')) {
       return Promise.resolve(jsonResponse(200, { success: true, data: conversations, nextCursor: null }));
     }
@@ -92,7 +100,20 @@ beforeEach(async () => {
   useAuthStore.setState({ status: 'authenticated', token: 't', user: anna, settings: anna.settings });
   useChatStore.getState().reset();
   usePlanStore.getState().reset();
+  useAttachmentStore.getState().reset();
+  URL.createObjectURL = vi.fn(() => 'blob:preview');
+  URL.revokeObjectURL = vi.fn();
+  setImageIo(smallImages);
 });
+
+/** jsdom decodes no images: every one is a small photo the server takes as it is. */
+const smallImages: ImageIo = {
+  decode: () => Promise.resolve({ width: 64, height: 48, close: () => undefined }),
+  encode: () => Promise.reject(new Error('not needed')),
+  convertHeic: () => Promise.reject(new Error('not needed')),
+};
+
+const png = (name: string) => new File([new Uint8Array(32)], name, { type: 'image/png' });
 
 describe('the chat page', () => {
   it('lists the conversations and shows the counters of the plan', async () => {
@@ -125,10 +146,24 @@ describe('the chat page', () => {
     expect(within(notice).getByRole('link', { name: 'Upgrade plan' }).getAttribute('href')).toBe('/settings#subscription');
     expect(toggle.getAttribute('aria-pressed')).toBe('false');
 
+    // Images are for every plan; documents are premium.
     fireEvent.click(screen.getByRole('button', { name: 'Attach a file' }));
+    fireEvent.click(within(screen.getByRole('menu', { name: 'Attach' })).getByRole('menuitem', { name: 'Document' }));
     expect(screen.getByTestId('chat-notice').textContent).toContain('Document upload is a premium feature');
+    expect(screen.queryByRole('menu')).toBeNull();
     const select = screen.getByRole<HTMLSelectElement>('combobox', { name: 'Model' });
     expect([...select.options].map((o) => o.value)).toEqual(['gpt-4o-mini']);
+  });
+
+  it('keeps the attach button as it was while the server takes no images', async () => {
+    plan = withoutImages(freePlan);
+    renderAt('/chat');
+    const attach = await screen.findByTestId('attach-button');
+    await vi.waitFor(() => expect(attach.getAttribute('data-gate')).toBe('premium'));
+    expect(attach.getAttribute('aria-haspopup')).toBeNull();
+    fireEvent.click(attach);
+    expect(screen.queryByRole('menu')).toBeNull();
+    expect(screen.getByTestId('chat-notice').textContent).toContain('Document upload is a premium feature');
   });
 
   it('follows a plan change (subscription.updated): more models, web search unlocked', async () => {
@@ -149,7 +184,10 @@ describe('the chat page', () => {
     fireEvent.click(toggle);
     expect(toggle.getAttribute('aria-pressed')).toBe('true');
     fireEvent.click(screen.getByTestId('attach-button'));
-    expect(screen.getByTestId('chat-notice').textContent).toContain('coming soon');
+    fireEvent.click(screen.getByTestId('attach-document'));
+    expect(screen.getByTestId('chat-notice').textContent).toBe(
+      'Attaching documents is coming soon. For now, paste their text into your message.',
+    );
     expect(within(screen.getByTestId('chat-notice')).queryByRole('link')).toBeNull();
 
     fireEvent.change(screen.getByRole('combobox', { name: 'Model' }), { target: { value: 'gpt-4.1-mini' } });
@@ -240,5 +278,72 @@ describe('the chat page', () => {
     expect(items.map((item) => item.textContent)).toEqual(['From the other tab', 'Python notes']);
     serverFrame('usage.updated', usageAnswer({ limit: 50, used: 50 }));
     expect(screen.getByTestId('usage-counter').textContent).toContain('You have reached your daily message limit.');
+  });
+
+  it('attaches a picked image, sends it alone and shows it in the conversation (free plan: one a message)', async () => {
+    const router = renderAt('/chat');
+    await vi.waitFor(() => expect(screen.getByTestId('attach-button').getAttribute('data-gate')).toBe('menu'));
+    const input = screen.getByTestId<HTMLInputElement>('attach-photos-input');
+    fireEvent.change(input, { target: { files: [png('cat.png'), png('dog.png')] } });
+    expect(screen.getByTestId('attachment-refusal').textContent).toBe('You can attach at most 1 images to a message');
+    const preview = screen.getByTestId('attachment-preview');
+    await vi.waitFor(() => expect(preview.getAttribute('data-status')).toBe('ready'));
+    const send = screen.getByTestId<HTMLButtonElement>('send-button');
+    expect(send.disabled).toBe(false);
+    fireEvent.click(send);
+
+    const [frame] = sentFrames('chat.send');
+    expect(frame).toMatchObject({ conversationId: null, content: '', attachments: ['f1'] });
+    expect(screen.queryByTestId('attachment-preview')).toBeNull();
+    const pending = screen.getByTestId('message-user');
+    expect(pending.getAttribute('data-pending')).toBe('true');
+    expect(within(pending).getByRole('img', { name: 'cat.png' }).getAttribute('src')).toBe('blob:preview');
+
+    const clientId = frame!.clientId as string;
+    serverFrame('conversation.created', { clientId, conversation: conversation({ _id: 'c-new' }) });
+    await vi.waitFor(() => expect(router.state.location.pathname).toBe('/chat/c-new'));
+    serverFrame('message.created', {
+      conversationId: 'c-new',
+      clientId,
+      message: userMessage({ _id: 'm1', conversationId: 'c-new', clientId, content: '', attachments: [storedFile()] }),
+    });
+    const sent = screen.getByTestId('message-user');
+    expect(sent.getAttribute('data-pending')).toBeNull();
+    expect(within(sent).getByRole('img', { name: 'cat.png' }).getAttribute('src')).toBe('/api/files/f1/thumbnail');
+  });
+
+  it('gives the images back when the server refuses the send', async () => {
+    renderAt(`/chat/${CONVERSATION_ID}`);
+    await screen.findByTestId('message-assistant');
+    fireEvent.change(screen.getByTestId('attach-photos-input'), { target: { files: [png('cat.png')] } });
+    await vi.waitFor(() => expect(screen.getByTestId('attachment-preview').getAttribute('data-status')).toBe('ready'));
+    fireEvent.click(screen.getByTestId('send-button'));
+    const clientId = sentFrames('chat.send')[0]!.clientId;
+    serverFrame('error', { clientId, code: 'too_many_images', message: 'You can attach at most 1 images to a message' });
+    expect(screen.getByTestId('chat-error').textContent).toContain('You can attach at most 1 images to a message');
+    expect(within(screen.getByTestId('chat-error')).getByRole('link', { name: 'Upgrade plan' })).toBeDefined();
+    expect(screen.getByTestId('attachment-preview').getAttribute('data-status')).toBe('ready');
+  });
+
+  it('takes images dropped on the conversation', async () => {
+    renderAt(`/chat/${CONVERSATION_ID}`);
+    await screen.findByTestId('message-assistant');
+    await vi.waitFor(() => expect(screen.getByTestId('attach-button').getAttribute('data-gate')).toBe('menu'));
+    const view = screen.getByTestId('conversation-view');
+    const dataTransfer = { types: ['Files'], files: [png('dropped.png')], dropEffect: 'none' };
+    fireEvent.dragEnter(view, { dataTransfer });
+    expect(screen.getByTestId('drop-overlay').textContent).toBe('Drop images here to attach them');
+    fireEvent.drop(view, { dataTransfer });
+    expect(screen.queryByTestId('drop-overlay')).toBeNull();
+    expect(within(screen.getByTestId('attachment-tray')).getByRole('img', { name: 'dropped.png' })).toBeDefined();
+  });
+
+  it('answers a dropped file with the document notice while the server takes no images', async () => {
+    plan = withoutImages(freePlan);
+    renderAt('/chat');
+    await vi.waitFor(() => expect(screen.getByTestId('attach-button').getAttribute('data-gate')).toBe('premium'));
+    fireEvent.drop(screen.getByTestId('conversation-view'), { dataTransfer: { types: ['Files'], files: [png('a.png')] } });
+    expect(screen.getByTestId('chat-notice').textContent).toContain('Document upload is a premium feature');
+    expect(screen.queryByTestId('attachment-tray')).toBeNull();
   });
 });

@@ -59,7 +59,7 @@ export function GateNotice({ id, kind, onDismiss }: { id: string; kind: Composer
     <div id={id} className={styles.notice} role="status" data-testid="chat-notice" data-kind={kind}>
       <p className={styles.text}>{t(`gating.${kind}`)}</p>
       <div className={styles.actions}>
-        {kind !== 'attachmentsComingSoon' && <UpgradeLink />}
+        {kind !== 'attachmentsComingSoon' && kind !== 'documentsComingSoon' && <UpgradeLink />}
         <DismissButton onClick={onDismiss} />
       </div>
     </div>

@@ -1,18 +1,47 @@
-import { useEffect, useId, useLayoutEffect, useRef, type KeyboardEvent } from 'react';
+import {
+  useEffect,
+  useId,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type ChangeEvent,
+  type ClipboardEvent,
+  type KeyboardEvent,
+} from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
+import { toast } from '@/components/toast';
 import type { ChatPlan } from '../api/chat-api';
-import { allowedModels, attachmentGate, webSearchGate } from '../lib/gating';
+import {
+  allowedModels,
+  attachButtonGate,
+  attachmentLimits,
+  documentGate,
+  documentNotice,
+  imageGate,
+  webSearchGate,
+  type GateNoticeKind,
+} from '../lib/gating';
+import { classifyImage } from '../lib/image-prep';
+import { isBusy, selectAttachments, useAttachmentStore } from '../stores/attachment-store';
 import { useChatStore } from '../stores/chat-store';
-import { LockIcon, PaperclipIcon, SearchGlobeIcon, SendIcon, StopIcon } from './chat-icons';
+import { AttachMenu } from './attach-menu';
+import { AttachmentTray } from './attachment-tray';
+import { CameraDialog } from './camera-dialog';
+import { LockIcon, SearchGlobeIcon, SendIcon, StopIcon } from './chat-icons';
 import styles from './composer.module.css';
 
 /** docs/protocol.md chat.send: `chat.max_message_chars`. */
 export const MAX_MESSAGE_CHARS = 32000;
 
-export type ComposerNoticeKind = 'webSearchPremium' | 'documentUploadPremium' | 'attachmentsComingSoon';
+export type ComposerNoticeKind = GateNoticeKind;
+
+/** The photo picker: HEIC is named too, as some browsers do not count it as `image/*`. */
+export const IMAGE_ACCEPT = 'image/*,.heic,.heif';
 
 export interface ComposerProps {
+  /** Where its images are kept (attachment-store): the conversation id, or NEW_CHAT. */
+  attachmentKey: string;
   text: string;
   onTextChange: (text: string) => void;
   onSend: () => void;
@@ -36,16 +65,56 @@ export interface ComposerProps {
 
 /** The message box with its controls: attach, web search, model, send or stop. */
 export function Composer(props: ComposerProps) {
-  const { t } = useTranslation('chat');
-  const { text, onTextChange, onSend, onStop, streaming, stopping, sending, plan } = props;
+  const { t } = useTranslation(['chat', 'errors']);
+  const { attachmentKey, text, onTextChange, onSend, onStop, streaming, stopping, sending, plan } = props;
   const textareaRef = useRef<HTMLTextAreaElement>(null);
+  const photosInput = useRef<HTMLInputElement>(null);
+  const cameraInput = useRef<HTMLInputElement>(null);
+  const [cameraOpen, setCameraOpen] = useState(false);
   const hintId = useId();
   const focusRequest = useChatStore((s) => s.focusRequest);
+  const attachments = useAttachmentStore(selectAttachments(attachmentKey));
+  const refusal = useAttachmentStore((s) => s.refusals[attachmentKey]);
   const models = allowedModels(plan);
   const search = webSearchGate(plan);
-  const attach = attachmentGate(plan);
+  const images = imageGate(plan);
   const tooLong = text.length > MAX_MESSAGE_CHARS;
-  const canSend = text.trim() !== '' && !tooLong && !streaming && !sending;
+  const uploading = attachments.some(isBusy);
+  const hasImages = attachments.some((item) => item.status === 'ready');
+  // Images alone make a message; the send waits until every upload has answered.
+  const canSend = (text.trim() !== '' || hasImages) && !uploading && !tooLong && !streaming && !sending;
+
+  const addImages = (files: readonly File[]) => {
+    if (images === 'available' && files.length > 0) {
+      useAttachmentStore.getState().add(attachmentKey, files, attachmentLimits(plan));
+    }
+  };
+
+  const onFilesChosen = (event: ChangeEvent<HTMLInputElement>) => {
+    const files = [...(event.target.files ?? [])];
+    // Cleared so that choosing the same file again still fires a change.
+    event.target.value = '';
+    addImages(files);
+    // Back to the text for a caption; not on a touch screen, where it would pop the keyboard up.
+    if (!window.matchMedia('(pointer: coarse)').matches) textareaRef.current?.focus();
+  };
+
+  const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
+    if (images !== 'available') return;
+    const files = [...event.clipboardData.files].filter((file) => classifyImage(file) !== 'unsupported');
+    if (files.length === 0) return;
+    // A copied image alone would paste nothing useful (or its file name); text copied
+    // along with it, as from a web page, still pastes.
+    if (!event.clipboardData.types.includes('text/plain')) event.preventDefault();
+    addImages(files);
+  };
+
+  const onCameraError = () => {
+    // SPEC §8: "Error accessing camera", then the browser's own way to take or pick a photo.
+    setCameraOpen(false);
+    toast.negative(t('errors:cameraError'));
+    cameraInput.current?.click();
+  };
 
   // Grows with its text up to a limit (CSS max-height), then scrolls.
   useLayoutEffect(() => {
@@ -82,6 +151,12 @@ export function Composer(props: ComposerProps) {
         send();
       }}
     >
+      <AttachmentTray
+        items={attachments}
+        refusal={refusal}
+        onRemove={(localId) => useAttachmentStore.getState().remove(attachmentKey, localId)}
+        onDismissRefusal={() => useAttachmentStore.getState().dismissRefusal(attachmentKey)}
+      />
       <label className="visually-hidden" htmlFor={`${hintId}-input`}>
         {t('composer.label')}
       </label>
@@ -98,6 +173,7 @@ export function Composer(props: ComposerProps) {
         aria-invalid={tooLong || undefined}
         onChange={(event) => onTextChange(event.target.value)}
         onKeyDown={onKeyDown}
+        onPaste={onPaste}
       />
       <span id={hintId} className="visually-hidden">
         {t('composer.hint')}
@@ -109,22 +185,15 @@ export function Composer(props: ComposerProps) {
       )}
 
       <div className={styles.toolbar} role="group" aria-label={t('composer.options')}>
-        <Button
-          variant="ghost"
-          iconOnly
+        <AttachMenu
+          gate={attachButtonGate(plan)}
+          documents={documentGate(plan)}
           className={styles.tool}
-          aria-label={t('composer.attach')}
-          data-testid="attach-button"
-          data-gate={attach}
-          disabled={attach === 'unknown'}
-          onClick={() => {
-            if (attach === 'premium') props.onNotice('documentUploadPremium');
-            else if (attach === 'comingSoon') props.onNotice('attachmentsComingSoon');
-          }}
-        >
-          <PaperclipIcon />
-          {attach === 'premium' && <LockIcon className={styles.lock} width={12} height={12} />}
-        </Button>
+          lockClassName={styles.lock}
+          onPhotos={() => photosInput.current?.click()}
+          onCamera={() => setCameraOpen(true)}
+          onDocument={() => props.onNotice(documentNotice(plan))}
+        />
         <Button
           variant="ghost"
           size="small"
@@ -180,6 +249,7 @@ export function Composer(props: ComposerProps) {
             className={styles.action}
             aria-label={t('composer.send')}
             data-testid="send-button"
+            title={uploading ? t('attach.waitForUploads') : undefined}
             disabled={!canSend}
             loading={sending}
             onClick={() => textareaRef.current?.focus()}
@@ -188,6 +258,35 @@ export function Composer(props: ComposerProps) {
           </Button>
         )}
       </div>
+
+      <input
+        ref={photosInput}
+        type="file"
+        accept={IMAGE_ACCEPT}
+        multiple
+        hidden
+        tabIndex={-1}
+        data-testid="attach-photos-input"
+        onChange={onFilesChosen}
+      />
+      <input
+        ref={cameraInput}
+        type="file"
+        accept={IMAGE_ACCEPT}
+        capture="environment"
+        hidden
+        tabIndex={-1}
+        data-testid="attach-camera-input"
+        onChange={onFilesChosen}
+      />
+      {cameraOpen && (
+        <CameraDialog
+          open
+          onClose={() => setCameraOpen(false)}
+          onCapture={(file) => addImages([file])}
+          onError={onCameraError}
+        />
+      )}
     </form>
   );
 }

@@ -1,4 +1,4 @@
-import { useEffect, useId, useMemo, useState } from 'react';
+import { useEffect, useId, useMemo, useRef, useState, type DragEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { Button } from '@/components/button';
@@ -6,7 +6,8 @@ import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
 import { useChatSocket, useOpenConversation } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
-import { defaultModel, resolveModel, webSearchGate } from '../lib/gating';
+import { attachmentLimits, defaultModel, documentNotice, imageGate, resolveModel, webSearchGate } from '../lib/gating';
+import { sendable, useAttachmentStore } from '../stores/attachment-store';
 import { DEFAULT_OPTIONS, NEW_CHAT, useChatStore, type PendingSend } from '../stores/chat-store';
 import { usePlanStore } from '../stores/plan-store';
 import { EMPTY_THREAD, streamingMessage } from '../stores/thread';
@@ -25,6 +26,8 @@ const NARROW = '(max-width: 768px)';
 
 /** After a new chat got its conversation, its view takes the focus even on a phone. */
 let focusNextView = false;
+
+const carriesFiles = (event: DragEvent | globalThis.DragEvent) => event.dataTransfer?.types.includes('Files') ?? false;
 
 /** One conversation (or the new chat): its messages, then the composer with its notices. */
 export function ConversationView({ conversationId }: { conversationId: string | null }) {
@@ -46,6 +49,9 @@ export function ConversationView({ conversationId }: { conversationId: string | 
   const usage = usePlanStore((s) => s.usage);
   const [notice, setNotice] = useState<ComposerNoticeKind | null>(null);
   const [sentClientId, setSentClientId] = useState<string | null>(null);
+  const [dragging, setDragging] = useState(false);
+  // dragenter and dragleave fire for every child crossed: count to know when it left.
+  const dragDepth = useRef(0);
   const createdId = useChatStore((s) => (sentClientId ? s.createdFor[sentClientId] : undefined));
 
   const messages = entry?.messages ?? EMPTY_THREAD;
@@ -110,10 +116,65 @@ export function ConversationView({ conversationId }: { conversationId: string | 
     return () => clearTimeout(timer);
   }, [conversationId, streamingId, lastActivity, emit]);
 
+  // A file dropped beside the drop area would make the browser leave the chat to show it.
+  useEffect(() => {
+    const swallow = (event: globalThis.DragEvent) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      if (event.type === 'drop') {
+        dragDepth.current = 0;
+        setDragging(false);
+      }
+    };
+    window.addEventListener('dragover', swallow);
+    window.addEventListener('drop', swallow);
+    return () => {
+      window.removeEventListener('dragover', swallow);
+      window.removeEventListener('drop', swallow);
+    };
+  }, []);
+
   const send = () => {
     setNotice(null);
-    const clientId = useChatStore.getState().send({ conversationId, content: draft.trim(), model, webSearch });
+    const attachments = sendable(useAttachmentStore.getState().items[key] ?? []);
+    const clientId = useChatStore
+      .getState()
+      .send({ conversationId, content: draft.trim(), model, webSearch, attachments });
+    // The previews move on to the pending message; the composer starts empty.
+    if (clientId) useAttachmentStore.getState().handOver(key);
     if (clientId && !conversationId) setSentClientId(clientId);
+  };
+
+  const onDropFiles = (files: File[]) => {
+    const gate = imageGate(plan);
+    if (gate === 'available') useAttachmentStore.getState().add(key, files, attachmentLimits(plan));
+    else if (gate === 'unavailable') setNotice(documentNotice(plan));
+  };
+
+  const dropHandlers = {
+    onDragEnter: (event: DragEvent) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      dragDepth.current += 1;
+      setDragging(true);
+    },
+    onDragOver: (event: DragEvent) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      event.dataTransfer.dropEffect = 'copy';
+    },
+    onDragLeave: (event: DragEvent) => {
+      if (!carriesFiles(event)) return;
+      dragDepth.current = Math.max(0, dragDepth.current - 1);
+      if (dragDepth.current === 0) setDragging(false);
+    },
+    onDrop: (event: DragEvent) => {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      dragDepth.current = 0;
+      setDragging(false);
+      onDropFiles([...event.dataTransfer.files]);
+    },
   };
 
   if (conversationId && (status === 'notFound' || status === 'error')) {
@@ -138,7 +199,18 @@ export function ConversationView({ conversationId }: { conversationId: string | 
   const noticeIds = [error && `${noticeId}-error`, notice && `${noticeId}-notice`].filter(Boolean).join(' ');
 
   return (
-    <section className={styles.view} aria-labelledby={`${noticeId}-title`}>
+    <section
+      className={styles.view}
+      aria-labelledby={`${noticeId}-title`}
+      data-testid="conversation-view"
+      data-dragging={dragging || undefined}
+      {...dropHandlers}
+    >
+      {dragging && imageGate(plan) === 'available' && (
+        <div className={styles.dropOverlay} aria-hidden="true" data-testid="drop-overlay">
+          <p>{t('attach.dropHere')}</p>
+        </div>
+      )}
       <header className={styles.header}>
         <h2 id={`${noticeId}-title`} className={styles.title} data-testid="conversation-title">
           {conversationId ? (conversation?.title ?? t('untitled')) : t('newChat')}
@@ -176,6 +248,7 @@ export function ConversationView({ conversationId }: { conversationId: string | 
         {notice && <GateNotice id={`${noticeId}-notice`} kind={notice} onDismiss={() => setNotice(null)} />}
         <Composer
           key={key}
+          attachmentKey={key}
           text={draft}
           onTextChange={(text) => useChatStore.getState().setDraft(key, text)}
           onSend={send}

@@ -1,19 +1,39 @@
-import { memo } from 'react';
+import { memo, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { StoredFile } from '@/types/api';
 import { assistantStatus } from '../lib/message-status';
 import type { ChatMessage } from '../stores/thread';
 import { MarkdownContent } from './markdown-content';
+import { MessageImages, type BubbleImage } from './message-images';
 import styles from './messages.module.css';
 
+const NO_FILES: readonly StoredFile[] = [];
 
-export const UserBubble = memo(function UserBubble({ content, pending = false }: { content: string; pending?: boolean }) {
+export interface UserBubbleProps {
+  content: string;
+  /** The server's files of a sent message. */
+  attachments?: readonly StoredFile[];
+  /** A pending send's images, with their local previews (instead of `attachments`). */
+  sent?: readonly BubbleImage[];
+  pending?: boolean;
+}
+
+/** The user's message: its images above its text, each on the right, as in a messenger. */
+export const UserBubble = memo(function UserBubble({ content, attachments = NO_FILES, sent, pending = false }: UserBubbleProps) {
   const { t } = useTranslation('chat');
+  const images = useMemo(() => sent ?? attachments.map((file) => ({ file })), [sent, attachments]);
   return (
     <article className={`${styles.row} ${styles.userRow}`} data-testid="message-user" data-pending={pending || undefined}>
-      <div className={`${styles.bubble} ${styles.user}`}>
+      <div className={styles.userStack}>
         <span className="visually-hidden">{t('message.you')}: </span>
-        <p className={styles.plain}>{content}</p>
-        {pending && <span className={styles.meta}>{t('message.sending')}</span>}
+        {images.length > 0 && <MessageImages images={images} />}
+        {content && (
+          <div className={`${styles.bubble} ${styles.user}`}>
+            <p className={styles.plain}>{content}</p>
+            {pending && <span className={styles.meta}>{t('message.sending')}</span>}
+          </div>
+        )}
+        {pending && !content && <span className={styles.pendingNote}>{t('message.sending')}</span>}
       </div>
     </article>
   );

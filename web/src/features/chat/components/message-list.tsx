@@ -83,13 +83,13 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
         >
           {messages.map((message) =>
             message.role === 'user' ? (
-              <UserBubble key={message._id} content={message.content} />
+              <UserBubble key={message._id} content={message.content} attachments={message.attachments} />
             ) : (
               <AssistantBubble key={message._id} message={message} stale={stale} />
             ),
           )}
           {pending.map((send) => (
-            <UserBubble key={send.clientId} content={send.content} pending />
+            <UserBubble key={send.clientId} content={send.content} sent={send.attachments} pending />
           ))}
         </div>
       )}

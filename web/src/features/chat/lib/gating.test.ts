@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { planFromSubscription, usageFrom } from '../api/chat-api';
 import { fromServer } from '../stores/thread';
-import { answer, basePlan, freePlan, subscriptionAnswer, usageAnswer } from '../test/fixtures';
+import { answer, basePlan, freePlan, subscriptionAnswer, usageAnswer, withoutImages } from '../test/fixtures';
 import {
   allowedModels,
-  attachmentGate,
+  attachButtonGate,
+  attachmentLimits,
   defaultModel,
+  documentGate,
+  documentNotice,
   exhaustedPeriod,
+  imageGate,
+  maxImages,
   offersUpgrade,
   resolveModel,
   webSearchGate,
@@ -28,17 +33,58 @@ describe('web search (SPEC §5: premium)', () => {
   });
 });
 
-describe('attachments (SPEC §5: document upload is premium)', () => {
+describe('documents (SPEC §5: document upload is premium)', () => {
   it('are premium without document processing', () => {
-    expect(attachmentGate(freePlan)).toBe('premium');
+    expect(documentGate(freePlan)).toBe('premium');
+    expect(documentNotice(freePlan)).toBe('documentUploadPremium');
+    expect(documentNotice(withoutImages(freePlan))).toBe('documentUploadPremium');
   });
 
-  it('are "coming soon" on a paid plan, since the server takes none yet', () => {
-    expect(attachmentGate(basePlan)).toBe('comingSoon');
+  it('are "coming soon" on a plan with document processing, since the server takes none yet', () => {
+    expect(documentGate(basePlan)).toBe('comingSoon');
+    expect(documentNotice(basePlan)).toBe('documentsComingSoon');
+    // Before images, nothing at all could be attached.
+    expect(documentNotice(withoutImages(basePlan))).toBe('attachmentsComingSoon');
   });
 
   it('wait while the plan is unknown', () => {
-    expect(attachmentGate(null)).toBe('unknown');
+    expect(documentGate(null)).toBe('unknown');
+  });
+});
+
+describe('images (every plan, up to maxImagesPerMessage)', () => {
+  it('can be attached on every plan once the server takes them', () => {
+    for (const [plan, max] of [
+      [freePlan, 1],
+      [basePlan, 2],
+      [{ ...basePlan, planType: 'plus' as const, maxImagesPerMessage: 3 }, 3],
+      [{ ...basePlan, planType: 'pro' as const, maxImagesPerMessage: 5 }, 5],
+    ] as const) {
+      expect(imageGate(plan), plan.planType).toBe('available');
+      expect(maxImages(plan), plan.planType).toBe(max);
+      expect(attachButtonGate(plan), plan.planType).toBe('menu');
+    }
+  });
+
+  it('keep the attach button as before while the server takes none (`available.imageUpload`)', () => {
+    expect(imageGate(withoutImages(freePlan))).toBe('unavailable');
+    expect(maxImages(withoutImages(freePlan))).toBe(0);
+    expect(attachButtonGate(withoutImages(freePlan))).toBe('premium');
+    expect(attachButtonGate(withoutImages(basePlan))).toBe('comingSoon');
+  });
+
+  it('are unavailable on a plan that allows none a message', () => {
+    expect(imageGate({ ...basePlan, maxImagesPerMessage: 0 })).toBe('unavailable');
+  });
+
+  it('wait while the plan is unknown', () => {
+    expect(imageGate(null)).toBe('unknown');
+    expect(attachButtonGate(null)).toBe('unknown');
+    expect(attachmentLimits(null)).toEqual({ max: 0, maxBytes: 0 });
+  });
+
+  it('may each be the plan’s imageMaxMb, in MiB as the server counts', () => {
+    expect(attachmentLimits(freePlan)).toEqual({ max: 1, maxBytes: 10 * 1024 * 1024 });
   });
 });
 
@@ -73,7 +119,7 @@ describe('models', () => {
 
 describe('refused sends', () => {
   it('offer "Upgrade plan" where a bigger plan helps', () => {
-    for (const code of ['limit_reached', 'search_limit_reached', 'premium_required', 'model_not_allowed']) {
+    for (const code of ['limit_reached', 'search_limit_reached', 'premium_required', 'model_not_allowed', 'too_many_images']) {
       expect(offersUpgrade(code), code).toBe(true);
     }
     for (const code of ['generation_in_progress', 'model_error', 'message_too_long', 'server_error', 'offline']) {
@@ -101,7 +147,17 @@ describe('usage', () => {
 describe('the plan of a subscription answer', () => {
   it('is read from GET /api/subscription or subscription.updated', () => {
     expect(planFromSubscription(subscriptionAnswer(basePlan))).toEqual(basePlan);
+    expect(planFromSubscription(subscriptionAnswer(freePlan))).toEqual(freePlan);
     expect(planFromSubscription({ subscriptionPlan: null })).toBeNull();
     expect(planFromSubscription('nonsense')).toBeNull();
+  });
+
+  it('reads a plan from before images as one that takes none, with the default file limits', () => {
+    const { available: _available, maxImagesPerMessage: _max, fileLimits: _limits, ...older } = basePlan;
+    const plan = planFromSubscription({ subscriptionPlan: older });
+    expect(plan?.available).toEqual({ imageUpload: false, documentProcessing: false });
+    expect(plan?.maxImagesPerMessage).toBe(0);
+    expect(plan?.fileLimits).toEqual({ imageMaxMb: 10, documentMaxMb: 20, storageMb: 100 });
+    expect(imageGate(plan)).toBe('unavailable');
   });
 });

@@ -14,21 +14,72 @@ export type WebSearchGate =
   /** The plan is not known yet (loading, or it failed to load): the toggle waits. */
   | 'unknown';
 
-export type AttachmentGate =
+export type DocumentGate =
   /** SPEC §8 "Document upload is a premium feature". */
   | 'premium'
-  /** A paid plan, but the server takes no attachments yet (docs/api.md "Not yet"). */
+  /** A plan with document processing, but the server takes no documents yet (`available`). */
   | 'comingSoon'
   | 'unknown';
+
+export type ImageGate =
+  /** Images can be attached, up to `maxImagesPerMessage` a message. */
+  | 'available'
+  /** The server takes no images yet (`available.imageUpload`), or the plan allows none. */
+  | 'unavailable'
+  | 'unknown';
+
+/**
+ * What the composer's attach button does: open the menu (photos, camera, document) when
+ * images can be attached, else answer at once with the document notice, as before images.
+ */
+export type AttachButtonGate = 'menu' | DocumentGate;
 
 export function webSearchGate(plan: ChatPlan | null): WebSearchGate {
   if (!plan) return 'unknown';
   return plan.features.openaiWebSearch || plan.features.googleWebSearch ? 'available' : 'premium';
 }
 
-export function attachmentGate(plan: ChatPlan | null): AttachmentGate {
+export function documentGate(plan: ChatPlan | null): DocumentGate {
   if (!plan) return 'unknown';
   return plan.features.documentProcessing ? 'comingSoon' : 'premium';
+}
+
+/** Images are for every plan (free gets one a message), once the server takes them. */
+export function imageGate(plan: ChatPlan | null): ImageGate {
+  if (!plan) return 'unknown';
+  return plan.available.imageUpload && plan.maxImagesPerMessage > 0 ? 'available' : 'unavailable';
+}
+
+/** How many images one message may carry; 0 when none can be attached. */
+export function maxImages(plan: ChatPlan | null): number {
+  return plan && imageGate(plan) === 'available' ? plan.maxImagesPerMessage : 0;
+}
+
+/** The server counts a megabyte as 1024 × 1024 bytes. */
+const MB = 1024 * 1024;
+
+/** What the composer takes: images a message, and the size each may have after preparing. */
+export function attachmentLimits(plan: ChatPlan | null): { max: number; maxBytes: number } {
+  return { max: maxImages(plan), maxBytes: (plan?.fileLimits.imageMaxMb ?? 0) * MB };
+}
+
+export function attachButtonGate(plan: ChatPlan | null): AttachButtonGate {
+  return imageGate(plan) === 'available' ? 'menu' : documentGate(plan);
+}
+
+/** A gated control's message (SPEC §8), shown above the composer. */
+export type GateNoticeKind =
+  | 'webSearchPremium'
+  | 'documentUploadPremium'
+  /** Before images: no attachment of any kind is taken yet. */
+  | 'attachmentsComingSoon'
+  /** Images are taken, documents not yet. */
+  | 'documentsComingSoon';
+
+/** The notice for a document (the menu's "Document", or a file dropped before images). */
+export function documentNotice(plan: ChatPlan | null): GateNoticeKind {
+  if (documentGate(plan) === 'premium') return 'documentUploadPremium';
+  return imageGate(plan) === 'available' ? 'documentsComingSoon' : 'attachmentsComingSoon';
 }
 
 /** The models the picker offers: the plan's `chatModels`, in the plan's order. */
@@ -69,7 +120,14 @@ export function resolveModel(selected: string | null, fallback: string | null, p
 }
 
 /** Error codes of a refused send that a bigger plan would lift: they offer "Upgrade plan". */
-const UPGRADE_CODES = new Set(['limit_reached', 'search_limit_reached', 'premium_required', 'model_not_allowed']);
+const UPGRADE_CODES = new Set([
+  'limit_reached',
+  'search_limit_reached',
+  'premium_required',
+  'model_not_allowed',
+  // Bigger plans carry more images a message (free 1 … pro 5).
+  'too_many_images',
+]);
 
 export function offersUpgrade(code: string): boolean {
   return UPGRADE_CODES.has(code);

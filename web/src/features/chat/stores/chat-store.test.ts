@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { chatSocket } from '@/lib/socket';
 import { jsonResponse } from '@/test/fixtures';
-import { answer, conversation, CONVERSATION_ID, userMessage } from '../test/fixtures';
+import { answer, conversation, CONVERSATION_ID, storedFile, userMessage } from '../test/fixtures';
+import { useAttachmentStore } from './attachment-store';
 import { NEW_CHAT, STALE_RECHECK_MS, useChatStore } from './chat-store';
 
 const fetchMock = vi.fn<typeof fetch>();
@@ -48,6 +49,43 @@ describe('sending', () => {
     });
     expect(chat().pending[clientId]).toMatchObject({ conversationId: null, content: 'Hello there' });
     expect(chat().drafts[NEW_CHAT]).toBe('');
+  });
+
+  it('sends the ids of its images, even with no text, and shows their previews until the server’s message', () => {
+    URL.revokeObjectURL = vi.fn();
+    const attachments = [
+      { file: storedFile({ _id: 'f1' }), previewUrl: 'blob:one' },
+      { file: storedFile({ _id: 'f2', name: 'dog.jpg' }), previewUrl: 'blob:two' },
+    ];
+    const clientId = chat().send({ conversationId: CONVERSATION_ID, content: '', model: null, webSearch: false, attachments })!;
+    expect(emit).toHaveBeenCalledWith('chat.send', {
+      clientId,
+      conversationId: CONVERSATION_ID,
+      content: '',
+      webSearch: false,
+      attachments: ['f1', 'f2'],
+    });
+    expect(chat().pending[clientId]?.attachments).toBe(attachments);
+
+    chat().onMessageCreated({
+      conversationId: CONVERSATION_ID,
+      clientId,
+      message: userMessage({ clientId, content: '', attachments: attachments.map((a) => a.file) }),
+    });
+    expect(chat().pending[clientId]).toBeUndefined();
+    expect(URL.revokeObjectURL).toHaveBeenCalledWith('blob:one');
+    expect(URL.revokeObjectURL).toHaveBeenCalledWith('blob:two');
+  });
+
+  it('gives a refused send’s images back to the composer with its text', () => {
+    useAttachmentStore.getState().reset();
+    const attachments = [{ file: storedFile(), previewUrl: 'blob:one' }];
+    const clientId = chat().send({ conversationId: null, content: 'Look', model: null, webSearch: false, attachments })!;
+    chat().onError({ clientId, code: 'too_many_images', message: 'You can attach at most 1 images to a message' });
+    expect(chat().drafts[NEW_CHAT]).toBe('Look');
+    expect(useAttachmentStore.getState().items[NEW_CHAT]).toMatchObject([
+      { status: 'ready', file: { _id: 'f1' }, previewUrl: 'blob:one' },
+    ]);
   });
 
   it('keeps the text and says so when the socket is down (nothing is queued)', () => {
@@ -249,7 +287,7 @@ describe('a reconnect', () => {
     stored = true;
     useChatStore.setState({ drafts: {}, errors: {} });
     useChatStore.setState((state) => ({
-      pending: { kept: { clientId: 'kept', conversationId: CONVERSATION_ID, content: 'x', createdAt: '' } },
+      pending: { kept: { clientId: 'kept', conversationId: CONVERSATION_ID, content: 'x', attachments: [], createdAt: '' } },
       threads: state.threads,
     }));
     chat().onReady();

@@ -10,6 +10,7 @@ import { chatSocket } from '@/lib/socket';
 import type { ServerFrames } from '@/lib/socket-protocol';
 import type { Conversation } from '@/types/api';
 import { chatApi } from '../api/chat-api';
+import { releaseSent, useAttachmentStore, type SentAttachment } from './attachment-store';
 import {
   appendPage,
   EMPTY_LIST,
@@ -57,6 +58,8 @@ export interface PendingSend {
   /** null until `conversation.created` for a new conversation. */
   conversationId: string | null;
   content: string;
+  /** Its uploaded images, shown from their local previews until the server's message. */
+  attachments: SentAttachment[];
   createdAt: string;
 }
 
@@ -69,9 +72,11 @@ export interface ChatError {
 
 export interface SendInput {
   conversationId: string | null;
+  /** May be empty when images go along. */
   content: string;
   model: string | null;
   webSearch: boolean;
+  attachments?: SentAttachment[];
 }
 
 export interface ChatState {
@@ -219,6 +224,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     ...initialState,
 
     reset: () => {
+      for (const send of Object.values(get().pending)) releaseSent(send.attachments);
       listRequest += 1;
       threadRequests.clear();
       touchedDuringLoad = new Set();
@@ -309,7 +315,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     requestComposerFocus: () => set((state) => ({ focusRequest: state.focusRequest + 1 })),
 
-    send: ({ conversationId, content, model, webSearch }) => {
+    send: ({ conversationId, content, model, webSearch, attachments = [] }) => {
       const key = conversationId ?? NEW_CHAT;
       const clientId = randomId();
       const sent = chatSocket.emit('chat.send', {
@@ -318,12 +324,19 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         content,
         ...(model ? { model } : {}),
         webSearch,
+        ...(attachments.length > 0 ? { attachments: attachments.map((a) => a.file._id) } : {}),
       });
       if (!sent) {
         set((state) => ({ errors: { ...state.errors, [key]: { code: 'offline' } } }));
         return null;
       }
-      const pending: PendingSend = { clientId, conversationId, content, createdAt: new Date().toISOString() };
+      const pending: PendingSend = {
+        clientId,
+        conversationId,
+        content,
+        attachments,
+        createdAt: new Date().toISOString(),
+      };
       set((state) => ({
         pending: { ...state.pending, [clientId]: pending },
         drafts: { ...state.drafts, [key]: '' },
@@ -382,6 +395,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
           if (!get().pending[send.clientId]) return;
           const stored = id ? get().threads[id]?.messages.some((m) => m.clientId === send.clientId) : false;
           const key = id ?? NEW_CHAT;
+          if (stored) releaseSent(send.attachments);
+          else useAttachmentStore.getState().restore(key, send.attachments);
           set((state) => ({
             pending: omit(state.pending, send.clientId),
             ...(stored
@@ -431,6 +446,10 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     onConversationDeleted: ({ conversationId }) => {
       deletedDuringLoad.add(conversationId);
+      for (const send of Object.values(get().pending)) {
+        if (send.conversationId === conversationId) releaseSent(send.attachments);
+      }
+      useAttachmentStore.getState().discard(conversationId);
       set((state) => {
         const entry = state.threads[conversationId];
         const pending = Object.fromEntries(
@@ -471,7 +490,10 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     onMessageCreated: ({ conversationId, clientId, message }) => {
       noteTouched(conversationId);
       ensureListed(conversationId, message.createdAt);
-      if (message.role === 'user' && clientId && get().pending[clientId]) {
+      const mine = message.role === 'user' && clientId ? get().pending[clientId] : undefined;
+      if (mine && clientId) {
+        // The server's message shows its own thumbnails from now on.
+        releaseSent(mine.attachments);
         set((state) => ({ pending: omit(state.pending, clientId) }));
       }
       updateThread(conversationId, (entry) => ({
@@ -508,6 +530,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       const pending = get().pending[clientId];
       if (pending) {
         const key = pending.conversationId ?? NEW_CHAT;
+        // The images come back with the text, to send again or remove.
+        useAttachmentStore.getState().restore(key, pending.attachments);
         set((state) => {
           const draft = state.drafts[key] ?? '';
           return {

@@ -5,6 +5,7 @@
  */
 import { useAuthStore } from '@/features/auth';
 import { chatSocket } from '@/lib/socket';
+import { useAttachmentStore } from './attachment-store';
 import { useChatStore } from './chat-store';
 import { usePlanStore } from './plan-store';
 
@@ -58,5 +59,7 @@ export function startChatSync(): void {
     connected = false;
     chat().reset();
     plan().reset();
+    // Another user must not find the previous one's pictures in the composer.
+    useAttachmentStore.getState().reset();
   });
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { answer, CONVERSATION_ID, userMessage } from '../test/fixtures';
+import type { Message } from '@/types/api';
+import { answer, CONVERSATION_ID, storedFile, userMessage } from '../test/fixtures';
 import {
   applyCompleted,
   applyCreated,
@@ -27,6 +28,13 @@ describe('message.created', () => {
     const thread = live();
     expect(thread.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(thread[1]).toMatchObject({ status: 'streaming', content: '', seq: 0, final: false });
+  });
+
+  it('keeps a user message’s images; a server from before images sends none', () => {
+    const withImage = applyCreated(EMPTY_THREAD, userMessage({ content: '', attachments: [storedFile()] }));
+    expect(withImage[0]!.attachments).toEqual([storedFile()]);
+    const { attachments: _none, ...older } = userMessage();
+    expect(applyRest(EMPTY_THREAD, [older as Message])[0]!.attachments).toEqual([]);
   });
 
   it('is idempotent', () => {

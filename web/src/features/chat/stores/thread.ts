@@ -56,6 +56,8 @@ export function fromServer(message: Message, live: boolean): ChatMessage {
   const ended = isEnded(message);
   return {
     ...message,
+    // Always sent since image attachments; a server from before sent none.
+    attachments: Array.isArray(message.attachments) ? message.attachments : [],
     // A live `message.created` answer starts at seq 0; REST does not know where it is.
     seq: ended ? null : live ? 0 : null,
     final: ended,
@@ -123,6 +125,7 @@ export function applySnapshot(thread: Thread, snapshot: SnapshotInput): Thread {
       model: null,
       clientId: null,
       createdAt: '',
+      attachments: [],
       seq: snapshot.seq,
       final: false,
       stub: true,

@@ -1,5 +1,5 @@
 import type { ChatPlan } from '../api/chat-api';
-import type { Conversation, Message } from '@/types/api';
+import type { Conversation, Message, StoredFile } from '@/types/api';
 
 export const CONVERSATION_ID = '01959b10-4c2e-7a01-8f3d-2b6e9c0a1d47';
 
@@ -25,6 +25,7 @@ export function userMessage(overrides: Partial<Message> = {}): Message {
     model: null,
     clientId: 'c1',
     createdAt: '2025-03-14T10:15:02.118+00:00',
+    attachments: [],
     ...overrides,
   };
 }
@@ -39,6 +40,7 @@ export function answer(overrides: Partial<Message> = {}): Message {
     model: 'gpt-4o-mini',
     clientId: 'c1',
     createdAt: '2025-03-14T10:15:02.119+00:00',
+    attachments: [],
     ...overrides,
   };
 }
@@ -51,12 +53,19 @@ const NO_FEATURES = {
   imageGeneration: false,
 };
 
+/** What the server implements since image attachments (docs/api.md `available`). */
+const AVAILABLE = { imageUpload: true, documentProcessing: false };
+const FILE_LIMITS = { imageMaxMb: 10, documentMaxMb: 20, storageMb: 100 };
+
 export const freePlan: ChatPlan = {
   planType: 'free',
   name: 'Free',
   features: NO_FEATURES,
   chatModels: ['gpt-4o-mini'],
   models: { baseChatModel: 'gpt-4o-mini', webSearchModel: 'gpt-4o-mini-search-preview' },
+  available: AVAILABLE,
+  maxImagesPerMessage: 1,
+  fileLimits: FILE_LIMITS,
 };
 
 export const basePlan: ChatPlan = {
@@ -65,7 +74,33 @@ export const basePlan: ChatPlan = {
   features: { ...NO_FEATURES, openaiWebSearch: true, documentProcessing: true, imageGeneration: true },
   chatModels: ['gpt-4o-mini', 'gpt-4.1-mini'],
   models: { baseChatModel: 'gpt-4o-mini', webSearchModel: 'gpt-4o-mini-search-preview' },
+  available: AVAILABLE,
+  maxImagesPerMessage: 2,
+  fileLimits: FILE_LIMITS,
 };
+
+/** A plan as a server from before image attachments showed it: nothing can be attached. */
+export function withoutImages(plan: ChatPlan): ChatPlan {
+  return { ...plan, available: { ...plan.available, imageUpload: false } };
+}
+
+/** An uploaded image as `POST /api/files` answers it. */
+export function storedFile(overrides: Partial<StoredFile> = {}): StoredFile {
+  const id = overrides._id ?? 'f1';
+  return {
+    _id: id,
+    kind: 'image',
+    name: 'cat.png',
+    mime: 'image/png',
+    size: 2048,
+    width: 640,
+    height: 480,
+    url: `/api/files/${id}`,
+    thumbnailUrl: `/api/files/${id}/thumbnail`,
+    createdAt: '2025-03-14T10:15:01.000+00:00',
+    ...overrides,
+  };
+}
 
 /** A `GET /api/subscription` answer around a plan. */
 export function subscriptionAnswer(plan: ChatPlan) {
@@ -75,8 +110,8 @@ export function subscriptionAnswer(plan: ChatPlan) {
     subscriptionPlan: {
       ...plan,
       limits: {},
-      maxImagesPerMessage: 1,
       models: { ...plan.models, embeddingModel: 'text-embedding-3-small' },
+      available: { ...plan.available, googleWebSearch: false, openaiWebSearch: false, imageGeneration: false },
     },
     pendingSubscription: null,
     pendingSubscriptionPlan: null,

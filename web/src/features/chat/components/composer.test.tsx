@@ -1,0 +1,278 @@
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { useToastStore } from '@/components/toast';
+import { i18n } from '@/lib/i18n';
+import type { ChatPlan } from '../api/chat-api';
+import { useAttachmentStore, type ComposerAttachment } from '../stores/attachment-store';
+import { basePlan, freePlan, storedFile, withoutImages } from '../test/fixtures';
+import { Composer, type ComposerProps } from './composer';
+
+const KEY = 'k';
+const original = useAttachmentStore.getState();
+const add = vi.fn<typeof original.add>();
+const remove = vi.fn<typeof original.remove>();
+
+function item(overrides: Partial<ComposerAttachment> = {}): ComposerAttachment {
+  return {
+    localId: 'l1',
+    name: 'cat.png',
+    previewUrl: 'blob:cat',
+    status: 'ready',
+    file: storedFile(),
+    error: null,
+    ...overrides,
+  };
+}
+
+function setItems(items: ComposerAttachment[]) {
+  act(() => useAttachmentStore.setState((state) => ({ items: { ...state.items, [KEY]: items } })));
+}
+
+function renderComposer(overrides: Partial<ComposerProps> = {}) {
+  const props: ComposerProps = {
+    attachmentKey: KEY,
+    text: '',
+    onTextChange: vi.fn(),
+    onSend: vi.fn(),
+    onStop: vi.fn(),
+    streaming: false,
+    stopping: false,
+    sending: false,
+    plan: freePlan,
+    model: 'gpt-4o-mini',
+    onModelChange: vi.fn(),
+    webSearch: false,
+    onWebSearchChange: vi.fn(),
+    onNotice: vi.fn(),
+    ...overrides,
+  };
+  render(<Composer {...props} />);
+  return props;
+}
+
+const sendButton = () => screen.getByTestId<HTMLButtonElement>('send-button');
+const openMenu = () => {
+  fireEvent.click(screen.getByTestId('attach-button'));
+  return screen.getByRole('menu', { name: 'Attach' });
+};
+
+beforeEach(async () => {
+  await i18n.changeLanguage('en-US');
+  useAttachmentStore.setState({ ...original, items: {}, refusals: {}, add, remove });
+  add.mockReset();
+  remove.mockReset();
+  useToastStore.getState().clear();
+});
+
+afterEach(() => {
+  useAttachmentStore.setState(original);
+});
+
+describe('the composer with images', () => {
+  it('sends images without text, but not while one is still uploading', () => {
+    const props = renderComposer();
+    expect(sendButton().disabled).toBe(true);
+    setItems([item()]);
+    expect(sendButton().disabled).toBe(false);
+    fireEvent.click(sendButton());
+    expect(props.onSend).toHaveBeenCalledOnce();
+
+    setItems([item(), item({ localId: 'l2', status: 'uploading', file: null })]);
+    expect(sendButton().disabled).toBe(true);
+    expect(sendButton().title).toBe('Wait until the images are uploaded');
+    setItems([item({ status: 'preparing', file: null })]);
+    expect(sendButton().disabled).toBe(true);
+    // A failed image alone is nothing to send.
+    setItems([item({ status: 'error', file: null, error: { kind: 'heic' } })]);
+    expect(sendButton().disabled).toBe(true);
+  });
+
+  it('waits for uploads also when there is text', () => {
+    renderComposer({ text: 'Look at this' });
+    expect(sendButton().disabled).toBe(false);
+    setItems([item({ status: 'uploading', file: null })]);
+    expect(sendButton().disabled).toBe(true);
+  });
+
+  it('shows each preview with its state, the reason of a failure, and a remove button', () => {
+    renderComposer();
+    setItems([
+      item(),
+      item({ localId: 'l2', name: 'dog.jpg', status: 'uploading', file: null }),
+      item({ localId: 'l3', name: 'IMG_1.HEIC', previewUrl: null, status: 'error', file: null, error: { kind: 'heic' } }),
+      item({ localId: 'l4', name: 'big.png', status: 'error', file: null, error: { kind: 'upload', message: 'Your file storage is full' } }),
+    ]);
+    const previews = screen.getAllByTestId('attachment-preview');
+    expect(previews.map((p) => p.getAttribute('data-status'))).toEqual(['ready', 'uploading', 'error', 'error']);
+    expect(within(previews[0]!).getByRole<HTMLImageElement>('img', { name: 'cat.png' }).src).toBe('blob:cat');
+    expect(within(previews[1]!).getByRole('status').textContent).toBe('Uploading dog.jpg…');
+    expect(screen.getAllByTestId('attachment-error').map((e) => e.textContent)).toEqual([
+      'IMG_1.HEIC could not be attached: HEIC image conversion error',
+      'big.png could not be attached: Your file storage is full',
+    ]);
+    fireEvent.click(screen.getByRole('button', { name: 'Remove dog.jpg' }));
+    expect(remove).toHaveBeenCalledWith(KEY, 'l2');
+  });
+
+  it('says how many images a message may carry when more were picked', () => {
+    renderComposer();
+    act(() => useAttachmentStore.setState({ refusals: { [KEY]: { kind: 'tooMany', max: 1 } } }));
+    expect(screen.getByTestId('attachment-refusal').textContent).toBe('You can attach at most 1 images to a message');
+    void i18n.changeLanguage('hu-HU');
+    return vi.waitFor(() =>
+      expect(screen.getByTestId('attachment-refusal').textContent).toBe('Egy üzenethez legfeljebb 1 képet csatolhat'),
+    );
+  });
+});
+
+describe('the attach menu', () => {
+  it('offers photos, camera and document on every plan once images are taken', () => {
+    renderComposer();
+    const button = screen.getByTestId('attach-button');
+    expect(button.getAttribute('data-gate')).toBe('menu');
+    expect(button.getAttribute('aria-expanded')).toBe('false');
+    const menu = openMenu();
+    expect(button.getAttribute('aria-expanded')).toBe('true');
+    expect(within(menu).getAllByRole('menuitem').map((i) => i.textContent)).toEqual(['Photos', 'Camera', 'Document']);
+    expect(document.activeElement).toBe(screen.getByTestId('attach-photos'));
+  });
+
+  it('moves with the arrow keys and closes with Escape, back on the button', () => {
+    renderComposer();
+    const menu = openMenu();
+    fireEvent.keyDown(menu, { key: 'ArrowDown' });
+    expect(document.activeElement).toBe(screen.getByTestId('attach-camera'));
+    fireEvent.keyDown(menu, { key: 'ArrowUp' });
+    fireEvent.keyDown(menu, { key: 'ArrowUp' });
+    expect(document.activeElement).toBe(screen.getByTestId('attach-document'));
+    fireEvent.keyDown(menu, { key: 'Escape' });
+    expect(screen.queryByRole('menu')).toBeNull();
+    expect(document.activeElement).toBe(screen.getByTestId('attach-button'));
+  });
+
+  it('closes on a press outside', () => {
+    renderComposer();
+    openMenu();
+    fireEvent.pointerDown(document.body);
+    expect(screen.queryByRole('menu')).toBeNull();
+  });
+
+  it('opens the photo picker (several images, HEIC too) and attaches what is chosen, within the plan', () => {
+    const click = vi.spyOn(HTMLInputElement.prototype, 'click').mockImplementation(() => undefined);
+    renderComposer({ plan: basePlan });
+    fireEvent.click(within(openMenu()).getByText('Photos'));
+    const input = screen.getByTestId<HTMLInputElement>('attach-photos-input');
+    expect(click.mock.contexts).toEqual([input]);
+    expect(input.multiple).toBe(true);
+    expect(input.accept).toBe('image/*,.heic,.heif');
+    const picked = [new File(['a'], 'a.png', { type: 'image/png' }), new File(['b'], 'b.heic')];
+    fireEvent.change(input, { target: { files: picked } });
+    expect(add).toHaveBeenCalledWith(KEY, picked, { max: 2, maxBytes: 10 * 1024 * 1024 });
+  });
+
+  it('answers "Document" with the premium notice on a plan without documents', () => {
+    const free = renderComposer();
+    const menu = openMenu();
+    expect(within(menu).getByTestId('attach-document').getAttribute('data-gate')).toBe('premium');
+    fireEvent.click(within(menu).getByText('Document'));
+    expect(free.onNotice).toHaveBeenCalledWith('documentUploadPremium');
+    expect(screen.queryByRole('menu')).toBeNull();
+  });
+
+  it('answers "Document" on a plan with document processing with "coming soon"', () => {
+    const base = renderComposer({ plan: basePlan });
+    const menu = openMenu();
+    expect(within(menu).getByTestId('attach-document').getAttribute('data-gate')).toBe('comingSoon');
+    fireEvent.click(within(menu).getByText('Document'));
+    expect(base.onNotice).toHaveBeenCalledWith('documentsComingSoon');
+  });
+
+  it.each<[string, ChatPlan, string]>([
+    ['free', withoutImages(freePlan), 'documentUploadPremium'],
+    ['base', withoutImages(basePlan), 'attachmentsComingSoon'],
+  ])('is the notice button it was while the server takes no images (%s)', (_name, plan, notice) => {
+    const props = renderComposer({ plan });
+    fireEvent.click(screen.getByTestId('attach-button'));
+    expect(screen.queryByRole('menu')).toBeNull();
+    expect(props.onNotice).toHaveBeenCalledWith(notice);
+  });
+
+  it('waits while the plan is unknown', () => {
+    renderComposer({ plan: null });
+    expect(screen.getByTestId<HTMLButtonElement>('attach-button').disabled).toBe(true);
+  });
+});
+
+describe('the camera', () => {
+  afterEach(() => {
+    Object.defineProperty(navigator, 'mediaDevices', { value: undefined, configurable: true });
+  });
+
+  it('without a camera API says "Error accessing camera" and opens the browser’s picker', async () => {
+    Object.defineProperty(navigator, 'mediaDevices', { value: undefined, configurable: true });
+    const click = vi.spyOn(HTMLInputElement.prototype, 'click').mockImplementation(() => undefined);
+    renderComposer();
+    fireEvent.click(within(openMenu()).getByText('Camera'));
+    const input = screen.getByTestId<HTMLInputElement>('attach-camera-input');
+    await vi.waitFor(() => expect(click.mock.contexts).toEqual([input]));
+    expect(input.getAttribute('capture')).toBe('environment');
+    expect(useToastStore.getState().toasts.map((t) => t.message)).toEqual([
+      'Error accessing camera. Switching to browser upload.',
+    ]);
+    expect(screen.queryByTestId('camera-dialog')).toBeNull();
+  });
+
+  it('falls back the same way when the permission is refused', async () => {
+    const getUserMedia = vi.fn(() => Promise.reject(new DOMException('denied', 'NotAllowedError')));
+    Object.defineProperty(navigator, 'mediaDevices', { value: { getUserMedia }, configurable: true });
+    const click = vi.spyOn(HTMLInputElement.prototype, 'click').mockImplementation(() => undefined);
+    renderComposer();
+    fireEvent.click(within(openMenu()).getByText('Camera'));
+    await vi.waitFor(() => expect(click).toHaveBeenCalledOnce());
+    expect(getUserMedia).toHaveBeenCalledWith({ video: { facingMode: { ideal: 'environment' } }, audio: false });
+    expect(useToastStore.getState().toasts[0]?.message).toBe('Error accessing camera. Switching to browser upload.');
+  });
+
+  it('shows the camera while its dialog is open, and turns it off on cancel', async () => {
+    const track = { stop: vi.fn() };
+    const stream = { getTracks: () => [track] } as unknown as MediaStream;
+    Object.defineProperty(navigator, 'mediaDevices', {
+      value: { getUserMedia: vi.fn(() => Promise.resolve(stream)) },
+      configurable: true,
+    });
+    renderComposer();
+    fireEvent.click(within(openMenu()).getByText('Camera'));
+    const dialog = await screen.findByRole('dialog', { name: 'Take a photo' });
+    await vi.waitFor(() => expect(screen.getByTestId<HTMLVideoElement>('camera-video').srcObject).toBe(stream));
+    // Capture waits for the first frame.
+    expect(within(dialog).getByTestId<HTMLButtonElement>('camera-capture').disabled).toBe(true);
+    fireEvent.click(within(dialog).getByTestId('camera-cancel'));
+    expect(track.stop).toHaveBeenCalled();
+    expect(add).not.toHaveBeenCalled();
+  });
+});
+
+describe('pasting', () => {
+  const paste = (files: File[], types: string[] = ['Files']) =>
+    fireEvent.paste(screen.getByTestId('composer-input'), { clipboardData: { files, types } });
+
+  it('attaches pasted images', () => {
+    renderComposer();
+    const image = new File(['x'], 'image.png', { type: 'image/png' });
+    paste([image]);
+    expect(add).toHaveBeenCalledWith(KEY, [image], { max: 1, maxBytes: 10 * 1024 * 1024 });
+  });
+
+  it('leaves text and other files to the text box', () => {
+    renderComposer();
+    paste([], ['text/plain']);
+    paste([new File(['x'], 'a.pdf', { type: 'application/pdf' })]);
+    expect(add).not.toHaveBeenCalled();
+  });
+
+  it('ignores images while the server takes none', () => {
+    renderComposer({ plan: withoutImages(freePlan) });
+    paste([new File(['x'], 'image.png', { type: 'image/png' })]);
+    expect(add).not.toHaveBeenCalled();
+  });
+});

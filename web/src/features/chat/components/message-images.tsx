@@ -1,0 +1,83 @@
+import { useState, type MouseEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Dialog } from '@/components/dialog';
+import type { StoredFile } from '@/types/api';
+import { fitWithin } from '../lib/image-prep';
+import styles from './message-images.module.css';
+
+/** The server's thumbnails fit this square (docs/api.md `GET /api/files/{id}/thumbnail`). */
+export const THUMBNAIL_EDGE = 256;
+
+export interface BubbleImage {
+  file: StoredFile;
+  /** The local preview of this tab's own send, until the server's message replaces it. */
+  previewUrl?: string | null;
+}
+
+/**
+ * A message's images as thumbnails. Their size is known before they load (width and
+ * height from the file), so the conversation does not jump as they arrive. A click opens
+ * the image in a lightbox; a middle or modified click opens it in a new tab, as links do.
+ */
+export function MessageImages({ images }: { images: readonly BubbleImage[] }) {
+  const { t } = useTranslation('chat');
+  const [shown, setShown] = useState<StoredFile | null>(null);
+
+  const onClick = (event: MouseEvent<HTMLAnchorElement>, file: StoredFile) => {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    setShown(file);
+  };
+
+  return (
+    <>
+      <ul className={styles.images} data-count={images.length} aria-label={t('message.images')}>
+        {images.map(({ file, previewUrl }) => {
+          const size = fitWithin(file.width, file.height, THUMBNAIL_EDGE);
+          return (
+            <li key={file._id} className={styles.item}>
+              <a
+                href={file.url}
+                target="_blank"
+                rel="noopener noreferrer"
+                className={styles.link}
+                aria-label={t('message.openImage', { name: file.name })}
+                data-testid="message-attachment"
+                data-file-id={file._id}
+                onClick={(event) => onClick(event, file)}
+              >
+                <img
+                  className={styles.thumb}
+                  src={previewUrl ?? file.thumbnailUrl}
+                  alt={file.name}
+                  width={size.width}
+                  height={size.height}
+                  // A small image is shown at its own size, not blown up to the row's height.
+                  style={{ maxHeight: size.height }}
+                  loading="lazy"
+                  decoding="async"
+                />
+              </a>
+            </li>
+          );
+        })}
+      </ul>
+      {shown && (
+        <Dialog open onClose={() => setShown(null)} title={shown.name} className={styles.lightbox}>
+          <img
+            className={styles.full}
+            src={shown.url}
+            alt={shown.name}
+            width={shown.width}
+            height={shown.height}
+            style={{ maxWidth: shown.width }}
+            data-testid="lightbox-image"
+          />
+          <a className={styles.original} href={shown.url} target="_blank" rel="noopener noreferrer">
+            {t('message.openOriginal')}
+          </a>
+        </Dialog>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,222 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { i18n } from '@/lib/i18n';
+import { jsonResponse } from '@/test/fixtures';
+import type { ImageIo } from '../lib/image-prep';
+import { storedFile } from '../test/fixtures';
+import { isBusy, sendable, setImageIo, useAttachmentStore, type AttachmentLimits } from './attachment-store';
+
+const fetchMock = vi.fn<typeof fetch>();
+const store = () => useAttachmentStore.getState();
+const items = (key = 'k') => store().items[key] ?? [];
+const FREE: AttachmentLimits = { max: 1, maxBytes: 10 * 1024 * 1024 };
+const PRO: AttachmentLimits = { max: 5, maxBytes: 10 * 1024 * 1024 };
+const png = (name = 'cat.png') => new File([new Uint8Array(64)], name, { type: 'image/png' });
+
+/** The browser's decoder, for jsdom: every image is 640 × 480 and encodes to 100 bytes. */
+const io: ImageIo = {
+  decode: () => Promise.resolve({ width: 640, height: 480, close: () => undefined }),
+  encode: (_image, _size, type) => Promise.resolve(new Blob([new Uint8Array(100)], { type })),
+  convertHeic: () => Promise.reject(new Error('not a HEIC file')),
+};
+
+let uploads = 0;
+/** POST /api/files answers the next file (f1, f2, …) unless a test says otherwise. */
+function serveUploads(answer?: (name: string) => Response | Promise<Response>) {
+  fetchMock.mockImplementation(async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url === '/api/files' && init?.method === 'POST') {
+      const part = (init.body as FormData).get('file') as File;
+      if (answer) return answer(part.name);
+      uploads += 1;
+      return jsonResponse(201, { success: true, data: storedFile({ _id: `f${uploads}`, name: part.name }) });
+    }
+    if (url.startsWith('/api/files/') && init?.method === 'DELETE') return jsonResponse(200, { success: true });
+    return jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' });
+  });
+}
+
+const calls = (method: string) =>
+  fetchMock.mock.calls.filter(([, init]) => init?.method === method).map(([input]) => input as string);
+
+beforeEach(async () => {
+  await i18n.changeLanguage('en-US');
+  uploads = 0;
+  vi.stubGlobal('fetch', fetchMock);
+  fetchMock.mockReset();
+  serveUploads();
+  let next = 0;
+  URL.createObjectURL = vi.fn(() => `blob:preview-${(next += 1)}`);
+  URL.revokeObjectURL = vi.fn();
+  setImageIo(io);
+  store().reset();
+});
+
+afterEach(() => {
+  setImageIo(null);
+});
+
+describe('the composer’s images', () => {
+  it('are uploaded as soon as they are picked, as the part `file`, with a preview meanwhile', async () => {
+    store().add('k', [png()], FREE);
+    expect(items()).toMatchObject([{ name: 'cat.png', status: 'preparing', previewUrl: 'blob:preview-1', file: null }]);
+    expect(isBusy(items()[0]!)).toBe(true);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('ready'));
+    expect(items()[0]!.file?._id).toBe('f1');
+    expect(calls('POST')).toEqual(['/api/files']);
+    const body = fetchMock.mock.calls[0]![1]!.body as FormData;
+    expect((body.get('file') as File).name).toBe('cat.png');
+    expect(sendable(items())).toEqual([{ file: items()[0]!.file, previewUrl: 'blob:preview-1' }]);
+  });
+
+  it('stop at the plan’s maxImagesPerMessage, refusing the extra ones with {max}', async () => {
+    store().add('k', [png('a.png'), png('b.png')], FREE);
+    expect(items().map((i) => i.name)).toEqual(['a.png']);
+    expect(store().refusals.k).toEqual({ kind: 'tooMany', max: 1 });
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('ready'));
+    store().add('k', [png('c.png')], FREE);
+    expect(items()).toHaveLength(1);
+    expect(calls('POST')).toHaveLength(1);
+
+    store().add('k', [png('c.png'), png('d.png')], PRO);
+    expect(items().map((i) => i.name)).toEqual(['a.png', 'c.png', 'd.png']);
+    expect(store().refusals.k).toBeUndefined();
+  });
+
+  it('count apart per conversation', () => {
+    store().add('k', [png()], FREE);
+    store().add('other', [png()], FREE);
+    expect(items('k')).toHaveLength(1);
+    expect(items('other')).toHaveLength(1);
+  });
+
+  it('take no other files', () => {
+    store().add('k', [new File(['%PDF'], 'a.pdf', { type: 'application/pdf' })], PRO);
+    expect(items()).toEqual([]);
+    expect(store().refusals.k).toEqual({ kind: 'unsupported' });
+    store().dismissRefusal('k');
+    expect(store().refusals.k).toBeUndefined();
+  });
+
+  it('show the server’s message when it refuses one, and a failed one leaves room', async () => {
+    serveUploads(() =>
+      jsonResponse(413, { success: false, code: 'storage_full', message: 'Your file storage is full' }),
+    );
+    store().add('k', [png()], FREE);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('error'));
+    expect(items()[0]!.error).toEqual({ kind: 'upload', message: 'Your file storage is full' });
+    expect(sendable(items())).toEqual([]);
+
+    serveUploads();
+    store().add('k', [png('second.png')], FREE);
+    expect(items().map((i) => i.status)).toEqual(['error', 'preparing']);
+  });
+
+  it('say "File upload error" when the server gives no message', async () => {
+    serveUploads(() => new Response('', { status: 400 }));
+    store().add('k', [png()], FREE);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('error'));
+    expect(items()[0]!.error).toEqual({ kind: 'upload', message: null });
+  });
+
+  it('are tried again while the server is busy (429 server_busy, Retry-After)', async () => {
+    // vi.waitFor moves fake timers on by itself; the fake clock tells how long it waited.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    try {
+      const answeredAt: number[] = [];
+      serveUploads(() => {
+        answeredAt.push(Date.now());
+        return answeredAt.length === 1
+          ? new Response(JSON.stringify({ success: false, code: 'server_busy', message: 'Busy' }), {
+              status: 429,
+              headers: { 'Content-Type': 'application/json', 'Retry-After': '2' },
+            })
+          : jsonResponse(201, { success: true, data: storedFile() });
+      });
+      store().add('k', [png()], FREE);
+      await vi.waitFor(() => expect(items()[0]!.status).toBe('ready'), { timeout: 5000, interval: 100 });
+      expect(answeredAt).toHaveLength(2);
+      expect(answeredAt[1]! - answeredAt[0]!).toBeGreaterThanOrEqual(2000);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('say "HEIC image conversion error" when a HEIC cannot be converted, and show no preview', async () => {
+    store().add('k', [new File([new Uint8Array(8)], 'IMG_1.HEIC')], FREE);
+    expect(items()[0]!.previewUrl).toBeNull();
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('error'));
+    expect(items()[0]!.error).toEqual({ kind: 'heic' });
+    expect(calls('POST')).toEqual([]);
+  });
+
+  it('show a converted HEIC by its JPEG, under its new name', async () => {
+    setImageIo({ ...io, convertHeic: () => Promise.resolve(new Blob([new Uint8Array(10)], { type: 'image/jpeg' })) });
+    store().add('k', [new File([new Uint8Array(8)], 'IMG_1.HEIC', { type: 'image/heic' })], FREE);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('ready'));
+    expect(items()[0]).toMatchObject({ name: 'IMG_1.jpg', previewUrl: 'blob:preview-1', file: { name: 'IMG_1.jpg' } });
+  });
+
+  it('say "Image optimization failed" when a large image cannot be made small enough', async () => {
+    setImageIo({ ...io, encode: () => Promise.reject(new Error('canvas')) });
+    store().add('k', [new File([new Uint8Array(64)], 'a.gif', { type: 'image/gif' })], FREE);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('error'));
+    expect(items()[0]!.error).toEqual({ kind: 'optimize' });
+  });
+
+  it('when removed, delete the uploaded file and free the preview', async () => {
+    store().add('k', [png()], FREE);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('ready'));
+    store().remove('k', items()[0]!.localId);
+    expect(items()).toEqual([]);
+    expect(URL.revokeObjectURL).toHaveBeenCalledWith('blob:preview-1');
+    expect(calls('DELETE')).toEqual(['/api/files/f1']);
+  });
+
+  it('when removed while uploading, stop the upload; a file that arrived anyway is deleted', async () => {
+    let release!: () => void;
+    serveUploads(
+      () =>
+        new Promise<Response>((resolve) => {
+          release = () => resolve(jsonResponse(201, { success: true, data: storedFile({ _id: 'late' }) }));
+        }),
+    );
+    store().add('k', [png()], FREE);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('uploading'));
+    const signal = fetchMock.mock.calls[0]![1]!.signal!;
+    store().remove('k', items()[0]!.localId);
+    expect(signal.aborted).toBe(true);
+    // The mock ignores the abort, as a server that already stored it would.
+    release();
+    await vi.waitFor(() => expect(calls('DELETE')).toEqual(['/api/files/late']));
+    expect(items()).toEqual([]);
+  });
+
+  it('go with their deleted conversation, uploaded ones deleted on the server too', async () => {
+    store().add('k', [png()], FREE);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('ready'));
+    store().discard('k');
+    expect(items()).toEqual([]);
+    expect(calls('DELETE')).toEqual(['/api/files/f1']);
+  });
+
+  it('go with a send (the previews live on in the pending message) and come back when it is refused', async () => {
+    store().add('k', [png('a.png'), png('b.png')], PRO);
+    await vi.waitFor(() => expect(items().every((i) => i.status === 'ready')).toBe(true));
+    const sent = sendable(items());
+    store().handOver('k');
+    expect(items()).toEqual([]);
+    expect(URL.revokeObjectURL).not.toHaveBeenCalled();
+
+    store().restore('k', sent);
+    expect(items().map((i) => [i.name, i.status, i.file?._id, i.previewUrl])).toEqual([
+      ['a.png', 'ready', 'f1', 'blob:preview-1'],
+      ['b.png', 'ready', 'f2', 'blob:preview-2'],
+    ]);
+    // The composer has new ones meanwhile: the refused ones are not piled on top.
+    store().handOver('k');
+    store().add('k', [png('c.png')], PRO);
+    store().restore('k', sent);
+    expect(items().map((i) => i.name)).toEqual(['c.png']);
+    expect(URL.revokeObjectURL).toHaveBeenCalledWith('blob:preview-1');
+  });
+});
