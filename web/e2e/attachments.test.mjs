@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
+import { encodePng } from '../scripts/png.mjs';
 import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
-import { registerThroughDialog } from './flows.mjs';
+import { registerThroughDialog, phoneSignedInAs } from './flows.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = [
@@ -21,45 +21,13 @@ const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 const EMAIL = 'iris@example.com';
 const PASSWORD = 'secret12';
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(bytes) {
-  let c = 0xffffffff;
-  for (const byte of bytes) c = CRC_TABLE[(c ^ byte) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-function chunk(type, data) {
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([length, body, crc]);
-}
-
-/** A real RGB PNG of `width` × `height`: a gradient, so it is no blank the server might treat oddly. */
+/** A real PNG of `width` × `height`: a gradient, so it is no blank the server might treat oddly. */
 function makePng(width, height) {
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8); // 8 bits, truecolour, deflate, no filter method, no interlace
-  const rows = [];
+  const rgba = Buffer.alloc(width * height * 4);
   for (let y = 0; y < height; y += 1) {
-    const row = Buffer.alloc(1 + width * 3); // filter byte 0, then RGB
-    for (let x = 0; x < width; x += 1) row.set([(x * 4) & 0xff, (y * 5) & 0xff, 160], 1 + x * 3);
-    rows.push(row);
+    for (let x = 0; x < width; x += 1) rgba.set([(x * 4) & 0xff, (y * 5) & 0xff, 160, 255], (y * width + x) * 4);
   }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(Buffer.concat(rows))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+  return encodePng(width, height, rgba);
 }
 
 const pngFile = (name, width = 64, height = 48) => ({ name, mimeType: 'image/png', buffer: makePng(width, height) });
@@ -219,14 +187,7 @@ test('a HEIC photo is converted to JPEG before upload; an unreadable one says so
 });
 
 test('a dropped image is attached, and the composer with a preview fits 360 px (screenshot kept)', async () => {
-  const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 360, height: 740 }, locale: 'en-US' });
-  const storage = await context.storageState();
-  await phone.addCookies(storage.cookies);
-  const p = await phone.newPage();
-  await p.goto('/');
-  await p.evaluate((items) => {
-    for (const { name, value } of items) localStorage.setItem(name, value);
-  }, storage.origins.find((o) => o.origin === server.url)?.localStorage ?? []);
+  const { phone, page: p } = await phoneSignedInAs(browser, context, server);
   await p.goto('/chat');
   await p.getByTestId('composer-input').waitFor();
 

@@ -30,3 +30,19 @@ export async function saveBillingInfo(page, { name, address, city, postalCode, c
   await billing.getByLabel('Country').selectOption(country);
   await page.getByTestId('billing-save').click();
 }
+
+/**
+ * A 360 px wide phone context signed in as `context` (its cookies and local storage), on
+ * the app's home page: the same user, seen on a small screen.
+ */
+export async function phoneSignedInAs(browser, context, server) {
+  const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 360, height: 740 }, locale: 'en-US' });
+  const storage = await context.storageState();
+  await phone.addCookies(storage.cookies);
+  const page = await phone.newPage();
+  await page.goto('/');
+  await page.evaluate((items) => {
+    for (const { name, value } of items) localStorage.setItem(name, value);
+  }, storage.origins.find((o) => o.origin === server.url)?.localStorage ?? []);
+  return { phone, page };
+}

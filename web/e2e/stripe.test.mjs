@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { CONFIRM_WITH_CARD_JS, confirmWithCard, missingLocalstripe, startLocalstripe } from './localstripe.mjs';
 import { startServer } from './server.mjs';
-import { registerThroughDialog, saveBillingInfo } from './flows.mjs';
+import { registerThroughDialog, saveBillingInfo, phoneSignedInAs } from './flows.mjs';
 
 const missing = missingLocalstripe();
 if (missing) {
@@ -117,14 +117,7 @@ test('a user saves billing info, pays for Plus by card and sees the plan active 
 });
 
 test('the card form fits a 360 px screen (screenshot kept as an artifact)', async () => {
-  const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 360, height: 740 }, locale: 'en-US' });
-  const storage = await context.storageState();
-  await phone.addCookies(storage.cookies);
-  const p = await phone.newPage();
-  await p.goto('/');
-  await p.evaluate((items) => {
-    for (const { name, value } of items) localStorage.setItem(name, value);
-  }, storage.origins.find((o) => o.origin === server.url)?.localStorage ?? []);
+  const { phone, page: p } = await phoneSignedInAs(browser, context, server);
   await p.goto('/settings#subscription');
   await p.getByTestId('choose-plan-pro').click();
   const dialog = p.getByRole('dialog');
