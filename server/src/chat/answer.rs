@@ -142,11 +142,14 @@ pub async fn start(
         let (history, history_files) = if is_new {
             (vec![question.clone()], files.clone())
         } else {
-            let (history, files) = futures_util::join!(
-                state.db.recent_messages(&conversation.id, keep as i64),
-                state.db.files_of_conversation(&conversation.id),
-            );
-            (history?, files?)
+            let history = state.db.recent_messages(&conversation.id, keep as i64).await?;
+            // Only a history with attachments reads them: a text conversation makes one read.
+            let files = if history.iter().any(|(_, files)| *files > 0) {
+                state.db.files_of_conversation(&conversation.id).await?
+            } else {
+                Vec::new()
+            };
+            (history.into_iter().map(|(m, _)| m).collect(), files)
         };
         let images = prompt::images_of(state, &history, &history_files).await?;
         let settings = &state.settings.model;

@@ -26,6 +26,14 @@ pub struct MessageRow {
     pub created_at: i64,
 }
 
+/// A message of a prompt's history, and how many files it carries.
+#[derive(sqlx::FromRow)]
+struct HistoryRow {
+    #[sqlx(flatten)]
+    message: MessageRow,
+    files: i64,
+}
+
 const CONVERSATION_COLUMNS: &str = "id, user_id, title, model, web_search, created_at, updated_at";
 const MESSAGE_COLUMNS: &str =
     "id, conversation_id, role, content, status, model, client_id, finish_reason, created_at";
@@ -248,16 +256,22 @@ impl Db {
     }
 
     /// The last `limit` messages of a conversation that a prompt can use (questions, and
-    /// answers with text that did not fail), oldest first. A question may have no text
-    /// when it carries images.
-    pub async fn recent_messages(&self, conversation_id: &str, limit: i64) -> sqlx::Result<Vec<MessageRow>> {
+    /// answers with text that did not fail), oldest first, each with how many files it
+    /// carries (so a conversation without any reads no files). A question may have no
+    /// text when it carries images.
+    pub async fn recent_messages(
+        &self,
+        conversation_id: &str,
+        limit: i64,
+    ) -> sqlx::Result<Vec<(MessageRow, i64)>> {
         let sql = format!(
-            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 \
+            "SELECT {MESSAGE_COLUMNS}, (SELECT COUNT(*) FROM files f WHERE f.message_id = messages.id) AS files \
+             FROM messages WHERE conversation_id = $1 \
              AND (role = 'user' OR (content <> '' AND status <> 'error')) ORDER BY created_at DESC, id DESC LIMIT $2"
         );
-        let mut rows: Vec<MessageRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(pool).await)?;
+        let mut rows: Vec<HistoryRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(pool).await)?;
         rows.reverse();
-        Ok(rows)
+        Ok(rows.into_iter().map(|r| (r.message, r.files)).collect())
     }
 
     /// Answers still `streaming` since before `cutoff`: their server stopped mid-way (no
