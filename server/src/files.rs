@@ -51,7 +51,8 @@ impl FileStore {
             (Arc::new(local), format!("local ({})", dir.display()))
         } else {
             use secrecy::ExposeSecret;
-            let mut s3 = object_store::aws::AmazonS3Builder::new()
+            // From the AWS_* environment first (instance credentials when none are set).
+            let mut s3 = object_store::aws::AmazonS3Builder::from_env()
                 .with_bucket_name(&files.s3_bucket)
                 .with_region(&files.s3_region);
             if !files.s3_endpoint.is_empty() {
@@ -128,11 +129,19 @@ fn sniff(bytes: &[u8]) -> Sniffed {
         Sniffed::Image
     } else if bytes.starts_with(b"%PDF-")
         || bytes.starts_with(b"PK\x03\x04")
-        || (std::str::from_utf8(&bytes[..bytes.len().min(4096)]).is_ok() && !bytes.contains(&0))
+        || (looks_like_text(&bytes[..bytes.len().min(4096)]) && !bytes.contains(&0))
     {
         Sniffed::Document
     } else {
         Sniffed::Other
+    }
+}
+
+/// UTF-8, allowing a character cut at the end of the sample.
+fn looks_like_text(head: &[u8]) -> bool {
+    match std::str::from_utf8(head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
     }
 }
 
@@ -181,8 +190,9 @@ pub async fn upload(
     }
     let storage = limits.storage_mb * MB;
     let stored = state.db.stored_bytes(user_id).await? as u64;
-    // Refused before decoding when even the upload as sent would not fit.
-    if stored + bytes.len() as u64 > storage {
+    // Refused before decoding when nothing more fits; otherwise by what is stored (a
+    // re-encoded picture is often much smaller than the one sent).
+    if stored >= storage {
         return Err(ApiError::with_max(
             ErrorCode::StorageFull,
             None,
@@ -342,6 +352,10 @@ mod tests {
         assert_eq!(sniff(&png), Sniffed::Image);
         assert_eq!(sniff(b"%PDF-1.7 ..."), Sniffed::Document);
         assert_eq!(sniff(b"# Notes\nplain text"), Sniffed::Document);
+        // A sample that ends inside a character is still text.
+        let cut = format!("a{}", "é".repeat(3000));
+        assert!(std::str::from_utf8(&cut.as_bytes()[..4096]).is_err());
+        assert_eq!(sniff(cut.as_bytes()), Sniffed::Document);
         assert_eq!(sniff(b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"), Sniffed::Other);
         assert_eq!(sniff(&[0xff, 0x00, 0x12, 0x80]), Sniffed::Other);
     }
