@@ -267,27 +267,25 @@ pub fn attachment_view(f: &FileRow) -> Attachment {
 }
 
 /// Each of `files` as the model receives it, in order; `None` for one that is not an
-/// image or that the store lost.
+/// image or that the store lost. The reads run at once (each may be a round trip to S3).
 pub async fn image_parts(state: &AppState, files: &[FileRow]) -> Result<Vec<Option<ImagePart>>> {
-    let mut parts = Vec::with_capacity(files.len());
-    for f in files {
+    let reads = files.iter().map(|f| async move {
         if f.kind != "image" {
-            parts.push(None);
-            continue;
+            return Ok(None);
         }
         let data = state.files.get(f, false).await.map_err(ApiError::Internal)?;
         if data.is_none() {
             tracing::warn!(file = %f.id, "an attached image is missing from the store");
         }
-        parts.push(data.map(|data| ImagePart {
+        Ok::<_, ApiError>(data.map(|data| ImagePart {
             name: f.name.clone(),
             mime: f.mime.clone(),
             width: f.width.unwrap_or(0).max(0) as u32,
             height: f.height.unwrap_or(0).max(0) as u32,
             data,
-        }));
-    }
-    Ok(parts)
+        }))
+    });
+    futures_util::future::try_join_all(reads).await
 }
 
 /// Deletes, every [`SWEEP_EVERY`] and whenever woken, the objects and rows of files that
