@@ -30,6 +30,8 @@ const SWEEP_BATCH: i64 = 200;
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// How often it also scans every file for those no delete marked.
 const FULL_SWEEP_EVERY: Duration = Duration::from_secs(24 * 3600);
+/// The longest one call to the S3 store may take, retries included.
+const STORE_PATIENCE: Duration = Duration::from_secs(15);
 /// The longest file name kept (the rest is cut).
 const MAX_NAME_CHARS: usize = 120;
 
@@ -51,14 +53,25 @@ impl FileStore {
             (Arc::new(local), format!("local ({})", dir.display()))
         } else {
             use secrecy::ExposeSecret;
+            // A store that does not answer fails an upload in seconds, not minutes (the
+            // crate's default retries for up to three).
+            let retry = object_store::RetryConfig {
+                max_retries: 2,
+                retry_timeout: STORE_PATIENCE,
+                ..Default::default()
+            };
+            let client = object_store::ClientOptions::new()
+                .with_connect_timeout(Duration::from_secs(5))
+                .with_timeout(STORE_PATIENCE)
+                .with_allow_http(files.s3_endpoint.starts_with("http://"));
             // From the AWS_* environment first (instance credentials when none are set).
             let mut s3 = object_store::aws::AmazonS3Builder::from_env()
                 .with_bucket_name(&files.s3_bucket)
-                .with_region(&files.s3_region);
+                .with_region(&files.s3_region)
+                .with_retry(retry)
+                .with_client_options(client);
             if !files.s3_endpoint.is_empty() {
-                s3 = s3
-                    .with_endpoint(&files.s3_endpoint)
-                    .with_allow_http(files.s3_endpoint.starts_with("http://"));
+                s3 = s3.with_endpoint(&files.s3_endpoint);
             }
             if !files.s3_access_key_id.is_empty() && is_set(&files.s3_secret_access_key) {
                 s3 = s3

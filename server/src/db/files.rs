@@ -99,10 +99,11 @@ impl Db {
         on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).fetch_all(pool).await)
     }
 
-    /// Bytes the user keeps stored, deleted files not swept yet included.
+    /// Bytes the user keeps stored: deleted files (on their way out) do not count.
     pub async fn stored_bytes(&self, user_id: &str) -> sqlx::Result<i64> {
         // SUM over BIGINT is NUMERIC on Postgres: cast back.
-        let sql = "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files WHERE user_id = $1";
+        let sql = "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files WHERE user_id = $1 \
+                   AND (message_id IS NULL OR message_id <> '')";
         on_pool!(self, pool => sqlx::query_scalar(sql).bind(user_id).fetch_one(pool).await)
     }
 

@@ -677,3 +677,37 @@ async fn an_upload_finding_every_decode_slot_taken_is_told_to_retry_and_stores_n
     drop(held);
     uploaded(&app, &ann, "cat.png").await;
 }
+
+#[actix_web::test]
+async fn an_upload_to_a_store_that_is_down_fails_cleanly_and_counts_nothing() {
+    // A bucket behind a port where nothing listens.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let app = spawn_app_with(move |s| {
+        s.files.s3_bucket = "down".into();
+        s.files.s3_endpoint = format!("http://127.0.0.1:{closed}");
+        s.files.s3_access_key_id = "test".into();
+        s.files.s3_secret_access_key = secrecy::SecretString::from("test");
+    })
+    .await;
+    let ann = app.register_ann().await;
+    let started = std::time::Instant::now();
+    let response = upload(&app, &ann.token, "cat.png", png(64, 48)).await;
+    assert_error(response, 500, "server_error").await;
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    // Nothing counts against the plan's storage, and nothing can be sent.
+    assert_eq!(app.state.db.stored_bytes(&ann.id).await.unwrap(), 0);
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    let ids = app.state.db.files_marked_gone(10).await.unwrap();
+    assert_eq!(ids.len(), 1, "the failed upload waits for the sweep");
+    let ghost = json!({"_id": ids[0].id});
+    tab.send(send_with("ghost", "x", &[&ghost])).await;
+    assert_eq!(tab.expect("error").await["code"], json!("not_found"));
+}
