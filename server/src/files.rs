@@ -205,32 +205,21 @@ pub async fn upload(
     let stored = state.db.stored_bytes(user_id).await? as u64;
     // Refused before decoding when nothing more fits; otherwise by what is stored (a
     // re-encoded picture is often much smaller than the one sent).
+    let full = || ApiError::with_max(ErrorCode::StorageFull, None, limits.storage_mb);
     if stored >= storage {
-        return Err(ApiError::with_max(
-            ErrorCode::StorageFull,
-            None,
-            limits.storage_mb,
-        ));
+        return Err(full());
     }
-    let slot = state.images.reserve()?;
-    let decoder = state.images.clone();
     let (max_px, thumb_px) = (
         state.settings.files.image_max_px,
         state.settings.files.thumbnail_px,
     );
-    let image = actix_web::web::block(move || {
-        let _slot = slot;
-        decoder.attachment(&bytes, max_px, thumb_px)
-    })
-    .await
-    .map_err(|e| anyhow::anyhow!("image task: {e}"))??;
+    let image = state
+        .images
+        .run(move |d| d.attachment(&bytes, max_px, thumb_px))
+        .await?;
     let size = (image.data.len() + image.thumbnail.len()) as u64;
     if stored + size > storage {
-        return Err(ApiError::with_max(
-            ErrorCode::StorageFull,
-            None,
-            limits.storage_mb,
-        ));
+        return Err(full());
     }
     let file = FileRow {
         id: uuid::Uuid::now_v7().to_string(),
@@ -246,7 +235,7 @@ pub async fn upload(
         created_at: state.now(),
     };
     // The row first: objects written after it are never without one. An upload whose
-    // objects fail to be written is left unsent, and the sweep takes it.
+    // objects fail to be written is marked gone, and the sweep takes what was written.
     state.db.insert_file(&file).await?;
     let stored = async {
         state.files.put(&file, false, image.data).await?;

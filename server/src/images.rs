@@ -38,8 +38,24 @@ impl ImageDecoder {
             .map_err(|_| ApiError::retry_after(ErrorCode::ServerBusy, 1))
     }
 
-    /// The square JPEG of a profile image. Call it off the request threads, holding a
-    /// slot from [`ImageDecoder::reserve`].
+    /// Runs `work` on the blocking pool holding a decode slot ([`ImageDecoder::reserve`]):
+    /// decodes never run on the request threads, and never more at once than there are
+    /// slots.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&ImageDecoder) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let slot = self.reserve()?;
+        let decoder = self.clone();
+        actix_web::web::block(move || {
+            let _slot = slot;
+            work(&decoder)
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("image task: {e}"))?
+    }
+
+    /// The square JPEG of a profile image (through [`ImageDecoder::run`]).
     pub fn avatar(&self, bytes: &[u8], size_px: u32) -> Result<Vec<u8>> {
         let image = self.decode(bytes)?;
         let square = image
@@ -51,7 +67,7 @@ impl ImageDecoder {
     /// An attached image as it is stored: at most `max_px` on its longest side, as JPEG
     /// (PNG when it has transparency), and a JPEG thumbnail within `thumb_px` square.
     /// Re-encoding drops everything but the pixels (EXIF, GPS position, comments). Call
-    /// it off the request threads, holding a slot from [`ImageDecoder::reserve`].
+    /// it through [`ImageDecoder::run`].
     pub fn attachment(&self, bytes: &[u8], max_px: u32, thumb_px: u32) -> Result<StoredImage> {
         let mut image = self.decode(bytes)?;
         if image.width().max(image.height()) > max_px {

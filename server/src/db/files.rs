@@ -29,6 +29,9 @@ pub struct FileRow {
 /// can no longer be sent, and the sweep takes it like any file whose message is gone.
 pub const GONE: &str = "";
 
+/// The condition of a file not deleted (sent or not), in SQL.
+const NOT_GONE: &str = "(message_id IS NULL OR message_id <> '')";
+
 const FILE_COLUMNS: &str =
     "id, user_id, conversation_id, message_id, kind, name, mime, size, width, height, created_at";
 
@@ -64,10 +67,7 @@ impl Db {
 
     /// The user's file, unless it is deleted; another user's is `None`, like a missing one.
     pub async fn file(&self, user_id: &str, id: &str) -> sqlx::Result<Option<FileRow>> {
-        let sql = format!(
-            "SELECT {FILE_COLUMNS} FROM files WHERE id = $1 AND user_id = $2 \
-             AND (message_id IS NULL OR message_id <> '')"
-        );
+        let sql = format!("SELECT {FILE_COLUMNS} FROM files WHERE id = $1 AND user_id = $2 AND {NOT_GONE}");
         on_pool!(self, pool => sqlx::query_as(&sql).bind(id).bind(user_id).fetch_optional(pool).await)
     }
 
@@ -77,8 +77,7 @@ impl Db {
             return Ok(Vec::new());
         }
         let sql = format!(
-            "SELECT {FILE_COLUMNS} FROM files WHERE user_id = $1 AND (message_id IS NULL OR message_id <> '') \
-             AND id IN ({})",
+            "SELECT {FILE_COLUMNS} FROM files WHERE user_id = $1 AND {NOT_GONE} AND id IN ({})",
             placeholders(2, ids.len())
         );
         on_pool!(self, pool => {
@@ -102,9 +101,10 @@ impl Db {
     /// Bytes the user keeps stored: deleted files (on their way out) do not count.
     pub async fn stored_bytes(&self, user_id: &str) -> sqlx::Result<i64> {
         // SUM over BIGINT is NUMERIC on Postgres: cast back.
-        let sql = "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files WHERE user_id = $1 \
-                   AND (message_id IS NULL OR message_id <> '')";
-        on_pool!(self, pool => sqlx::query_scalar(sql).bind(user_id).fetch_one(pool).await)
+        let sql = format!(
+            "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files WHERE user_id = $1 AND {NOT_GONE}"
+        );
+        on_pool!(self, pool => sqlx::query_scalar(&sql).bind(user_id).fetch_one(pool).await)
     }
 
     /// Marks an unsent file of the user deleted; `false` when it is not the user's, is

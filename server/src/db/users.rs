@@ -161,9 +161,8 @@ impl Db {
             .map(drop))
     }
 
-    /// Deletes the user; every table that holds user data cascades from `users`.
-    /// Deletes the user (their rows go with them) and marks their files gone for the
-    /// sweep (see `db::files`).
+    /// Deletes the user; every table that holds user data cascades from `users`, except
+    /// `files`, whose rows are marked gone for the sweep (see `db::files`).
     pub async fn delete_user(&self, id: &str) -> sqlx::Result<()> {
         let sql = "DELETE FROM users WHERE id = $1";
         on_pool!(self, pool => sqlx::query(sql).bind(id).execute(pool).await.map(drop))?;

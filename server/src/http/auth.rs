@@ -628,14 +628,7 @@ async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -
     let (_, bytes) =
         http::read_file_part(payload, max, ErrorCode::ImageTooLarge, ErrorCode::ImageRequired).await?;
     let px = uploads.avatar_px;
-    let slot = state.images.reserve()?;
-    let decoder = state.images.clone();
-    let jpeg = web::block(move || {
-        let _slot = slot;
-        decoder.avatar(&bytes, px)
-    })
-    .await
-    .map_err(|e| anyhow::anyhow!("image task: {e}"))??;
+    let jpeg = state.images.run(move |d| d.avatar(&bytes, px)).await?;
     let dir = state.settings.uploads_dir().join("avatars");
     tokio::fs::create_dir_all(&dir)
         .await
