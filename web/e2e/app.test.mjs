@@ -4,15 +4,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
-import { registerThroughDialog, saveBillingInfo } from './flows.mjs';
+import { registerThroughDialog, saveBillingInfo, launchChromium, dismissCookies } from './flows.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run',
-];
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 const EMAIL = 'ann@example.com';
 const PASSWORD = 'secret12';
@@ -24,7 +18,7 @@ let page;
 
 before(async () => {
   server = await startServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   context = await browser.newContext({ baseURL: server.url, locale: 'en-US' });
   page = await context.newPage();
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -34,11 +28,6 @@ after(async () => {
   await browser?.close();
   await server?.stop();
 });
-
-async function dismissCookies(p) {
-  const accept = p.getByTestId('cookie-accept-all');
-  if (await accept.isVisible().catch(() => false)) await accept.click();
-}
 
 test('a visitor without a token is sent back to the index page', async () => {
   const guest = await browser.newContext({ baseURL: server.url });

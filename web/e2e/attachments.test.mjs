@@ -6,17 +6,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { join } from 'node:path';
 import { encodePng } from '../scripts/png.mjs';
-import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
-import { registerThroughDialog, phoneSignedInAs } from './flows.mjs';
+import { registerThroughDialog, phoneSignedInAs, launchChromium, dismissCookies } from './flows.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run',
-  // A generated test picture instead of a camera, and no permission prompt.
-  '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream',
-];
+// A generated test picture instead of a camera, and no permission prompt.
+const FAKE_CAMERA = ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'];
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 const EMAIL = 'iris@example.com';
 const PASSWORD = 'secret12';
@@ -40,13 +34,12 @@ let page;
 
 before(async () => {
   server = await startServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium(FAKE_CAMERA);
   context = await browser.newContext({ baseURL: server.url, locale: 'en-US' });
   page = await context.newPage();
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.goto('/');
-  const accept = page.getByTestId('cookie-accept-all');
-  if (await accept.isVisible().catch(() => false)) await accept.click();
+  await dismissCookies(page);
   await registerThroughDialog(page, server, { name: 'Iris', email: EMAIL, password: PASSWORD });
 });
 

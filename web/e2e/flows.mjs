@@ -1,4 +1,5 @@
 // What several end-to-end tests do the same way, through the UI as a person would.
+import { chromium } from 'playwright-core';
 
 /**
  * Registers through the landing page's dialog: fills it in, reads the mailed code from
@@ -45,4 +46,22 @@ export async function phoneSignedInAs(browser, context, server) {
     for (const { name, value } of items) localStorage.setItem(name, value);
   }, storage.origins.find((o) => o.origin === server.url)?.localStorage ?? []);
   return { phone, page };
+}
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Debian's Chromium, headless and quiet: no test tool downloads a browser. */
+const FLAGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run',
+];
+
+/** Launches Debian's headless Chromium with the common flags, plus `extraArgs`. */
+export function launchChromium(extraArgs = []) {
+  return chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...extraArgs], headless: true });
+}
+
+/** Accepts the cookie banner if it is showing. */
+export async function dismissCookies(page) {
+  const accept = page.getByTestId('cookie-accept-all');
+  if (await accept.isVisible().catch(() => false)) await accept.click();
 }

@@ -4,15 +4,9 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 import { startServer } from './server.mjs';
-import { registerThroughDialog, saveBillingInfo } from './flows.mjs';
+import { registerThroughDialog, saveBillingInfo, launchChromium, dismissCookies } from './flows.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run',
-];
 const EMAIL = 'buyer@example.com';
 const PASSWORD = 'secret12';
 
@@ -22,7 +16,7 @@ let page;
 
 before(async () => {
   server = await startServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   const context = await browser.newContext({ baseURL: server.url, locale: 'en-US', acceptDownloads: true });
   page = await context.newPage();
 });
@@ -34,8 +28,7 @@ after(async () => {
 
 test('a buyer pays, sees the plan active and downloads the invoice as a PDF', async () => {
   await page.goto('/');
-  const cookies = page.getByTestId('cookie-accept-all');
-  if (await cookies.isVisible().catch(() => false)) await cookies.click();
+  await dismissCookies(page);
 
   // Plan cards on the landing page offer only what works.
   const pro = page.getByTestId('plan-summary-pro');

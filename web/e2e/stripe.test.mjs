@@ -5,10 +5,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 import { CONFIRM_WITH_CARD_JS, confirmWithCard, missingLocalstripe, startLocalstripe } from './localstripe.mjs';
 import { startServer } from './server.mjs';
-import { registerThroughDialog, saveBillingInfo, phoneSignedInAs } from './flows.mjs';
+import { registerThroughDialog, saveBillingInfo, phoneSignedInAs, launchChromium, dismissCookies } from './flows.mjs';
 
 const missing = missingLocalstripe();
 if (missing) {
@@ -16,11 +15,6 @@ if (missing) {
   process.exit(1);
 }
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run',
-];
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 const SECRET_KEY = 'sk_test_e2e_chat';
 const PUBLISHABLE_KEY = 'pk_test_e2e_chat';
@@ -46,7 +40,7 @@ before(async () => {
     },
   });
   await localstripe.registerWebhook(`${server.url}/api/payments/stripe/webhook`, WEBHOOK_SECRET);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+  browser = await launchChromium();
   context = await browser.newContext({ baseURL: server.url, locale: 'en-US' });
   await context.exposeFunction('__localstripeConfirmWithCard', confirmWithCard(localstripe.url, SECRET_KEY));
   await context.route(localstripe.jsUrl, async (route) => {
@@ -65,8 +59,7 @@ after(async () => {
 
 async function register(p) {
   await p.goto('/');
-  const accept = p.getByTestId('cookie-accept-all');
-  if (await accept.isVisible().catch(() => false)) await accept.click();
+  await dismissCookies(p);
   await registerThroughDialog(p, server, { name: 'Cara', email: EMAIL, password: PASSWORD });
 }
 
