@@ -7,6 +7,7 @@ import type {
   Conversation,
   LimitInfo,
   Message,
+  StoredFile,
   User,
   UserSettings,
   Usage,
@@ -38,6 +39,11 @@ export interface ServerFrames {
    */
   'subscription.updated': { subscription: unknown };
   'session.revoked': { reason: RevokeReason };
+  /**
+   * A document's processing moved on or ended (every tab of the user; also for files
+   * this tab did not upload, and possibly before the upload's own answer).
+   */
+  'file.updated': { file: StoredFile };
   error: {
     clientId?: string;
     code: string;
@@ -58,7 +64,10 @@ export interface ClientFrames {
     content: string;
     model?: string | null;
     webSearch?: boolean;
-    /** Ids of files uploaded with `POST /api/files`, at most the plan's `maxImagesPerMessage`. */
+    /**
+     * Ids of files uploaded with `POST /api/files`: at most the plan's
+     * `maxImagesPerMessage` images and 10 documents, every document ready.
+     */
     attachments?: string[];
   };
   'chat.cancel': { conversationId: string };

@@ -88,26 +88,50 @@ export interface Conversation {
 export type MessageRole = 'user' | 'assistant';
 export type MessageStatus = 'complete' | 'streaming' | 'cancelled' | 'error';
 
+export type FileKind = 'image' | 'document';
+
 /**
- * A file the user uploaded (`POST /api/files`), as the server stores it: re-encoded, EXIF
- * stripped, the long edge at most 2048 px. `url` and `thumbnailUrl` are served to its
- * owner only, authenticated by the `token` cookie, so a plain `<img src>` works.
+ * A document is read on the server after its upload (text, chunks, embeddings):
+ * `processing` until `file.updated` says `ready` or `failed`. Images are always `ready`.
+ */
+export type FileStatus = 'ready' | 'processing' | 'failed';
+
+/**
+ * A file the user uploaded (`POST /api/files`). An image is re-encoded, EXIF stripped,
+ * the long edge at most 2048 px; a document (PDF, DOCX, TXT, Markdown, CSV) is kept as it
+ * was uploaded. `url` and `thumbnailUrl` are served to its owner only, authenticated by
+ * the `token` cookie, so a plain `<img src>` or link works.
  */
 export interface StoredFile {
   _id: string;
-  kind: 'image';
+  kind: FileKind;
   /** The name it was uploaded with. */
   name: string;
-  mime: 'image/jpeg' | 'image/png';
+  /** `image/jpeg` or `image/png` for images; the document's own type otherwise. */
+  mime: string;
   /** Bytes stored. */
   size: number;
-  width: number;
-  height: number;
-  /** `/api/files/{id}`: the image. */
+  /** An image's size in pixels; null for documents. */
+  width: number | null;
+  height: number | null;
+  /** `/api/files/{id}`: the file itself. */
   url: string;
-  /** `/api/files/{id}/thumbnail`: a JPEG that fits 256 × 256. */
-  thumbnailUrl: string;
+  /** `/api/files/{id}/thumbnail`: a JPEG that fits 256 × 256; null for documents. */
+  thumbnailUrl: string | null;
   createdAt: string;
+  status: FileStatus;
+  /** How far a document's processing is, 0..100; 100 once ready. */
+  progress: number;
+  /** A PDF's page count; null otherwise. */
+  pages: number | null;
+}
+
+/** A document passage an answer drew on (`message.sources`). */
+export interface MessageSource {
+  fileId: string;
+  name: string;
+  /** The PDF page the passage starts on; null for formats without pages. */
+  page: number | null;
 }
 
 export interface Message {
@@ -119,6 +143,8 @@ export interface Message {
   model: string | null;
   clientId: string | null;
   createdAt: string;
-  /** The images sent with a user message; `[]` when none. */
+  /** The images and documents sent with a user message; `[]` when none. */
   attachments: StoredFile[];
+  /** The documents an answer drew on; `[]` (or missing, from older servers) when none. */
+  sources?: MessageSource[];
 }

@@ -4,6 +4,7 @@
  */
 import { api } from '@/lib/api-client';
 import type { Conversation, LimitInfo, Message, PlanType, StoredFile, Usage } from '@/types/api';
+import { normalizeFile } from '../lib/files';
 
 export interface ConversationPage {
   data: Conversation[];
@@ -111,11 +112,12 @@ export const chatApi = {
   renameConversation: (id: string, title: string) =>
     api.patch<{ success: true; data: Conversation }>(`/conversations/${encodeURIComponent(id)}`, { title }),
   deleteConversation: (id: string) => api.delete<{ success: true }>(`/conversations/${encodeURIComponent(id)}`),
-  /** `POST /api/files`: one part named `file`, with its name. */
-  uploadFile: (file: Blob, name: string, signal?: AbortSignal) => {
+  /** `POST /api/files`: one part named `file`, with its name. An image, or a document that is still being read. */
+  uploadFile: async (file: Blob, name: string, signal?: AbortSignal) => {
     const body = new FormData();
     body.append('file', file, name);
-    return api.post<{ success: true; data: StoredFile }>('/files', body, signal ? { signal } : undefined);
+    const answer = await api.post<{ success: true; data: StoredFile }>('/files', body, signal ? { signal } : undefined);
+    return { ...answer, data: normalizeFile(answer.data) };
   },
   /** Only a file not sent yet can be removed (`file_in_use` after). */
   deleteFile: (id: string) => api.delete<{ success: true }>(`/files/${encodeURIComponent(id)}`),

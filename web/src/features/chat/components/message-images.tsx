@@ -33,7 +33,7 @@ export function MessageImages({ images }: { images: readonly BubbleImage[] }) {
     <>
       <ul className={styles.images} data-count={images.length} aria-label={t('message.images')}>
         {images.map(({ file, previewUrl }) => {
-          const size = fitWithin(file.width, file.height, THUMBNAIL_EDGE);
+          const size = fitWithin(file.width ?? THUMBNAIL_EDGE, file.height ?? THUMBNAIL_EDGE, THUMBNAIL_EDGE);
           return (
             <li key={file._id} className={styles.item}>
               <a
@@ -48,7 +48,7 @@ export function MessageImages({ images }: { images: readonly BubbleImage[] }) {
               >
                 <img
                   className={styles.thumb}
-                  src={previewUrl ?? file.thumbnailUrl}
+                  src={previewUrl ?? file.thumbnailUrl ?? file.url}
                   alt={file.name}
                   width={size.width}
                   height={size.height}
@@ -68,9 +68,9 @@ export function MessageImages({ images }: { images: readonly BubbleImage[] }) {
             className={styles.full}
             src={shown.url}
             alt={shown.name}
-            width={shown.width}
-            height={shown.height}
-            style={{ maxWidth: shown.width }}
+            width={shown.width ?? undefined}
+            height={shown.height ?? undefined}
+            style={{ maxWidth: shown.width ?? undefined }}
             data-testid="lightbox-image"
           />
           <a className={styles.original} href={shown.url} target="_blank" rel="noopener noreferrer">

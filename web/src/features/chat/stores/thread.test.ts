@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '@/types/api';
-import { answer, CONVERSATION_ID, storedFile, userMessage } from '../test/fixtures';
+import { answer, CONVERSATION_ID, storedDocument, storedFile, userMessage } from '../test/fixtures';
 import {
   applyCompleted,
   applyCreated,
@@ -156,9 +156,25 @@ describe('message.completed', () => {
     const thread = applyCompleted(applyCreated(EMPTY_THREAD, userMessage()), answer({ content: 'x', status: 'error' }));
     expect(thread.map((m) => m.status)).toEqual(['complete', 'error']);
   });
+
+  it('brings the documents the answer drew on; none when a server leaves them out', () => {
+    const sources = [{ fileId: 'd1', name: 'report.pdf', page: 3 }];
+    expect(applyCompleted(live(), answer({ content: 'x', status: 'complete', sources }))[1]!.sources).toEqual(sources);
+    expect(applyCompleted(live(), answer({ content: 'x', status: 'complete' }))[1]!.sources).toEqual([]);
+  });
 });
 
 describe('REST copies', () => {
+  it('carry an answer’s sources and a question’s documents', () => {
+    const document = storedDocument({ status: 'ready', progress: 100 });
+    const thread = applyRest(EMPTY_THREAD, [
+      userMessage({ attachments: [document] }),
+      answer({ content: 'x', status: 'complete', sources: [{ fileId: 'd1', name: 'report.pdf', page: null }] }),
+    ]);
+    expect(thread[0]!.attachments).toEqual([document]);
+    expect(thread[1]!.sources).toEqual([{ fileId: 'd1', name: 'report.pdf', page: null }]);
+  });
+
   it('never overwrite a live or snapshotted copy with "streaming, empty"', () => {
     let thread = applyDelta(live(), delta(1, 'Hi')).thread;
     expect(applyRest(thread, [userMessage(), answer()])).toBe(thread);

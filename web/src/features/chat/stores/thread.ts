@@ -16,6 +16,7 @@
  *   ended answer (REST can be older than the socket, never ahead of an ended answer).
  */
 import type { Message } from '@/types/api';
+import { normalizeFile, readSources } from '../lib/files';
 
 export interface ChatMessage extends Message {
   /** The last delta applied while streaming; null when unknown (wait for a snapshot). */
@@ -57,7 +58,9 @@ export function fromServer(message: Message, live: boolean): ChatMessage {
   return {
     ...message,
     // Always sent since image attachments; a server from before sent none.
-    attachments: Array.isArray(message.attachments) ? message.attachments : [],
+    attachments: Array.isArray(message.attachments) ? message.attachments.map(normalizeFile) : [],
+    // Answers that drew on documents name them; missing before documents.
+    sources: readSources(message.sources),
     // A live `message.created` answer starts at seq 0; REST does not know where it is.
     seq: ended ? null : live ? 0 : null,
     final: ended,

@@ -79,6 +79,11 @@ export const basePlan: ChatPlan = {
   fileLimits: FILE_LIMITS,
 };
 
+/** A plan as a server that takes documents shows it (`available.documentProcessing`). */
+export function withDocuments(plan: ChatPlan): ChatPlan {
+  return { ...plan, available: { ...plan.available, documentProcessing: true } };
+}
+
 /** A plan as a server from before image attachments showed it: nothing can be attached. */
 export function withoutImages(plan: ChatPlan): ChatPlan {
   return { ...plan, available: { ...plan.available, imageUpload: false } };
@@ -98,6 +103,30 @@ export function storedFile(overrides: Partial<StoredFile> = {}): StoredFile {
     url: `/api/files/${id}`,
     thumbnailUrl: `/api/files/${id}/thumbnail`,
     createdAt: '2025-03-14T10:15:01.000+00:00',
+    status: 'ready',
+    progress: 100,
+    pages: null,
+    ...overrides,
+  };
+}
+
+/** An uploaded document as `POST /api/files` answers it: still being read, unless said otherwise. */
+export function storedDocument(overrides: Partial<StoredFile> = {}): StoredFile {
+  const id = overrides._id ?? 'd1';
+  return {
+    _id: id,
+    kind: 'document',
+    name: 'report.pdf',
+    mime: 'application/pdf',
+    size: 34_816,
+    width: null,
+    height: null,
+    url: `/api/files/${id}`,
+    thumbnailUrl: null,
+    createdAt: '2025-03-14T10:15:01.000+00:00',
+    status: 'processing',
+    progress: 0,
+    pages: 12,
     ...overrides,
   };
 }

@@ -1,0 +1,40 @@
+import { useTranslation } from 'react-i18next';
+import type { StoredFile } from '@/types/api';
+import { formatFileSize } from '../lib/files';
+import { DocumentIcon } from './chat-icons';
+import styles from './message-documents.module.css';
+
+/**
+ * A message's documents as chips: name, pages (PDF) and size. Each opens the original in
+ * a new tab (`GET /api/files/{id}` serves it with its type; the cookie authenticates).
+ */
+export function MessageDocuments({ files }: { files: readonly StoredFile[] }) {
+  const { t, i18n } = useTranslation('chat');
+  return (
+    <ul className={styles.documents} aria-label={t('message.documents')}>
+      {files.map((file) => (
+        <li key={file._id} className={styles.item}>
+          <a
+            href={file.url}
+            target="_blank"
+            rel="noopener noreferrer"
+            className={styles.chip}
+            title={t('message.openDocument', { name: file.name })}
+            data-testid="message-document"
+            data-file-id={file._id}
+          >
+            <DocumentIcon className={styles.icon} width={20} height={20} />
+            <span className={styles.text}>
+              <span className={styles.name}>{file.name}</span>
+              <span className={styles.meta}>
+                {[file.pages ? t('attach.pages', { count: file.pages }) : null, formatFileSize(file.size, i18n.language)]
+                  .filter(Boolean)
+                  .join(' · ')}
+              </span>
+            </span>
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}

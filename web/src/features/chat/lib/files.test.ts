@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { storedDocument, storedFile } from '../test/fixtures';
+import { DOCUMENT_ACCEPT, fileFromFrame, formatFileSize, isDocument, newerFile, normalizeFile, readSources, sourceHref } from './files';
+
+const file = (name: string, type = '') => ({ name, type });
+
+describe('documents are told from images and other files', () => {
+  it('by their name: PDF, DOCX, TXT, Markdown and CSV', () => {
+    for (const name of ['a.pdf', 'b.DOCX', 'c.txt', 'd.md', 'e.markdown', 'f.csv']) expect(isDocument(file(name)), name).toBe(true);
+    // Windows calls a CSV an Excel file: the name still tells.
+    expect(isDocument(file('g.csv', 'application/vnd.ms-excel'))).toBe(true);
+  });
+
+  it('or by their type when the name has no extension', () => {
+    expect(isDocument(file('scan', 'application/pdf'))).toBe(true);
+    expect(isDocument(file('clip', 'text/plain'))).toBe(true);
+  });
+
+  it('and not an old Word file, a spreadsheet or an image', () => {
+    for (const name of ['a.doc', 'b.xlsx', 'c.png', 'd.zip', 'e']) expect(isDocument(file(name)), name).toBe(false);
+  });
+
+  it('the picker offers the same extensions and types', () => {
+    expect(DOCUMENT_ACCEPT.split(',')).toEqual(expect.arrayContaining(['.pdf', '.docx', '.txt', '.md', '.csv', 'application/pdf', 'text/csv']));
+  });
+});
+
+describe('a file from the server', () => {
+  it('is ready when a server from before documents says nothing of its processing', () => {
+    const { status: _s, progress: _p, pages: _pages, ...older } = storedFile();
+    expect(normalizeFile(older as never)).toMatchObject({ status: 'ready', progress: 100, pages: null });
+  });
+
+  it('keeps a document’s progress within 0..100, and 100 once ready', () => {
+    expect(normalizeFile(storedDocument({ progress: 140 })).progress).toBe(100);
+    expect(normalizeFile(storedDocument({ progress: -3 })).progress).toBe(0);
+    expect(normalizeFile(storedDocument({ status: 'ready', progress: 40 })).progress).toBe(100);
+  });
+
+  it('of a frame that is not a file is ignored', () => {
+    expect(fileFromFrame(null)).toBeNull();
+    expect(fileFromFrame({ name: 'x' })).toBeNull();
+    expect(fileFromFrame(storedDocument({ progress: 5 }))?.progress).toBe(5);
+  });
+});
+
+describe('the newer of two copies of a document', () => {
+  const at = (progress: number) => storedDocument({ progress });
+  it('is the one further along, whichever came last', () => {
+    expect(newerFile(at(10), at(40)).progress).toBe(40);
+    expect(newerFile(at(40), at(10)).progress).toBe(40);
+  });
+
+  it('is an end (ready or failed) over any progress', () => {
+    const ready = storedDocument({ status: 'ready', progress: 100 });
+    const failed = storedDocument({ status: 'failed', progress: 30 });
+    expect(newerFile(ready, at(100))).toBe(ready);
+    expect(newerFile(at(90), failed)).toBe(failed);
+    expect(newerFile(failed, at(95))).toBe(failed);
+  });
+
+  it('is the later one on a tie', () => {
+    const later = at(40);
+    expect(newerFile(at(40), later)).toBe(later);
+  });
+});
+
+describe('sources', () => {
+  it('are read from a message, odd entries dropped and a missing list empty', () => {
+    expect(readSources(undefined)).toEqual([]);
+    expect(readSources([{ fileId: 'd1', name: 'a.pdf', page: 3 }, { name: 'no id' }, { fileId: 'd2', name: 'b.md' }])).toEqual([
+      { fileId: 'd1', name: 'a.pdf', page: 3 },
+      { fileId: 'd2', name: 'b.md', page: null },
+    ]);
+  });
+
+  it('open their file, a PDF at its page', () => {
+    expect(sourceHref({ fileId: 'd1', name: 'report.pdf', page: 3 })).toBe('/api/files/d1#page=3');
+    expect(sourceHref({ fileId: 'd1', name: 'report.pdf', page: null })).toBe('/api/files/d1');
+    expect(sourceHref({ fileId: 'd2', name: 'notes.md', page: 2 })).toBe('/api/files/d2');
+  });
+});
+
+describe('file sizes', () => {
+  it('read as people write them, in each language', () => {
+    expect(formatFileSize(512, 'en-US')).toBe('0.5 kB');
+    expect(formatFileSize(3, 'en-US')).toBe('0.1 kB');
+    expect(formatFileSize(34 * 1024, 'en-US')).toBe('34 kB');
+    expect(formatFileSize(1.25 * 1024 * 1024, 'en-US')).toBe('1.3 MB');
+    expect(formatFileSize(1.25 * 1024 * 1024, 'hu-HU')).toBe('1,3 MB');
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Attachments that are not images: which picked files are documents, how a document's
+ * processing state is merged from its upload answer and its `file.updated` frames, and how
+ * files and sources are shown. The server tells what a file is from its content; the
+ * client only routes by name and type.
+ */
+import type { MessageSource, StoredFile } from '@/types/api';
+
+/** What the server takes as documents (docs/api.md `POST /api/files`). */
+const DOCUMENT_EXTENSIONS = new Set(['pdf', 'docx', 'txt', 'md', 'markdown', 'csv']);
+const DOCUMENT_TYPES = new Set([
+  'application/pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'text/plain',
+  'text/markdown',
+  'text/x-markdown',
+  'text/csv',
+]);
+
+/** The document picker: the extensions first (the types vary by system: a CSV may be `application/vnd.ms-excel`). */
+export const DOCUMENT_ACCEPT = ['.pdf', '.docx', '.txt', '.md', '.csv', ...DOCUMENT_TYPES].join(',');
+
+/** Documents one message may carry (docs/protocol.md `too_many_documents`); the same on every plan. */
+export const MAX_DOCUMENTS_PER_MESSAGE = 10;
+
+function extension(name: string): string {
+  const dot = name.lastIndexOf('.');
+  return dot === -1 ? '' : name.slice(dot + 1).toLowerCase();
+}
+
+/** Whether a picked, dropped or pasted file goes up as a document: by its name, else its type. */
+export function isDocument(file: Pick<File, 'name' | 'type'>): boolean {
+  return DOCUMENT_EXTENSIONS.has(extension(file.name)) || DOCUMENT_TYPES.has(file.type.toLowerCase());
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/**
+ * A file as the server sent it, with the processing fields a server from before
+ * documents left out (its files were all ready images).
+ */
+export function normalizeFile(file: StoredFile): StoredFile {
+  const status = file.status === 'processing' || file.status === 'failed' ? file.status : 'ready';
+  const progress = typeof file.progress === 'number' && Number.isFinite(file.progress) ? file.progress : 100;
+  return {
+    ...file,
+    kind: file.kind === 'document' ? 'document' : 'image',
+    status,
+    progress: status === 'ready' ? 100 : Math.min(100, Math.max(0, Math.round(progress))),
+    pages: typeof file.pages === 'number' ? file.pages : null,
+    width: typeof file.width === 'number' ? file.width : null,
+    height: typeof file.height === 'number' ? file.height : null,
+    thumbnailUrl: typeof file.thumbnailUrl === 'string' ? file.thumbnailUrl : null,
+  };
+}
+
+/** A `file.updated` frame's file, or null when it is not one. */
+export function fileFromFrame(value: unknown): StoredFile | null {
+  if (!isObject(value) || typeof value._id !== 'string') return null;
+  return normalizeFile(value as unknown as StoredFile);
+}
+
+/**
+ * How far along a file is: processing counts up with its progress, an end (ready or
+ * failed) beats any progress. Frames and the upload's answer race, so the copy that is
+ * further along wins whichever arrives last.
+ */
+function stage(file: Pick<StoredFile, 'status' | 'progress'>): number {
+  return file.status === 'processing' ? file.progress : 1000;
+}
+
+/** The newer of two copies of one file (`b` on a tie: it arrived later). */
+export function newerFile(a: StoredFile, b: StoredFile): StoredFile {
+  return stage(a) > stage(b) ? a : b;
+}
+
+/** The sources of a message from REST or a frame: `[]` when none, odd entries dropped. */
+export function readSources(value: unknown): MessageSource[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((item) =>
+    isObject(item) && typeof item.fileId === 'string' && typeof item.name === 'string'
+      ? [{ fileId: item.fileId, name: item.name, page: typeof item.page === 'number' ? item.page : null }]
+      : [],
+  );
+}
+
+/** Where a source opens: the file, at its page for a PDF (browsers' viewers read `#page=`). */
+export function sourceHref(source: MessageSource): string {
+  const url = `/api/files/${encodeURIComponent(source.fileId)}`;
+  return source.page !== null && extension(source.name) === 'pdf' ? `${url}#page=${source.page}` : url;
+}
+
+/** A file size for people: "0.5 kB", "34 kB", "1.2 MB", in the interface's language. */
+export function formatFileSize(bytes: number, locale: string): string {
+  const mb = bytes >= 1024 * 1024;
+  // Below a kilobyte in tenths ("512 byte" reads oddly in English), never "0 kB".
+  const value = Math.max(0.1, bytes / (mb ? 1024 * 1024 : 1024));
+  return new Intl.NumberFormat(locale, {
+    style: 'unit',
+    unit: mb ? 'megabyte' : 'kilobyte',
+    unitDisplay: 'short',
+    maximumFractionDigits: value < 10 ? 1 : 0,
+  }).format(value);
+}
