@@ -7,10 +7,12 @@ import { CameraIcon, DocumentIcon, ImageIcon, LockIcon, PaperclipIcon } from './
 
 export interface AttachMenuProps {
   gate: AttachButtonGate;
+  /** Whether images can be attached (photos and camera are offered). */
+  images: boolean;
   documents: DocumentGate;
   onPhotos: () => void;
   onCamera: () => void;
-  /** Documents are not taken yet: this shows the premium or "coming soon" notice. */
+  /** Opens the document picker, or shows the premium or "coming soon" notice. */
   onDocument: () => void;
   /** The trigger's look in the toolbar. */
   className?: string;
@@ -18,11 +20,12 @@ export interface AttachMenuProps {
 }
 
 /**
- * The paperclip: a small menu (photos, camera, document) once images can be attached;
- * before that, or while the plan is unknown, it answers at once with the document notice.
+ * The paperclip: a small menu (photos, camera, document) once images or documents can be
+ * attached; before that, or while the plan is unknown, it answers at once with the
+ * document notice.
  * Keyboard as in a menu button: arrows move, Escape closes back to the button.
  */
-export function AttachMenu({ gate, documents, onPhotos, onCamera, onDocument, className, lockClassName }: AttachMenuProps) {
+export function AttachMenu({ gate, images, documents, onPhotos, onCamera, onDocument, className, lockClassName }: AttachMenuProps) {
   const { t } = useTranslation('chat');
   const menuId = useId();
   const [open, setOpen] = useState(false);
@@ -118,14 +121,18 @@ export function AttachMenu({ gate, documents, onPhotos, onCamera, onDocument, cl
           data-testid="attach-menu"
           onKeyDown={onMenuKeyDown}
         >
-          <button type="button" role="menuitem" tabIndex={-1} className={styles.item} data-testid="attach-photos" onClick={() => choose(onPhotos)}>
-            <ImageIcon width={18} height={18} />
-            {t('attach.photos')}
-          </button>
-          <button type="button" role="menuitem" tabIndex={-1} className={styles.item} data-testid="attach-camera" onClick={() => choose(onCamera)}>
-            <CameraIcon width={18} height={18} />
-            {t('attach.camera')}
-          </button>
+          {images && (
+            <>
+              <button type="button" role="menuitem" tabIndex={-1} className={styles.item} data-testid="attach-photos" onClick={() => choose(onPhotos)}>
+                <ImageIcon width={18} height={18} />
+                {t('attach.photos')}
+              </button>
+              <button type="button" role="menuitem" tabIndex={-1} className={styles.item} data-testid="attach-camera" onClick={() => choose(onCamera)}>
+                <CameraIcon width={18} height={18} />
+                {t('attach.camera')}
+              </button>
+            </>
+          )}
           <button
             type="button"
             role="menuitem"

@@ -18,10 +18,12 @@ import {
   conversation,
   CONVERSATION_ID,
   freePlan,
+  storedDocument,
   storedFile,
   subscriptionAnswer,
   usageAnswer,
   userMessage,
+  withDocuments,
   withoutImages,
 } from '../test/fixtures';
 import { ChatPage } from './chat-page';
@@ -74,7 +76,9 @@ beforeEach(async () => {
     const path = urlOf(input).replace(/^\/api/, '');
     if (path === '/files' && init?.method === 'POST') {
       const part = (init.body as FormData).get('file') as File;
-      return Promise.resolve(jsonResponse(201, { success: true, data: storedFile({ name: part.name }) }));
+      // The server tells a document by its content; here, by its name.
+      const data = /\.(md|pdf|txt)$/.test(part.name) ? storedDocument({ name: part.name }) : storedFile({ name: part.name });
+      return Promise.resolve(jsonResponse(201, { success: true, data }));
     }
     if (path.startsWith('/conversations?')) {
       return Promise.resolve(jsonResponse(200, { success: true, data: conversations, nextCursor: null }));
@@ -345,5 +349,72 @@ describe('the chat page', () => {
     fireEvent.drop(screen.getByTestId('conversation-view'), { dataTransfer: { types: ['Files'], files: [png('a.png')] } });
     expect(screen.getByTestId('chat-notice').textContent).toContain('Document upload is a premium feature');
     expect(screen.queryByTestId('attachment-tray')).toBeNull();
+  });
+
+  it('attaches a document, waits while it is read, sends it and shows the answer’s sources', async () => {
+    plan = withDocuments(basePlan);
+    const router = renderAt('/chat');
+    await vi.waitFor(() => expect(screen.getByTestId('attach-button').getAttribute('data-gate')).toBe('menu'));
+    const notes = new File(['# Notes\nThe secret harbour code is LIGHTHOUSE-42.'], 'notes.md');
+    fireEvent.change(screen.getByTestId('attach-document-input'), { target: { files: [notes] } });
+    const chip = screen.getByTestId('attachment-preview');
+    expect(chip.getAttribute('data-kind')).toBe('document');
+    await vi.waitFor(() => expect(chip.getAttribute('data-status')).toBe('processing'));
+    fireEvent.change(screen.getByTestId('composer-input'), { target: { value: 'What is the secret harbour code?' } });
+    const send = screen.getByTestId<HTMLButtonElement>('send-button');
+    expect(send.disabled).toBe(true);
+
+    serverFrame('file.updated', { file: storedDocument({ name: 'notes.md', progress: 50 }) });
+    expect(within(chip).getByRole('progressbar').getAttribute('aria-valuenow')).toBe('50');
+    serverFrame('file.updated', { file: storedDocument({ name: 'notes.md', status: 'ready', progress: 100, pages: null }) });
+    expect(chip.getAttribute('data-status')).toBe('ready');
+    expect(send.disabled).toBe(false);
+    fireEvent.click(send);
+
+    const [frame] = sentFrames('chat.send');
+    expect(frame).toMatchObject({ content: 'What is the secret harbour code?', attachments: ['d1'] });
+    expect(within(screen.getByTestId('message-user')).getByTestId('message-document').textContent).toContain('notes.md');
+
+    const clientId = frame!.clientId as string;
+    serverFrame('conversation.created', { clientId, conversation: conversation({ _id: 'c-new' }) });
+    await vi.waitFor(() => expect(router.state.location.pathname).toBe('/chat/c-new'));
+    const sentDoc = storedDocument({ name: 'notes.md', status: 'ready', progress: 100, pages: null });
+    serverFrame('message.created', {
+      conversationId: 'c-new',
+      clientId,
+      message: userMessage({ _id: 'm1', conversationId: 'c-new', clientId, content: 'What is the secret harbour code?', attachments: [sentDoc] }),
+    });
+    serverFrame('message.created', { conversationId: 'c-new', clientId, message: answer({ _id: 'm2', conversationId: 'c-new', clientId }) });
+    serverFrame('message.completed', {
+      conversationId: 'c-new',
+      message: answer({
+        _id: 'm2',
+        conversationId: 'c-new',
+        clientId,
+        content: 'The secret harbour code is LIGHTHOUSE-42.',
+        status: 'complete',
+        sources: [{ fileId: 'd1', name: 'notes.md', page: null }],
+      }),
+      finishReason: 'stop',
+    });
+    expect(screen.getByTestId('message-sources').textContent).toBe('Sources: notes.md');
+    expect(within(screen.getByTestId('message-sources')).getByRole('link').getAttribute('href')).toBe('/api/files/d1');
+  });
+
+  it('takes a document dropped on the conversation when the plan does, else shows the premium message', async () => {
+    plan = withDocuments(freePlan);
+    renderAt('/chat');
+    await vi.waitFor(() => expect(screen.getByTestId('attach-button').getAttribute('data-gate')).toBe('menu'));
+    const view = screen.getByTestId('conversation-view');
+    const report = new File(['%PDF'], 'report.pdf', { type: 'application/pdf' });
+    fireEvent.drop(view, { dataTransfer: { types: ['Files'], files: [report] } });
+    expect(screen.getByTestId('chat-notice').textContent).toContain('Document upload is a premium feature');
+    expect(screen.queryByTestId('attachment-tray')).toBeNull();
+
+    serverFrame('subscription.updated', { subscription: subscriptionAnswer(withDocuments(basePlan)) });
+    fireEvent.dragEnter(view, { dataTransfer: { types: ['Files'], files: [report] } });
+    expect(screen.getByTestId('drop-overlay').textContent).toBe('Drop images or documents here to attach them');
+    fireEvent.drop(view, { dataTransfer: { types: ['Files'], files: [report] } });
+    expect(within(screen.getByTestId('attachment-tray')).getByTestId('attachment-preview').getAttribute('data-kind')).toBe('document');
   });
 });

@@ -4,7 +4,7 @@ import { useToastStore } from '@/components/toast';
 import { i18n } from '@/lib/i18n';
 import type { ChatPlan } from '../api/chat-api';
 import { useAttachmentStore, type ComposerAttachment } from '../stores/attachment-store';
-import { basePlan, freePlan, storedFile, withoutImages } from '../test/fixtures';
+import { basePlan, freePlan, storedDocument, storedFile, withDocuments, withoutImages } from '../test/fixtures';
 import { Composer, type ComposerProps } from './composer';
 
 const KEY = 'k';
@@ -15,7 +15,9 @@ const remove = vi.fn<typeof original.remove>();
 function item(overrides: Partial<ComposerAttachment> = {}): ComposerAttachment {
   return {
     localId: 'l1',
+    kind: 'image',
     name: 'cat.png',
+    size: 2048,
     previewUrl: 'blob:cat',
     status: 'ready',
     file: storedFile(),
@@ -51,6 +53,7 @@ function renderComposer(overrides: Partial<ComposerProps> = {}) {
 }
 
 const sendButton = () => screen.getByTestId<HTMLButtonElement>('send-button');
+const sendable = () => !sendButton().disabled;
 const openMenu = () => {
   fireEvent.click(screen.getByTestId('attach-button'));
   return screen.getByRole('menu', { name: 'Attach' });
@@ -167,7 +170,7 @@ describe('the attach menu', () => {
     expect(input.accept).toBe('image/*,.heic,.heif');
     const picked = [new File(['a'], 'a.png', { type: 'image/png' }), new File(['b'], 'b.heic')];
     fireEvent.change(input, { target: { files: picked } });
-    expect(add).toHaveBeenCalledWith(KEY, picked, { max: 2, maxBytes: 10 * 1024 * 1024 });
+    expect(add).toHaveBeenCalledWith(KEY, picked, { max: 2, maxBytes: 10 * 1024 * 1024, maxDocuments: 0, documentMaxMb: 20 });
   });
 
   it('answers "Document" with the premium notice on a plan without documents', () => {
@@ -200,6 +203,80 @@ describe('the attach menu', () => {
   it('waits while the plan is unknown', () => {
     renderComposer({ plan: null });
     expect(screen.getByTestId<HTMLButtonElement>('attach-button').disabled).toBe(true);
+  });
+});
+
+describe('the composer with documents', () => {
+  const plus = withDocuments(basePlan);
+  const LIMITS = { max: 2, maxBytes: 10 * 1024 * 1024, maxDocuments: 10, documentMaxMb: 20 };
+  const doc = (overrides: Partial<ComposerAttachment> = {}) =>
+    item({ localId: 'd', kind: 'document', name: 'report.pdf', previewUrl: null, file: storedDocument(), status: 'processing', ...overrides });
+
+  it('opens the document picker (PDF, DOCX, TXT, Markdown, CSV) when the plan and the server take documents', () => {
+    const click = vi.spyOn(HTMLInputElement.prototype, 'click').mockImplementation(() => undefined);
+    const props = renderComposer({ plan: plus });
+    const menu = openMenu();
+    expect(within(menu).getByTestId('attach-document').getAttribute('data-gate')).toBe('available');
+    fireEvent.click(within(menu).getByText('Document'));
+    const input = screen.getByTestId<HTMLInputElement>('attach-document-input');
+    expect(click.mock.contexts).toEqual([input]);
+    expect(props.onNotice).not.toHaveBeenCalled();
+    expect(input.multiple).toBe(true);
+    expect(input.accept.split(',').slice(0, 5)).toEqual(['.pdf', '.docx', '.txt', '.md', '.csv']);
+    expect(input.accept).toContain('application/pdf');
+    const picked = [new File(['%PDF'], 'report.pdf', { type: 'application/pdf' }), new File(['# Notes'], 'notes.md')];
+    fireEvent.change(input, { target: { files: picked } });
+    expect(add).toHaveBeenCalledWith(KEY, picked, LIMITS);
+  });
+
+  it('keeps "Document upload is a premium feature" for a plan without document processing', () => {
+    const props = renderComposer({ plan: withDocuments(freePlan) });
+    const menu = openMenu();
+    expect(within(menu).getByTestId('attach-document').getAttribute('data-gate')).toBe('premium');
+    fireEvent.click(within(menu).getByText('Document'));
+    expect(props.onNotice).toHaveBeenCalledWith('documentUploadPremium');
+  });
+
+  it('offers documents alone when the server takes documents but no images', () => {
+    renderComposer({ plan: withoutImages(plus) });
+    expect(within(openMenu()).getAllByRole('menuitem').map((i) => i.textContent)).toEqual(['Document']);
+  });
+
+  it('does not send while a document is being read, and says why', () => {
+    const props = renderComposer({ plan: plus, text: 'What does it say?' });
+    setItems([item(), doc()]);
+    expect(sendable()).toBe(false);
+    expect(sendButton().title).toBe('Wait until the documents are read');
+    fireEvent.click(sendButton());
+    expect(props.onSend).not.toHaveBeenCalled();
+    setItems([item(), doc({ status: 'uploading', file: null })]);
+    expect(sendable()).toBe(false);
+    setItems([item(), doc({ status: 'ready', file: storedDocument({ status: 'ready', progress: 100 }) })]);
+    expect(sendable()).toBe(true);
+    expect(sendButton().title).toBe('');
+  });
+
+  it('sends a ready document without text, not a failed one alone', () => {
+    renderComposer({ plan: plus });
+    setItems([doc({ status: 'ready', file: storedDocument({ status: 'ready', progress: 100 }) })]);
+    expect(sendable()).toBe(true);
+    setItems([doc({ status: 'error', error: { kind: 'unreadable' }, file: storedDocument({ status: 'failed' }) })]);
+    expect(sendable()).toBe(false);
+  });
+
+  it('takes a pasted document like a picked one', () => {
+    const pdf = new File(['%PDF'], 'report.pdf', { type: 'application/pdf' });
+    renderComposer({ plan: plus });
+    fireEvent.paste(screen.getByTestId('composer-input'), { clipboardData: { files: [pdf], types: ['Files'] } });
+    expect(add).toHaveBeenCalledWith(KEY, [pdf], LIMITS);
+  });
+
+  it('answers a pasted document on the free plan with "Document upload is a premium feature"', () => {
+    const pdf = new File(['%PDF'], 'report.pdf', { type: 'application/pdf' });
+    const props = renderComposer({ plan: withDocuments(freePlan) });
+    fireEvent.paste(screen.getByTestId('composer-input'), { clipboardData: { files: [pdf], types: ['Files'] } });
+    expect(add).not.toHaveBeenCalled();
+    expect(props.onNotice).toHaveBeenCalledWith('documentUploadPremium');
   });
 });
 
@@ -260,14 +337,15 @@ describe('pasting', () => {
     renderComposer();
     const image = new File(['x'], 'image.png', { type: 'image/png' });
     paste([image]);
-    expect(add).toHaveBeenCalledWith(KEY, [image], { max: 1, maxBytes: 10 * 1024 * 1024 });
+    expect(add).toHaveBeenCalledWith(KEY, [image], { max: 1, maxBytes: 10 * 1024 * 1024, maxDocuments: 0, documentMaxMb: 20 });
   });
 
   it('leaves text and other files to the text box', () => {
-    renderComposer();
+    const props = renderComposer();
     paste([], ['text/plain']);
-    paste([new File(['x'], 'a.pdf', { type: 'application/pdf' })]);
+    paste([new File(['x'], 'a.zip', { type: 'application/zip' })]);
     expect(add).not.toHaveBeenCalled();
+    expect(props.onNotice).not.toHaveBeenCalled();
   });
 
   it('ignores images while the server takes none', () => {

@@ -12,17 +12,17 @@ import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { toast } from '@/components/toast';
 import type { ChatPlan } from '../api/chat-api';
+import { DOCUMENT_ACCEPT } from '../lib/files';
 import {
   allowedModels,
   attachButtonGate,
-  attachmentLimits,
   documentGate,
   documentNotice,
   imageGate,
   webSearchGate,
   type GateNoticeKind,
 } from '../lib/gating';
-import { classifyImage } from '../lib/image-prep';
+import { attachFiles, isAttachable } from '../stores/attach-files';
 import { isBusy, selectAttachments, useAttachmentStore } from '../stores/attachment-store';
 import { useChatStore } from '../stores/chat-store';
 import { AttachMenu } from './attach-menu';
@@ -40,7 +40,7 @@ export type ComposerNoticeKind = GateNoticeKind;
 export const IMAGE_ACCEPT = 'image/*,.heic,.heif';
 
 export interface ComposerProps {
-  /** Where its images are kept (attachment-store): the conversation id, or NEW_CHAT. */
+  /** Where its files are kept (attachment-store): the conversation id, or NEW_CHAT. */
   attachmentKey: string;
   text: string;
   onTextChange: (text: string) => void;
@@ -70,6 +70,7 @@ export function Composer(props: ComposerProps) {
   const textareaRef = useRef<HTMLTextAreaElement>(null);
   const photosInput = useRef<HTMLInputElement>(null);
   const cameraInput = useRef<HTMLInputElement>(null);
+  const documentsInput = useRef<HTMLInputElement>(null);
   const [cameraOpen, setCameraOpen] = useState(false);
   const hintId = useId();
   const focusRequest = useChatStore((s) => s.focusRequest);
@@ -77,16 +78,24 @@ export function Composer(props: ComposerProps) {
   const refusal = useAttachmentStore((s) => s.refusals[attachmentKey]);
   const models = allowedModels(plan);
   const search = webSearchGate(plan);
-  const images = imageGate(plan);
+  const documents = documentGate(plan);
   const tooLong = text.length > MAX_MESSAGE_CHARS;
-  const uploading = attachments.some(isBusy);
-  const hasImages = attachments.some((item) => item.status === 'ready');
-  // Images alone make a message; the send waits until every upload has answered.
-  const canSend = (text.trim() !== '' || hasImages) && !uploading && !tooLong && !streaming && !sending;
+  const busy = attachments.filter(isBusy);
+  const hasFiles = attachments.some((item) => item.status === 'ready');
+  // Files alone make a message; the send waits until every upload has answered and every
+  // document has been read (the server refuses one still being read).
+  const canSend = (text.trim() !== '' || hasFiles) && busy.length === 0 && !tooLong && !streaming && !sending;
 
-  const addImages = (files: readonly File[]) => {
-    if (images === 'available' && files.length > 0) {
-      useAttachmentStore.getState().add(attachmentKey, files, attachmentLimits(plan));
+  const addFiles = (files: readonly File[]) => {
+    const notice = attachFiles(attachmentKey, files, plan);
+    if (notice) props.onNotice(notice);
+  };
+
+  const onDocument = () => {
+    if (documents === 'available') documentsInput.current?.click();
+    else {
+      const notice = documentNotice(plan);
+      if (notice) props.onNotice(notice);
     }
   };
 
@@ -94,19 +103,19 @@ export function Composer(props: ComposerProps) {
     const files = [...(event.target.files ?? [])];
     // Cleared so that choosing the same file again still fires a change.
     event.target.value = '';
-    addImages(files);
+    addFiles(files);
     // Back to the text for a caption; not on a touch screen, where it would pop the keyboard up.
     if (!window.matchMedia('(pointer: coarse)').matches) textareaRef.current?.focus();
   };
 
   const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
-    if (images !== 'available') return;
-    const files = [...event.clipboardData.files].filter((file) => classifyImage(file) !== 'unsupported');
+    if (attachButtonGate(plan) !== 'menu') return;
+    const files = [...event.clipboardData.files].filter(isAttachable);
     if (files.length === 0) return;
-    // A copied image alone would paste nothing useful (or its file name); text copied
+    // A copied file alone would paste nothing useful (or its file name); text copied
     // along with it, as from a web page, still pastes.
     if (!event.clipboardData.types.includes('text/plain')) event.preventDefault();
-    addImages(files);
+    addFiles(files);
   };
 
   const onCameraError = () => {
@@ -187,12 +196,13 @@ export function Composer(props: ComposerProps) {
       <div className={styles.toolbar} role="group" aria-label={t('composer.options')}>
         <AttachMenu
           gate={attachButtonGate(plan)}
-          documents={documentGate(plan)}
+          images={imageGate(plan) === 'available'}
+          documents={documents}
           className={styles.tool}
           lockClassName={styles.lock}
           onPhotos={() => photosInput.current?.click()}
           onCamera={() => setCameraOpen(true)}
-          onDocument={() => props.onNotice(documentNotice(plan))}
+          onDocument={onDocument}
         />
         <Button
           variant="ghost"
@@ -249,7 +259,11 @@ export function Composer(props: ComposerProps) {
             className={styles.action}
             aria-label={t('composer.send')}
             data-testid="send-button"
-            title={uploading ? t('attach.waitForUploads') : undefined}
+            title={
+              busy.length === 0
+                ? undefined
+                : t(busy.some((item) => item.kind === 'document') ? 'attach.waitForDocuments' : 'attach.waitForUploads')
+            }
             disabled={!canSend}
             loading={sending}
             onClick={() => textareaRef.current?.focus()}
@@ -270,6 +284,16 @@ export function Composer(props: ComposerProps) {
         onChange={onFilesChosen}
       />
       <input
+        ref={documentsInput}
+        type="file"
+        accept={DOCUMENT_ACCEPT}
+        multiple
+        hidden
+        tabIndex={-1}
+        data-testid="attach-document-input"
+        onChange={onFilesChosen}
+      />
+      <input
         ref={cameraInput}
         type="file"
         accept={IMAGE_ACCEPT}
@@ -283,7 +307,7 @@ export function Composer(props: ComposerProps) {
         <CameraDialog
           open
           onClose={() => setCameraOpen(false)}
-          onCapture={(file) => addImages([file])}
+          onCapture={(file) => addFiles([file])}
           onError={onCameraError}
         />
       )}

@@ -6,7 +6,8 @@ import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
 import { useChatSocket, useOpenConversation } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
-import { attachmentLimits, defaultModel, documentNotice, imageGate, resolveModel, webSearchGate } from '../lib/gating';
+import { attachButtonGate, defaultModel, documentGate, resolveModel, webSearchGate } from '../lib/gating';
+import { attachFiles } from '../stores/attach-files';
 import { sendable, useAttachmentStore } from '../stores/attachment-store';
 import { DEFAULT_OPTIONS, NEW_CHAT, useChatStore, type PendingSend } from '../stores/chat-store';
 import { usePlanStore } from '../stores/plan-store';
@@ -145,10 +146,10 @@ export function ConversationView({ conversationId }: { conversationId: string | 
     if (clientId && !conversationId) setSentClientId(clientId);
   };
 
+  // A drop goes the way of the picker: into the composer, or the premium notice.
   const onDropFiles = (files: File[]) => {
-    const gate = imageGate(plan);
-    if (gate === 'available') useAttachmentStore.getState().add(key, files, attachmentLimits(plan));
-    else if (gate === 'unavailable') setNotice(documentNotice(plan));
+    const shown = attachFiles(key, files, plan);
+    if (shown) setNotice(shown);
   };
 
   const dropHandlers = {
@@ -206,9 +207,9 @@ export function ConversationView({ conversationId }: { conversationId: string | 
       data-dragging={dragging || undefined}
       {...dropHandlers}
     >
-      {dragging && imageGate(plan) === 'available' && (
+      {dragging && attachButtonGate(plan) === 'menu' && (
         <div className={styles.dropOverlay} aria-hidden="true" data-testid="drop-overlay">
-          <p>{t('attach.dropHere')}</p>
+          <p>{t(documentGate(plan) === 'available' ? 'attach.dropHereWithDocuments' : 'attach.dropHere')}</p>
         </div>
       )}
       <header className={styles.header}>

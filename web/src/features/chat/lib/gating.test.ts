@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planFromSubscription, usageFrom } from '../api/chat-api';
 import { fromServer } from '../stores/thread';
-import { answer, basePlan, freePlan, subscriptionAnswer, usageAnswer, withoutImages } from '../test/fixtures';
+import { answer, basePlan, freePlan, subscriptionAnswer, usageAnswer, withDocuments, withoutImages } from '../test/fixtures';
 import {
   allowedModels,
   attachButtonGate,
@@ -47,8 +47,27 @@ describe('documents (SPEC §5: document upload is premium)', () => {
     expect(documentNotice(withoutImages(basePlan))).toBe('attachmentsComingSoon');
   });
 
+  it('can be attached once the server takes them (`available.documentProcessing`), on a plan with the feature', () => {
+    const base = withDocuments(basePlan);
+    expect(documentGate(base)).toBe('available');
+    expect(documentNotice(base)).toBeNull();
+    expect(attachButtonGate(base)).toBe('menu');
+    // Up to 10 a message on every plan, each at most the plan's documentMaxMb.
+    expect(attachmentLimits(base)).toMatchObject({ maxDocuments: 10, documentMaxMb: 20 });
+    // Even before images, documents alone open the menu.
+    expect(attachButtonGate(withoutImages(base))).toBe('menu');
+  });
+
+  it('stay premium on a plan without the feature, whatever the server takes', () => {
+    const free = withDocuments(freePlan);
+    expect(documentGate(free)).toBe('premium');
+    expect(documentNotice(free)).toBe('documentUploadPremium');
+    expect(attachmentLimits(free).maxDocuments).toBe(0);
+  });
+
   it('wait while the plan is unknown', () => {
     expect(documentGate(null)).toBe('unknown');
+    expect(documentNotice(null)).toBeNull();
   });
 });
 
@@ -80,11 +99,11 @@ describe('images (every plan, up to maxImagesPerMessage)', () => {
   it('wait while the plan is unknown', () => {
     expect(imageGate(null)).toBe('unknown');
     expect(attachButtonGate(null)).toBe('unknown');
-    expect(attachmentLimits(null)).toEqual({ max: 0, maxBytes: 0 });
+    expect(attachmentLimits(null)).toEqual({ max: 0, maxBytes: 0, maxDocuments: 0, documentMaxMb: 0 });
   });
 
   it('may each be the plan’s imageMaxMb, in MiB as the server counts', () => {
-    expect(attachmentLimits(freePlan)).toEqual({ max: 1, maxBytes: 10 * 1024 * 1024 });
+    expect(attachmentLimits(freePlan)).toEqual({ max: 1, maxBytes: 10 * 1024 * 1024, maxDocuments: 0, documentMaxMb: 20 });
   });
 });
 

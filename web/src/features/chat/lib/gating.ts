@@ -4,7 +4,9 @@
  */
 import type { UsageCounter } from '@/types/api';
 import type { ChatPlan } from '../api/chat-api';
+import type { AttachmentLimits } from '../stores/attachment-store';
 import type { ChatMessage } from '../stores/thread';
+import { MAX_DOCUMENTS_PER_MESSAGE } from './files';
 
 export type WebSearchGate =
   /** The toggle works. */
@@ -15,6 +17,8 @@ export type WebSearchGate =
   | 'unknown';
 
 export type DocumentGate =
+  /** Documents can be attached: the plan has document processing and the server takes them. */
+  | 'available'
   /** SPEC §8 "Document upload is a premium feature". */
   | 'premium'
   /** A plan with document processing, but the server takes no documents yet (`available`). */
@@ -30,9 +34,10 @@ export type ImageGate =
 
 /**
  * What the composer's attach button does: open the menu (photos, camera, document) when
- * images can be attached, else answer at once with the document notice, as before images.
+ * images or documents can be attached, else answer at once with the document notice, as
+ * before images.
  */
-export type AttachButtonGate = 'menu' | DocumentGate;
+export type AttachButtonGate = 'menu' | Exclude<DocumentGate, 'available'>;
 
 export function webSearchGate(plan: ChatPlan | null): WebSearchGate {
   if (!plan) return 'unknown';
@@ -41,7 +46,8 @@ export function webSearchGate(plan: ChatPlan | null): WebSearchGate {
 
 export function documentGate(plan: ChatPlan | null): DocumentGate {
   if (!plan) return 'unknown';
-  return plan.features.documentProcessing ? 'comingSoon' : 'premium';
+  if (!plan.features.documentProcessing) return 'premium';
+  return plan.available.documentProcessing ? 'available' : 'comingSoon';
 }
 
 /** Images are for every plan (free gets one a message), once the server takes them. */
@@ -58,13 +64,23 @@ export function maxImages(plan: ChatPlan | null): number {
 /** The server counts a megabyte as 1024 × 1024 bytes. */
 const MB = 1024 * 1024;
 
-/** What the composer takes: images a message, and the size each may have after preparing. */
-export function attachmentLimits(plan: ChatPlan | null): { max: number; maxBytes: number } {
-  return { max: maxImages(plan), maxBytes: (plan?.fileLimits.imageMaxMb ?? 0) * MB };
+/**
+ * What the composer takes: images a message and the size each may have after preparing;
+ * documents a message (none unless the plan takes them) and the size each may have.
+ */
+export function attachmentLimits(plan: ChatPlan | null): AttachmentLimits {
+  return {
+    max: maxImages(plan),
+    maxBytes: (plan?.fileLimits.imageMaxMb ?? 0) * MB,
+    maxDocuments: documentGate(plan) === 'available' ? MAX_DOCUMENTS_PER_MESSAGE : 0,
+    documentMaxMb: plan?.fileLimits.documentMaxMb ?? 0,
+  };
 }
 
 export function attachButtonGate(plan: ChatPlan | null): AttachButtonGate {
-  return imageGate(plan) === 'available' ? 'menu' : documentGate(plan);
+  const documents = documentGate(plan);
+  if (imageGate(plan) === 'available' || documents === 'available') return 'menu';
+  return documents;
 }
 
 /** A gated control's message (SPEC §8), shown above the composer. */
@@ -76,10 +92,19 @@ export type GateNoticeKind =
   /** Images are taken, documents not yet. */
   | 'documentsComingSoon';
 
-/** The notice for a document (the menu's "Document", or a file dropped before images). */
-export function documentNotice(plan: ChatPlan | null): GateNoticeKind {
-  if (documentGate(plan) === 'premium') return 'documentUploadPremium';
-  return imageGate(plan) === 'available' ? 'documentsComingSoon' : 'attachmentsComingSoon';
+/**
+ * The notice for a document the plan or the server does not take (the menu's "Document",
+ * a document dropped or pasted, any file dropped before images); null when it is taken.
+ */
+export function documentNotice(plan: ChatPlan | null): GateNoticeKind | null {
+  switch (documentGate(plan)) {
+    case 'premium':
+      return 'documentUploadPremium';
+    case 'comingSoon':
+      return imageGate(plan) === 'available' ? 'documentsComingSoon' : 'attachmentsComingSoon';
+    default:
+      return null;
+  }
 }
 
 /** The models the picker offers: the plan's `chatModels`, in the plan's order. */

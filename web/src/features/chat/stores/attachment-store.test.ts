@@ -2,14 +2,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
 import { jsonResponse } from '@/test/fixtures';
 import type { ImageIo } from '../lib/image-prep';
-import { storedFile } from '../test/fixtures';
+import { storedDocument, storedFile } from '../test/fixtures';
 import { isBusy, sendable, setImageIo, useAttachmentStore, type AttachmentLimits } from './attachment-store';
 
 const fetchMock = vi.fn<typeof fetch>();
 const store = () => useAttachmentStore.getState();
 const items = (key = 'k') => store().items[key] ?? [];
-const FREE: AttachmentLimits = { max: 1, maxBytes: 10 * 1024 * 1024 };
-const PRO: AttachmentLimits = { max: 5, maxBytes: 10 * 1024 * 1024 };
+const FREE: AttachmentLimits = { max: 1, maxBytes: 10 * 1024 * 1024, maxDocuments: 0, documentMaxMb: 0 };
+const PRO: AttachmentLimits = { max: 5, maxBytes: 10 * 1024 * 1024, maxDocuments: 0, documentMaxMb: 50 };
 const png = (name = 'cat.png') => new File([new Uint8Array(64)], name, { type: 'image/png' });
 
 /** The browser's decoder, for jsdom: every image is 640 × 480 and encodes to 100 bytes. */
@@ -92,7 +92,7 @@ describe('the composer’s images', () => {
   it('take no other files', () => {
     store().add('k', [new File(['%PDF'], 'a.pdf', { type: 'application/pdf' })], PRO);
     expect(items()).toEqual([]);
-    expect(store().refusals.k).toEqual({ kind: 'unsupported' });
+    expect(store().refusals.k).toEqual({ kind: 'unsupported', documents: false });
     store().dismissRefusal('k');
     expect(store().refusals.k).toBeUndefined();
   });
@@ -218,5 +218,138 @@ describe('the composer’s images', () => {
     store().restore('k', sent);
     expect(items().map((i) => i.name)).toEqual(['c.png']);
     expect(URL.revokeObjectURL).toHaveBeenCalledWith('blob:preview-1');
+  });
+});
+
+describe('the composer’s documents', () => {
+  /** A plan with document processing, on a server that takes documents. */
+  const PLUS: AttachmentLimits = { max: 3, maxBytes: 10 * 1024 * 1024, maxDocuments: 10, documentMaxMb: 20 };
+  const doc = (name = 'report.pdf', bytes = 64) => new File([new Uint8Array(bytes)], name, { type: '' });
+  const frame = (overrides: Parameters<typeof storedDocument>[0]) => store().onFileUpdated(storedDocument(overrides));
+
+  /** POST /api/files answers each document as processing (d1, d2, …); `hold` keeps the answers back. */
+  function serveDocuments({ hold = false } = {}) {
+    const held: (() => void)[] = [];
+    let count = 0;
+    serveUploads((name) => {
+      count += 1;
+      // Named d1, d2, … in the order picked when the names say so (uploads start together).
+      const id = /^d\d+$/.test(name.replace(/\.\w+$/, '')) ? name.replace(/\.\w+$/, '') : `d${count}`;
+      const answer = () => jsonResponse(201, { success: true, data: storedDocument({ _id: id, name }) });
+      if (!hold) return answer();
+      return new Promise<Response>((resolve) => held.push(() => resolve(answer())));
+    });
+    return { release: () => held.splice(0).forEach((go) => go()) };
+  }
+
+  it('go up as they were picked, then wait while the server reads them, showing its progress', async () => {
+    serveDocuments();
+    store().add('k', [doc()], PLUS);
+    expect(items()).toMatchObject([{ kind: 'document', name: 'report.pdf', status: 'uploading', previewUrl: null, size: 64 }]);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('processing'));
+    expect(items()[0]!.file).toMatchObject({ _id: 'd1', progress: 0 });
+    // Not sent while being read: the server would refuse it (file_processing).
+    expect(isBusy(items()[0]!)).toBe(true);
+    expect(sendable(items())).toEqual([]);
+
+    frame({ progress: 40 });
+    expect(items()[0]).toMatchObject({ status: 'processing', file: { progress: 40 } });
+    frame({ status: 'ready', progress: 100 });
+    expect(items()[0]).toMatchObject({ status: 'ready', error: null, file: { status: 'ready', progress: 100 } });
+    expect(isBusy(items()[0]!)).toBe(false);
+    expect(sendable(items()).map((a) => a.file._id)).toEqual(['d1']);
+    // The part is the file itself, under its name.
+    const body = fetchMock.mock.calls[0]![1]!.body as FormData;
+    expect((body.get('file') as File).name).toBe('report.pdf');
+  });
+
+  it('keep the latest state when frames come before the upload’s answer', async () => {
+    const server = serveDocuments({ hold: true });
+    store().add('k', [doc('d1.md'), doc('d2.md')], PLUS);
+    await vi.waitFor(() => expect(calls('POST')).toHaveLength(2));
+    // Read already: the end arrives first, for d1; d2 got as far as 60.
+    frame({ _id: 'd1', status: 'ready', progress: 100 });
+    frame({ _id: 'd2', progress: 30 });
+    frame({ _id: 'd2', progress: 60 });
+    expect(items().map((i) => i.status)).toEqual(['uploading', 'uploading']);
+    server.release();
+    await vi.waitFor(() => expect(items().every((i) => i.file)).toBe(true));
+    expect(items().map((i) => [i.file?._id, i.status, i.file?.progress])).toEqual([
+      ['d1', 'ready', 100],
+      ['d2', 'processing', 60],
+    ]);
+  });
+
+  it('ignore a late progress after the end, and frames about files they do not hold', async () => {
+    serveDocuments();
+    store().add('k', [doc()], PLUS);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('processing'));
+    frame({ status: 'ready', progress: 100 });
+    const before = store().items;
+    frame({ progress: 80 });
+    frame({ _id: 'another-tabs-file', progress: 50 });
+    store().onFileUpdated({ nonsense: true });
+    expect(store().items).toBe(before);
+    expect(items()[0]!.status).toBe('ready');
+  });
+
+  it('say "The document could not be read" when reading fails, leave room, and are deleted at the send', async () => {
+    serveDocuments();
+    store().add('k', [doc()], { ...PLUS, maxDocuments: 1 });
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('processing'));
+    frame({ status: 'failed', progress: 35 });
+    expect(items()[0]).toMatchObject({ status: 'error', error: { kind: 'unreadable' } });
+    expect(isBusy(items()[0]!)).toBe(false);
+    expect(sendable(items())).toEqual([]);
+
+    store().add('k', [doc('d2.pdf')], { ...PLUS, maxDocuments: 1 });
+    expect(items().map((i) => i.name)).toEqual(['report.pdf', 'd2.pdf']);
+    await vi.waitFor(() => expect(items()[1]!.status).toBe('processing'));
+    frame({ _id: 'd2', status: 'ready', progress: 100 });
+    store().handOver('k');
+    expect(calls('DELETE')).toEqual(['/api/files/d1']);
+  });
+
+  it('stop at 10 a message, beside the images, in the order picked', () => {
+    serveDocuments();
+    const docs = Array.from({ length: 11 }, (_, i) => doc(`d${i}.txt`));
+    store().add('k', [png('a.png'), ...docs], PLUS);
+    expect(items().filter((i) => i.kind === 'document')).toHaveLength(10);
+    expect(items()[0]).toMatchObject({ kind: 'image', name: 'a.png' });
+    expect(store().refusals.k).toEqual({ kind: 'tooManyDocuments', max: 10 });
+  });
+
+  it('are not taken on a plan without documents, and other files name what can be attached', () => {
+    store().add('k', [doc()], FREE);
+    expect(items()).toEqual([]);
+    expect(store().refusals.k).toEqual({ kind: 'unsupported', documents: false });
+    store().add('k', [new File(['x'], 'movie.mp4', { type: 'video/mp4' })], PLUS);
+    expect(store().refusals.k).toEqual({ kind: 'unsupported', documents: true });
+  });
+
+  it('larger than the plan’s documentMaxMb are refused before uploading', () => {
+    store().add('k', [doc('big.pdf', 3 * 1024 * 1024)], { ...PLUS, documentMaxMb: 2 });
+    expect(items()[0]).toMatchObject({ status: 'error', error: { kind: 'tooLarge', max: 2 } });
+    expect(calls('POST')).toEqual([]);
+  });
+
+  it('show the server’s refusal (a plan without documents, an unreadable file)', async () => {
+    serveUploads(() =>
+      jsonResponse(403, { success: false, code: 'premium_required', message: 'Document upload is a premium feature', field: 'documentUpload' }),
+    );
+    store().add('k', [doc()], PLUS);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('error'));
+    expect(items()[0]!.error).toEqual({ kind: 'upload', message: 'Document upload is a premium feature' });
+  });
+
+  it('come back as they were when a send is refused', async () => {
+    serveDocuments();
+    store().add('k', [doc()], PLUS);
+    await vi.waitFor(() => expect(items()[0]!.status).toBe('processing'));
+    frame({ status: 'ready', progress: 100, pages: 3 });
+    const sent = sendable(items());
+    store().handOver('k');
+    store().restore('k', sent);
+    expect(items()).toMatchObject([{ kind: 'document', name: 'report.pdf', status: 'ready', file: { _id: 'd1', pages: 3 } }]);
   });
 });

@@ -1,16 +1,19 @@
 /**
- * The images attached in a composer (keyed like drafts: a conversation id, or NEW_CHAT),
+ * The files attached in a composer (keyed like drafts: a conversation id, or NEW_CHAT),
  * from the pick to the send. Each picked image is prepared (lib/image-prep.ts) and
  * uploaded at once (`POST /api/files`), so that sending only names the uploaded ids; its
- * preview shows the state meanwhile. A send hands the uploaded ones over to the pending
- * message (their previews show there until the server's message arrives); a refused send
- * gives them back.
+ * preview shows the state meanwhile. A document goes up as it was picked, then the server
+ * reads it (`processing`) and tells its progress and end in `file.updated` frames; it can
+ * be sent once it is ready. A send hands the uploaded ones over to the pending message
+ * (their previews show there until the server's message arrives); a refused send gives
+ * them back.
  */
 import { create } from 'zustand';
 import { isApiError } from '@/lib/api-client';
 import { randomId } from '@/lib/random-id';
-import type { StoredFile } from '@/types/api';
+import type { FileKind, StoredFile } from '@/types/api';
 import { chatApi } from '../api/chat-api';
+import { fileFromFrame, isDocument, newerFile } from '../lib/files';
 import {
   browserImageIo,
   classifyImage,
@@ -20,51 +23,77 @@ import {
   type PreparedImage,
 } from '../lib/image-prep';
 
-export type AttachmentStatus = 'preparing' | 'uploading' | 'ready' | 'error';
+/** `processing`: a document uploaded and being read by the server (its `file.progress`). */
+export type AttachmentStatus = 'preparing' | 'uploading' | 'processing' | 'ready' | 'error';
 
-/** Why an image could not be attached; `upload` carries the server's message (localized). */
-export type AttachmentError = { kind: 'heic' } | { kind: 'optimize' } | { kind: 'upload'; message: string | null };
+/**
+ * Why a file could not be attached: `upload` carries the server's message (localized);
+ * `unreadable` is a document the server failed to read; `tooLarge` a document over the
+ * plan's `documentMaxMb`, refused before uploading it.
+ */
+export type AttachmentError =
+  | { kind: 'heic' }
+  | { kind: 'optimize' }
+  | { kind: 'upload'; message: string | null }
+  | { kind: 'unreadable' }
+  | { kind: 'tooLarge'; max: number };
 
 export interface ComposerAttachment {
   localId: string;
+  kind: FileKind;
   name: string;
-  /** An object URL of the picked (or converted) image; null while a HEIC converts, or if it failed. */
+  /** The picked file's size; the server's once uploaded. */
+  size: number;
+  /** An object URL of the picked (or converted) image; null while a HEIC converts, if it failed, and for documents. */
   previewUrl: string | null;
   status: AttachmentStatus;
-  /** The server's file, once uploaded. */
+  /** The server's file, once uploaded; a document's is kept up to date by `file.updated`. */
   file: StoredFile | null;
   error: AttachmentError | null;
 }
 
-/** An uploaded image going along with a send: its id to send, its preview to show meanwhile. */
+/** An uploaded file going along with a send: its id to send, its preview to show meanwhile. */
 export interface SentAttachment {
   file: StoredFile;
   previewUrl: string | null;
 }
 
-/** Picked files that were not taken. `tooMany` uses the same words as the server's `too_many_images`. */
-export type AttachmentRefusal = { kind: 'tooMany'; max: number } | { kind: 'unsupported' };
+/**
+ * Picked files that were not taken. `tooMany` and `tooManyDocuments` use the same words
+ * as the server's `too_many_images` and `too_many_documents`; `unsupported` names what
+ * can be attached (images, and documents when the plan takes them).
+ */
+export type AttachmentRefusal =
+  | { kind: 'tooMany'; max: number }
+  | { kind: 'tooManyDocuments'; max: number }
+  | { kind: 'unsupported'; documents: boolean };
 
 export interface AttachmentLimits {
   /** The plan's `maxImagesPerMessage`. */
   max: number;
   /** The plan's `fileLimits.imageMaxMb`, in bytes. */
   maxBytes: number;
+  /** Documents a message may carry; 0 when the plan or the server takes none. */
+  maxDocuments: number;
+  /** The plan's `fileLimits.documentMaxMb`. */
+  documentMaxMb: number;
 }
 
 export interface AttachmentState {
   items: Record<string, ComposerAttachment[]>;
   refusals: Record<string, AttachmentRefusal | undefined>;
-  /** Takes images up to the limit (refusing the rest) and starts their uploads. */
+  /** Takes images and documents up to their limits (refusing the rest) and starts their uploads. */
   add: (key: string, files: readonly File[], limits: AttachmentLimits) => void;
+  /** A `file.updated` frame: a document's progress or end, for whichever composer holds it. */
+  onFileUpdated: (file: unknown) => void;
   /** Drops one: stops its upload, and deletes the uploaded file (best effort). */
   remove: (key: string, localId: string) => void;
   dismissRefusal: (key: string) => void;
   /** The composer was sent: its items go (the uploaded ones' previews live on in the send). */
   handOver: (key: string) => void;
-  /** A send was refused: its images come back, unless the composer has new ones. */
+  /** A send was refused: its files come back, unless the composer has new ones. */
   restore: (key: string, sent: readonly SentAttachment[]) => void;
-  /** The conversation is gone: its composer's images too (uploaded ones deleted, best effort). */
+  /** The conversation is gone: its composer's files too (uploaded ones deleted, best effort). */
   discard: (key: string) => void;
   reset: () => void;
 }
@@ -83,6 +112,31 @@ export function setImageIo(next: ImageIo | null): void {
 // Uploads in flight, by localId, so a removal stops its request.
 const controllers = new Map<string, AbortController>();
 
+/**
+ * The latest `file.updated` of files no composer item holds yet: a frame may come before
+ * the upload's own answer (which then takes the newer of the two), or be about another
+ * tab's upload (kept a while, then forgotten: it is never asked for).
+ */
+const earlyUpdates = new Map<string, StoredFile>();
+const EARLY_UPDATES_KEPT = 100;
+
+function rememberUpdate(file: StoredFile): void {
+  const known = earlyUpdates.get(file._id);
+  earlyUpdates.delete(file._id);
+  earlyUpdates.set(file._id, known ? newerFile(known, file) : file);
+  if (earlyUpdates.size > EARLY_UPDATES_KEPT) earlyUpdates.delete(earlyUpdates.keys().next().value!);
+}
+
+/** The item's state for a file from the server: a document may still be read, or have failed. */
+function fileState(file: StoredFile): Pick<ComposerAttachment, 'file' | 'status' | 'error' | 'size'> {
+  return {
+    file,
+    size: file.size,
+    status: file.status === 'processing' ? 'processing' : file.status === 'failed' ? 'error' : 'ready',
+    error: file.status === 'failed' ? { kind: 'unreadable' } : null,
+  };
+}
+
 function revoke(url: string | null): void {
   if (url) URL.revokeObjectURL(url);
 }
@@ -92,11 +146,12 @@ export function releaseSent(sent: readonly SentAttachment[]): void {
   for (const attachment of sent) revoke(attachment.previewUrl);
 }
 
+/** Not ready yet, nor failed: a send waits for it (the server refuses a document being read). */
 export function isBusy(item: ComposerAttachment): boolean {
-  return item.status === 'preparing' || item.status === 'uploading';
+  return item.status === 'preparing' || item.status === 'uploading' || item.status === 'processing';
 }
 
-/** The uploaded images a send carries, in the order they were picked. */
+/** The uploaded (and, for documents, read) files a send carries, in the order they were picked. */
 export function sendable(items: readonly ComposerAttachment[]): SentAttachment[] {
   return items.flatMap((item) => (item.status === 'ready' && item.file ? [{ file: item.file, previewUrl: item.previewUrl }] : []));
 }
@@ -154,6 +209,32 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
     }));
   };
 
+  /** A document goes up as it is; the server reads it afterwards. */
+  const runDocument = async (localId: string, file: File, maxMb: number) => {
+    // No use sending megabytes the server would stop reading at the plan's limit.
+    if (file.size > maxMb * 1024 * 1024) {
+      patch(localId, { status: 'error', error: { kind: 'tooLarge', max: maxMb } });
+      return;
+    }
+    const controller = new AbortController();
+    controllers.set(localId, controller);
+    try {
+      const answered = await upload(file, file.name, controller.signal);
+      if (!locate(localId)) {
+        void chatApi.deleteFile(answered._id).catch(() => undefined);
+        return;
+      }
+      // Its frames may have come first; after this, they find the item.
+      const early = earlyUpdates.get(answered._id);
+      earlyUpdates.delete(answered._id);
+      patch(localId, { kind: answered.kind, ...fileState(early ? newerFile(answered, early) : answered) });
+    } catch (error) {
+      if (!isAbort(error)) patch(localId, { status: 'error', error: uploadError(error) });
+    } finally {
+      controllers.delete(localId);
+    }
+  };
+
   const run = async (localId: string, file: File, maxBytes: number) => {
     const controller = new AbortController();
     controllers.set(localId, controller);
@@ -179,7 +260,8 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
         void chatApi.deleteFile(stored._id).catch(() => undefined);
         return;
       }
-      patch(localId, { status: 'ready', file: stored });
+      // The server tells what the file is: its answer, not the pick, decides how it shows.
+      patch(localId, { kind: stored.kind, ...fileState(stored) });
     } catch (error) {
       if (!isAbort(error)) patch(localId, { status: 'error', error: uploadError(error) });
     } finally {
@@ -193,23 +275,42 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
 
     add: (key, files, limits) => {
       const current = get().items[key] ?? EMPTY;
-      const images = files.filter((file) => classifyImage(file) !== 'unsupported');
       // Failed ones are not sent, so they leave room.
-      const room = Math.max(0, limits.max - current.filter((item) => item.status !== 'error').length);
-      const accepted = images.slice(0, room);
-      const refusal: AttachmentRefusal | undefined =
-        images.length > accepted.length
-          ? { kind: 'tooMany', max: limits.max }
-          : images.length < files.length
-            ? { kind: 'unsupported' }
+      const kept = (kind: FileKind) => current.filter((item) => item.kind === kind && item.status !== 'error').length;
+      const room: Record<FileKind, number> = {
+        image: Math.max(0, limits.max - kept('image')),
+        document: Math.max(0, limits.maxDocuments - kept('document')),
+      };
+      const over: Record<FileKind, boolean> = { image: false, document: false };
+      let unsupported = false;
+      const accepted: { file: File; kind: FileKind }[] = [];
+      for (const file of files) {
+        // By name and type only, to route it: the server tells what it is from its content.
+        const kind: FileKind | null =
+          classifyImage(file) !== 'unsupported' ? 'image' : limits.maxDocuments > 0 && isDocument(file) ? 'document' : null;
+        if (!kind) unsupported = true;
+        else if (room[kind] === 0) over[kind] = true;
+        else {
+          room[kind] -= 1;
+          accepted.push({ file, kind });
+        }
+      }
+      const refusal: AttachmentRefusal | undefined = over.image
+        ? { kind: 'tooMany', max: limits.max }
+        : over.document
+          ? { kind: 'tooManyDocuments', max: limits.maxDocuments }
+          : unsupported
+            ? { kind: 'unsupported', documents: limits.maxDocuments > 0 }
             : undefined;
       const added = accepted.map(
-        (file): ComposerAttachment => ({
+        ({ file, kind }): ComposerAttachment => ({
           localId: randomId(),
-          name: file.name || 'image',
+          kind,
+          name: file.name || kind,
+          size: file.size,
           // Browsers other than Safari cannot show HEIC: its preview waits for the JPEG.
-          previewUrl: classifyImage(file) === 'heic' ? null : URL.createObjectURL(file),
-          status: 'preparing',
+          previewUrl: kind === 'image' && classifyImage(file) !== 'heic' ? URL.createObjectURL(file) : null,
+          status: kind === 'image' ? 'preparing' : 'uploading',
           file: null,
           error: null,
         }),
@@ -218,7 +319,28 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
         items: added.length > 0 ? { ...state.items, [key]: [...current, ...added] } : state.items,
         refusals: { ...state.refusals, [key]: refusal },
       }));
-      added.forEach((item, index) => void run(item.localId, accepted[index]!, limits.maxBytes));
+      added.forEach((item, index) => {
+        const { file } = accepted[index]!;
+        void (item.kind === 'image' ? run(item.localId, file, limits.maxBytes) : runDocument(item.localId, file, limits.documentMaxMb));
+      });
+    },
+
+    onFileUpdated: (value) => {
+      const update = fileFromFrame(value);
+      if (!update) return;
+      const key = Object.keys(get().items).find((k) => get().items[k]!.some((item) => item.file?._id === update._id));
+      if (!key) {
+        rememberUpdate(update);
+        return;
+      }
+      const current = get().items[key]!;
+      const next = current.map((item) => {
+        if (item.file?._id !== update._id) return item;
+        const file = newerFile(item.file, update);
+        return file === item.file ? item : { ...item, ...fileState(file) };
+      });
+      // A late progress after the end changes nothing: no render.
+      if (next.some((item, index) => item !== current[index])) set((state) => ({ items: { ...state.items, [key]: next } }));
     },
 
     remove: (key, localId) => {
@@ -242,6 +364,8 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
         if (item.status !== 'ready') {
           controllers.get(item.localId)?.abort();
           revoke(item.previewUrl);
+          // A document that could not be read stays unsent: no need to keep it 24 hours.
+          if (item.file) void chatApi.deleteFile(item.file._id).catch(() => undefined);
         }
       }
       set((state) => ({
@@ -259,11 +383,10 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
       const items = sent.map(
         ({ file, previewUrl }): ComposerAttachment => ({
           localId: randomId(),
+          kind: file.kind,
           name: file.name,
           previewUrl,
-          status: 'ready',
-          file,
-          error: null,
+          ...fileState(file),
         }),
       );
       set((state) => ({ items: { ...state.items, [key]: items } }));
@@ -277,13 +400,14 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
     reset: () => {
       controllers.forEach((controller) => controller.abort());
       controllers.clear();
+      earlyUpdates.clear();
       for (const items of Object.values(get().items)) for (const item of items) revoke(item.previewUrl);
       set({ items: {}, refusals: {} });
     },
   };
 });
 
-/** A composer's images; the same empty array while it has none, so selectors stay stable. */
+/** A composer's files; the same empty array while it has none, so selectors stay stable. */
 export const selectAttachments =
   (key: string) =>
   (state: AttachmentState): ComposerAttachment[] =>

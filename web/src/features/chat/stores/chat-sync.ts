@@ -46,6 +46,8 @@ export function startChatSync(): void {
   });
   chatSocket.on('usage.updated', (frame) => plan().applyUsage(frame));
   chatSocket.on('subscription.updated', ({ subscription }) => plan().applySubscription(subscription));
+  // A document being read: its progress and end, for whichever composer holds it.
+  chatSocket.on('file.updated', ({ file }) => useAttachmentStore.getState().onFileUpdated(file));
   chatSocket.on('error', (frame) => {
     chat().onError(frame);
     if (PLAN_CHANGED_CODES.has(frame.code)) void plan().loadPlan();
