@@ -61,6 +61,51 @@ pub trait ModelProvider: Send + Sync + 'static {
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<String, ModelError>>;
     /// A short title for a conversation that starts with `first_message`.
     fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>>;
+    /// The embeddings of `inputs` with `model`, in order; `None` when this provider makes
+    /// none (document pieces are then ranked by BM25).
+    fn embed(
+        &self,
+        _model: &str,
+        _inputs: Vec<String>,
+    ) -> BoxFuture<'static, Result<Option<Vec<Vec<f32>>>, ModelError>> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// How the system turn that carries excerpts of the user's documents starts: the demo
+/// model looks for it to quote what reached it.
+pub const EXCERPTS_HEADER: &str = "Excerpts from the user's documents follow.";
+
+/// What the demo model says first about the document excerpts of a prompt (`turn`, the
+/// system turn that starts with [`EXCERPTS_HEADER`]): the sentence of the best excerpt that
+/// shares most words with `question`, and where it is from, so that a user (and a test)
+/// can see what retrieval found: `From your documents (notes.md): «…».`
+pub fn quote_excerpt(turn: &str, question: &str) -> Option<String> {
+    let body = turn.strip_prefix(EXCERPTS_HEADER)?;
+    // The excerpts are blocks `[n] source` + text, best first.
+    let first = body.split("\n\n[").find(|b| b.trim_start().starts_with("1] "))?;
+    let (label, text) = first.trim_start().split_once('\n')?;
+    let source = label.trim_start_matches("1] ").trim();
+    // Distinct words of four letters or more: "the" and "is" say nothing.
+    let words = |s: &str| -> std::collections::HashSet<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let asked = words(question);
+    let best = text
+        .split_inclusive(['.', '!', '?', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .rev()
+        // The first of the best (`max_by_key` keeps the last: the order is reversed).
+        .max_by_key(|s| words(s).intersection(&asked).count())?;
+    let quote: String = best.chars().take(200).collect();
+    Some(format!(
+        "From your documents ({source}): «{}».",
+        quote.trim_end_matches('.')
+    ))
 }
 
 /// The model's chunks, ending with `Timeout` when none comes for `per_chunk` or when the
@@ -193,7 +238,7 @@ impl ModelProvider for DemoProvider {
     }
 
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<String, ModelError>> {
-        let question = request
+        let mut question = request
             .messages
             .iter()
             .rev()
@@ -207,6 +252,19 @@ impl ModelProvider for DemoProvider {
                 (t.content.clone(), images)
             })
             .unwrap_or_default();
+        let quoted = request
+            .messages
+            .iter()
+            .filter(|t| t.role == "system")
+            .find_map(|t| quote_excerpt(&t.content, &question.0));
+        if let Some(quoted) = quoted {
+            // Said first, like what it says of images.
+            question.1 = if question.1.is_empty() {
+                quoted
+            } else {
+                format!("{} {quoted}", question.1)
+            };
+        }
         let total = self.reply_tokens.max(1);
         let period = Duration::from_secs_f64(1.0 / f64::from(self.tokens_per_sec.max(1)));
         let mut ticks = tokio::time::interval(period);
@@ -359,5 +417,23 @@ mod tests {
             "How do I bake bread at home without"
         );
         assert_eq!(demo_title("Hi"), "Hi");
+    }
+
+    #[test]
+    fn the_demo_quotes_the_best_excerpts_sentence_sharing_most_words() {
+        let turn = format!(
+            "{EXCERPTS_HEADER} Use them.\n\n[1] notes.md, page 2\nThe weather is mild. The secret \
+             harbour code is LIGHTHOUSE-42. The the the the.\n\n[2] other.md\nThe harbour code is wrong."
+        );
+        assert_eq!(
+            quote_excerpt(&turn, "What is the secret harbour code?").as_deref(),
+            Some("From your documents (notes.md, page 2): «The secret harbour code is LIGHTHOUSE-42».")
+        );
+        // Nothing shared: the first sentence.
+        assert_eq!(
+            quote_excerpt(&turn, "zebra").as_deref(),
+            Some("From your documents (notes.md, page 2): «The weather is mild».")
+        );
+        assert_eq!(quote_excerpt("You are a helpful assistant.", "x"), None);
     }
 }

@@ -47,7 +47,7 @@ pub struct ChatSend {
 pub struct Attachment {
     #[serde(rename = "_id")]
     pub id: String,
-    /// `image` (documents later)
+    /// `image` or `document`
     pub kind: String,
     pub name: String,
     pub mime: String,
@@ -58,6 +58,21 @@ pub struct Attachment {
     pub url: String,
     pub thumbnail_url: Option<String>,
     pub created_at: String,
+    /// `ready`; a document is `processing` first, then `ready` or `failed`.
+    pub status: String,
+    /// Percent of a document's processing done (100 once ready).
+    pub progress: u8,
+    /// A PDF's page count.
+    pub pages: Option<u32>,
+}
+
+/// Where an answer's excerpts came from: a document, and the page for a PDF.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    pub file_id: String,
+    pub name: String,
+    pub page: Option<u32>,
 }
 
 /// A conversation as frames and the REST API show it.
@@ -91,6 +106,9 @@ pub struct Message {
     /// The files sent with a user message (none on answers).
     #[serde(default)]
     pub attachments: Vec<Attachment>,
+    /// The document excerpts an answer was given, best first (none on questions).
+    #[serde(default)]
+    pub sources: Vec<Source>,
 }
 
 /// Frames the server sends.
@@ -158,6 +176,9 @@ pub enum ServerFrame {
     SubscriptionUpdated { subscription: Value },
     #[serde(rename = "session.revoked")]
     SessionRevoked { reason: String },
+    /// A document's processing went on or ended.
+    #[serde(rename = "file.updated")]
+    FileUpdated { file: Attachment },
     #[serde(rename = "error", rename_all = "camelCase")]
     Error {
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -135,6 +135,9 @@ pub struct ModelSettings {
     /// Chat models that take images; a message with images for another model goes to
     /// the plan's `imageAnalysisModel`.
     pub vision_models: Vec<String>,
+    /// Embed document pieces through the endpoint's `/embeddings` (the plan's
+    /// `embeddingModel`); off, or with the demo model, documents are ranked by BM25.
+    pub embeddings: bool,
     pub timeout_secs: u64,
     /// Longest an answer may take in all, however steadily it streams.
     pub total_timeout_secs: u64,
@@ -265,6 +268,9 @@ impl Settings {
         }
         if let Some(v) = env("OPENAI_BASE_URL") {
             self.model.openai_base_url = v;
+        }
+        if let Some(v) = env("OPENAI_EMBEDDINGS") {
+            self.model.embeddings = v.parse().context("OPENAI_EMBEDDINGS must be true or false")?;
         }
         if env("TRUST_FORWARDED_FOR").is_some() {
             // Believing every peer's header let anyone pick their address; refuse to

@@ -180,8 +180,17 @@ error_codes! {
     FileUploadError = "file_upload_error", BAD_REQUEST,
         "File upload error", "Fájlfeltöltési hiba";
     FileTypeUnsupported = "file_type_unsupported", UNSUPPORTED_MEDIA_TYPE,
-        "This file type is not supported: attach a JPEG, PNG or WebP image",
-        "Ez a fájltípus nem támogatott: JPEG, PNG vagy WebP képet csatoljon";
+        "This file type is not supported: attach a JPEG, PNG or WebP image, or a PDF, DOCX, TXT, Markdown or CSV document",
+        "Ez a fájltípus nem támogatott: JPEG, PNG vagy WebP képet, illetve PDF, DOCX, TXT, Markdown vagy CSV dokumentumot csatoljon";
+    FileUnreadable = "file_unreadable", UNPROCESSABLE_ENTITY,
+        "The file could not be read: it is damaged, password-protected or holds no text",
+        "A fájl nem olvasható: sérült, jelszóval védett, vagy nincs benne szöveg";
+    FileProcessing = "file_processing", CONFLICT,
+        "The document is still being processed. Send it when it is ready.",
+        "A dokumentum feldolgozása még tart. Küldje el, ha elkészült.";
+    TooManyDocuments = "too_many_documents", BAD_REQUEST,
+        "You can attach at most {max} documents to a message",
+        "Egy üzenethez legfeljebb {max} dokumentumot csatolhat";
     FileTooLarge = "file_too_large", PAYLOAD_TOO_LARGE,
         "The file must be at most {max} MB", "A fájl legfeljebb {max} MB lehet";
     StorageFull = "storage_full", PAYLOAD_TOO_LARGE,

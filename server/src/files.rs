@@ -16,8 +16,14 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::sync::Notify;
 
+use actix_web::web;
+
 use crate::config::{is_set, Settings};
 use crate::db::files::FileRow;
+use crate::documents::{
+    self,
+    extract::{Format, Opened},
+};
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::plans::Plan;
 use crate::quota::iso;
@@ -159,14 +165,18 @@ fn looks_like_text(head: &[u8]) -> bool {
 }
 
 /// The name shown for an upload: its last path component, without control characters,
-/// cut to [`MAX_NAME_CHARS`], with the extension of the type it is stored as.
-fn stored_name(uploaded: &str, mime: &str) -> String {
+/// cut to [`MAX_NAME_CHARS`], with the extension `ext` of the type it is stored as
+/// (`fallback` when nothing of the name is left).
+fn stored_name(uploaded: &str, ext: &str, fallback: &str) -> String {
     let base = uploaded.rsplit(['/', '\\']).next().unwrap_or_default();
     let clean: String = base.chars().filter(|c| !c.is_control()).collect();
     let stem = clean.rsplit_once('.').map_or(clean.as_str(), |(stem, _)| stem);
     let stem: String = stem.trim().chars().take(MAX_NAME_CHARS).collect();
-    let stem = if stem.is_empty() { "image".to_owned() } else { stem };
-    let ext = if mime == "image/png" { "png" } else { "jpg" };
+    let stem = if stem.is_empty() {
+        fallback.to_owned()
+    } else {
+        stem
+    };
     format!("{stem}.{ext}")
 }
 
@@ -177,29 +187,40 @@ pub fn largest_upload(plan: &Plan) -> usize {
     (limits.image_max_mb.max(limits.document_max_mb) * MB) as usize
 }
 
-/// Checks, stores and answers an uploaded file of `user_id` on `plan`.
+/// What an upload becomes before it is stored.
+struct Prepared {
+    kind: &'static str,
+    name: String,
+    mime: String,
+    width: Option<i32>,
+    height: Option<i32>,
+    pages: Option<i32>,
+    /// The file's object, then its thumbnail's (images only).
+    objects: Vec<(bool, Vec<u8>)>,
+    /// A document to process once stored.
+    document: Option<(Format, Opened)>,
+}
+
+/// Checks, stores and answers an uploaded file of `user_id` on `plan`. A document is
+/// answered `processing`, and processed in the background (`documents`).
 pub async fn upload(
-    state: &AppState,
+    state: &web::Data<AppState>,
     user_id: &str,
     plan: &Plan,
     name: &str,
     bytes: Vec<u8>,
 ) -> Result<FileRow> {
     let limits = plan.files;
-    match sniff(&bytes) {
-        Sniffed::Image => {}
+    let (is_image, max_mb) = match sniff(&bytes) {
+        Sniffed::Image => (true, limits.image_max_mb),
         Sniffed::Document if !plan.features.document_processing => {
             return Err(ApiError::field(ErrorCode::PremiumRequired, "documentUpload"));
         }
-        // Documents are accepted once their retrieval works (docs/api.md, "Not yet").
-        Sniffed::Document | Sniffed::Other => return Err(ErrorCode::FileTypeUnsupported.into()),
-    }
-    if bytes.len() as u64 > limits.image_max_mb * MB {
-        return Err(ApiError::with_max(
-            ErrorCode::FileTooLarge,
-            None,
-            limits.image_max_mb,
-        ));
+        Sniffed::Document => (false, limits.document_max_mb),
+        Sniffed::Other => return Err(ErrorCode::FileTypeUnsupported.into()),
+    };
+    if bytes.len() as u64 > max_mb * MB {
+        return Err(ApiError::with_max(ErrorCode::FileTooLarge, None, max_mb));
     }
     let storage = limits.storage_mb * MB;
     let stored = state.db.stored_bytes(user_id).await? as u64;
@@ -209,16 +230,44 @@ pub async fn upload(
     if stored >= storage {
         return Err(full());
     }
-    let (max_px, thumb_px) = (
-        state.settings.files.image_max_px,
-        state.settings.files.thumbnail_px,
-    );
-    let image = state
-        .images
-        .run(move |d| d.attachment(&bytes, max_px, thumb_px))
-        .await?;
-    let size = (image.data.len() + image.thumbnail.len()) as u64;
-    if stored + size > storage {
+    let prepared = if is_image {
+        let (max_px, thumb_px) = (
+            state.settings.files.image_max_px,
+            state.settings.files.thumbnail_px,
+        );
+        let image = state
+            .images
+            .run(move |d| d.attachment(&bytes, max_px, thumb_px))
+            .await?;
+        Prepared {
+            kind: "image",
+            name: stored_name(
+                name,
+                if image.mime == "image/png" { "png" } else { "jpg" },
+                "image",
+            ),
+            mime: image.mime.into(),
+            width: Some(image.width as i32),
+            height: Some(image.height as i32),
+            pages: None,
+            objects: vec![(false, image.data), (true, image.thumbnail)],
+            document: None,
+        }
+    } else {
+        let (format, opened, bytes) = documents::open(state, name, bytes).await?;
+        Prepared {
+            kind: "document",
+            name: stored_name(name, format.extension(), "document"),
+            mime: format.mime().into(),
+            width: None,
+            height: None,
+            pages: opened.page_count().map(|p| p as i32),
+            objects: vec![(false, bytes)],
+            document: Some((format, opened)),
+        }
+    };
+    let size: usize = prepared.objects.iter().map(|(_, o)| o.len()).sum();
+    if stored + size as u64 > storage {
         return Err(full());
     }
     let file = FileRow {
@@ -226,20 +275,31 @@ pub async fn upload(
         user_id: user_id.to_owned(),
         conversation_id: None,
         message_id: None,
-        kind: "image".into(),
-        name: stored_name(name, image.mime),
-        mime: image.mime.into(),
+        kind: prepared.kind.into(),
+        name: prepared.name,
+        mime: prepared.mime,
         size: size as i64,
-        width: Some(image.width as i32),
-        height: Some(image.height as i32),
+        width: prepared.width,
+        height: prepared.height,
         created_at: state.now(),
+        status: if prepared.document.is_some() {
+            "processing"
+        } else {
+            "ready"
+        }
+        .into(),
+        progress: if prepared.document.is_some() { 0 } else { 100 },
+        pages: prepared.pages,
+        embedding_model: None,
     };
     // The row first: objects written after it are never without one. An upload whose
     // objects fail to be written is marked gone, and the sweep takes what was written.
     state.db.insert_file(&file).await?;
     let stored = async {
-        state.files.put(&file, false, image.data).await?;
-        state.files.put(&file, true, image.thumbnail).await
+        for (thumbnail, object) in prepared.objects {
+            state.files.put(&file, thumbnail, object).await?;
+        }
+        Ok::<_, anyhow::Error>(())
     }
     .await;
     if let Err(e) = stored {
@@ -248,6 +308,10 @@ pub async fn upload(
         }
         state.files.sweep_soon();
         return Err(ApiError::Internal(e));
+    }
+    if let Some((format, opened)) = prepared.document {
+        let model = plan.models.embedding_model.clone().unwrap_or_default();
+        documents::process_later(state.clone(), file.clone(), format, opened, model);
     }
     Ok(file)
 }
@@ -265,6 +329,9 @@ pub fn attachment_view(f: &FileRow) -> Attachment {
         url: format!("/api/files/{}", f.id),
         thumbnail_url: (f.kind == "image").then(|| format!("/api/files/{}/thumbnail", f.id)),
         created_at: iso(f.created_at).unwrap_or_default(),
+        status: f.status.clone(),
+        progress: f.progress.clamp(0, 100) as u8,
+        pages: f.pages.map(|p| p.max(0) as u32),
     }
 }
 
@@ -317,10 +384,19 @@ pub async fn sweep_forever(state: actix_web::web::Data<AppState>) {
 
 /// One pass (`full`: also files no delete marked); answers how many files it removed.
 pub async fn sweep_once(state: &AppState, unsent: Duration, full: bool) -> anyhow::Result<usize> {
+    let now = state.now();
     state
         .db
-        .mark_unsent_files_gone(state.now() - unsent.as_millis() as i64)
+        .mark_unsent_files_gone(now - unsent.as_millis() as i64)
         .await?;
+    let stale = documents::STALE_AFTER.as_millis() as i64;
+    let failed = state.db.fail_stale_documents(now - stale).await?;
+    if failed > 0 {
+        tracing::warn!(
+            failed,
+            "documents whose processing stopped with its instance were marked failed"
+        );
+    }
     let mut gone = state.db.files_marked_gone(SWEEP_BATCH).await?;
     if full && (gone.len() as i64) < SWEEP_BATCH {
         gone.extend(state.db.files_orphaned(SWEEP_BATCH - gone.len() as i64).await?);
@@ -362,14 +438,15 @@ mod tests {
 
     #[test]
     fn a_stored_name_keeps_the_stem_and_says_the_stored_type() {
-        assert_eq!(stored_name("holiday.webp", "image/jpeg"), "holiday.jpg");
-        assert_eq!(stored_name("C:\\photos\\cat.PNG", "image/png"), "cat.png");
-        assert_eq!(stored_name("../../etc/passwd", "image/jpeg"), "passwd.jpg");
-        assert_eq!(stored_name("a\u{0}b\n.jpeg", "image/jpeg"), "ab.jpg");
-        assert_eq!(stored_name("", "image/png"), "image.png");
-        assert_eq!(stored_name(".jpg", "image/jpeg"), "image.jpg");
+        assert_eq!(stored_name("holiday.webp", "jpg", "image"), "holiday.jpg");
+        assert_eq!(stored_name("C:\\photos\\cat.PNG", "png", "image"), "cat.png");
+        assert_eq!(stored_name("../../etc/passwd", "jpg", "image"), "passwd.jpg");
+        assert_eq!(stored_name("a\u{0}b\n.jpeg", "jpg", "image"), "ab.jpg");
+        assert_eq!(stored_name("", "png", "image"), "image.png");
+        assert_eq!(stored_name(".jpg", "jpg", "image"), "image.jpg");
+        assert_eq!(stored_name("notes.txt.pdf", "pdf", "document"), "notes.txt.pdf");
         assert_eq!(
-            stored_name(&"x".repeat(500), "image/jpeg").chars().count(),
+            stored_name(&"x".repeat(500), "jpg", "image").chars().count(),
             MAX_NAME_CHARS + 4
         );
     }

@@ -7,6 +7,7 @@ pub mod chat;
 pub mod clock;
 pub mod config;
 pub mod db;
+pub mod documents;
 pub mod domain;
 pub mod error;
 pub mod files;

@@ -61,7 +61,7 @@ impl PlanType {
 pub const AVAILABLE: Availability = Availability {
     google_web_search: false,
     openai_web_search: false,
-    document_processing: false,
+    document_processing: true,
     project_management: false,
     image_generation: false,
     image_upload: true,

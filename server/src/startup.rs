@@ -119,6 +119,7 @@ impl Application {
             limits,
             images: ImageDecoder::new(&settings.uploads),
             files,
+            documents: Default::default(),
             catalogue,
             quotas,
             payments,

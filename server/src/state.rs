@@ -27,6 +27,7 @@ pub struct AppState {
     pub limits: RateLimits,
     pub images: ImageDecoder,
     pub files: FileStore,
+    pub documents: crate::documents::Documents,
     pub catalogue: Arc<Catalogue>,
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,

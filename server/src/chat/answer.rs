@@ -7,7 +7,7 @@ use std::time::Duration;
 use actix_web::web;
 use chat_actors::generation::{FinishReason, Outcome, Start};
 use chat_actors::model::{time_limited, ModelRequest};
-use chat_actors::protocol::{ChatSend, ServerFrame};
+use chat_actors::protocol::{ChatSend, ServerFrame, Source};
 use chat_actors::quota::Counted;
 
 use crate::chat::prompt;
@@ -15,6 +15,7 @@ use crate::chat::send::{Checked, Reservation};
 use crate::chat::views::{conversation_view, message_view, message_with_files};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
+use crate::documents;
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
 use crate::state::AppState;
@@ -69,6 +70,7 @@ pub async fn start(
         client_id: Some(send.client_id.clone()),
         finish_reason: None,
         created_at: at,
+        sources: None,
     };
     let question = message("user", content.clone(), "complete", None, now);
     let answer = message(
@@ -143,28 +145,32 @@ pub async fn start(
             (vec![question.clone()], files.clone())
         } else {
             let history = state.db.recent_messages(&conversation.id, keep as i64).await?;
-            // Only a history with attachments reads them: a text conversation makes one read.
-            let files = if history.iter().any(|(_, files)| *files > 0) {
+            // Only a history with attachments, or a conversation with documents, reads
+            // files: a text conversation makes one read.
+            let files = if history.has_documents || history.messages.iter().any(|(_, files)| *files > 0) {
                 state.db.files_of_conversation(&conversation.id).await?
             } else {
                 Vec::new()
             };
-            (history.into_iter().map(|(m, _)| m).collect(), files)
+            (history.messages.into_iter().map(|(m, _)| m).collect(), files)
         };
         let images = prompt::images_of(state, &history, &history_files).await?;
+        let fresh: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
+        let retrieved = documents::retrieve(state, &history_files, &fresh, &content).await?;
         let settings = &state.settings.model;
-        Ok::<_, ApiError>(time_limited(
+        let stream = time_limited(
             realtime.provider.stream(ModelRequest {
                 model: model_used,
-                messages: prompt::turns(user, &history, images),
+                messages: prompt::turns(user, &history, images, retrieved.prompt),
                 max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
             }),
             Duration::from_secs(settings.timeout_secs.max(1)),
             Duration::from_secs(settings.total_timeout_secs.max(1)),
-        ))
+        );
+        Ok::<_, ApiError>((stream, retrieved.sources))
     }
     .await;
-    let stream = match stream {
+    let (stream, sources) = match stream {
         Ok(stream) => stream,
         Err(e) => {
             for frame in &intro {
@@ -183,6 +189,7 @@ pub async fn start(
         conversation: conversation.clone(),
         answer: answer.clone(),
         title_from,
+        sources,
         reservation,
     };
     let started = realtime.generations.start(Start {
@@ -224,7 +231,7 @@ async fn fail_before_streaming(
     let now = state.now();
     let finished = state
         .db
-        .finish_message(&answer.id, "", "error", FinishReason::Error.as_str(), now)
+        .finish_message(&answer.id, "", "error", FinishReason::Error.as_str(), None, now)
         .await;
     if let Err(e) = finished {
         tracing::error!(error = ?e, "marking an answer that never started as failed");
@@ -248,6 +255,8 @@ struct Finished {
     answer: MessageRow,
     /// The first message, when the conversation still needs a title.
     title_from: Option<String>,
+    /// The documents the answer was given excerpts of.
+    sources: Vec<Source>,
     reservation: Reservation,
 }
 
@@ -269,6 +278,7 @@ impl Finished {
             conversation,
             answer,
             title_from,
+            sources,
             reservation,
         } = self;
         let settled = reservation.settle(refund).await;
@@ -279,6 +289,7 @@ impl Finished {
             conversation: &conversation,
             answer: &answer,
             title_from: title_from.as_deref(),
+            sources,
         };
         let told = ended.store_and_tell(outcome, refund && settled.is_ok()).await;
         for e in [settled.err(), told.err()].into_iter().flatten() {
@@ -294,6 +305,7 @@ struct Ended<'a> {
     conversation: &'a ConversationRow,
     answer: &'a MessageRow,
     title_from: Option<&'a str>,
+    sources: Vec<Source>,
 }
 
 impl Ended<'_> {
@@ -305,6 +317,8 @@ impl Ended<'_> {
             // Like an answer whose server died: an error, with the text it had.
             FinishReason::Error | FinishReason::Interrupted => "error",
         };
+        let sources =
+            (!self.sources.is_empty()).then(|| serde_json::to_string(&self.sources).unwrap_or_default());
         state
             .db
             .finish_message(
@@ -312,12 +326,14 @@ impl Ended<'_> {
                 &outcome.content,
                 status,
                 outcome.finish.as_str(),
+                sources.clone(),
                 state.now(),
             )
             .await?;
         let mut message = self.answer.clone();
         message.content = outcome.content;
         message.status = status.into();
+        message.sources = sources;
         let realtime = &state.realtime;
         realtime.publish(
             self.user_id,

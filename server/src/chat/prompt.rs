@@ -67,19 +67,30 @@ pub async fn images_of(
 }
 
 /// The system prompt, then `history` (oldest first, the new question last) with the
-/// images of each message.
+/// images of each message; `excerpts` of the conversation's documents come as a system
+/// turn right before the question, where the model weighs them most.
 pub fn turns(
     user: &UserRow,
     history: &[MessageRow],
     mut images: HashMap<String, Vec<ImagePart>>,
+    excerpts: Option<String>,
 ) -> Vec<Turn> {
-    let mut turns = Vec::with_capacity(history.len() + 1);
+    let mut turns = Vec::with_capacity(history.len() + 2);
     turns.push(Turn {
         role: "system",
         content: system_prompt(user),
         images: Vec::new(),
     });
-    for m in history {
+    for (i, m) in history.iter().enumerate() {
+        if i + 1 == history.len() {
+            if let Some(excerpts) = &excerpts {
+                turns.push(Turn {
+                    role: "system",
+                    content: excerpts.clone(),
+                    images: Vec::new(),
+                });
+            }
+        }
         turns.push(Turn {
             role: if m.role == "user" { "user" } else { "assistant" },
             content: m.content.clone(),

@@ -64,12 +64,21 @@ fn content_of(state: &AppState, send: &ChatSend) -> Result<(String, Vec<String>)
     Ok((content, attachments))
 }
 
+/// The most documents one message may carry (their excerpts share one prompt).
+const MAX_DOCUMENTS: usize = 10;
+
 /// The files a send names, in its order: each must be the user's and not sent before,
-/// and there may be no more images than the plan takes in one message.
+/// a document must be processed (and the plan take documents), and there may be no
+/// more images than the plan takes in one message, nor more than [`MAX_DOCUMENTS`].
 fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Result<Vec<FileRow>, ApiError> {
-    let max = (plan.max_images_per_message as usize).min(MAX_ATTACHMENTS);
-    if ids.len() > max {
-        return Err(ApiError::with_max(ErrorCode::TooManyImages, None, max as u64));
+    if ids.len() > MAX_ATTACHMENTS {
+        // Only images and documents exist: one of the two limits is passed.
+        let max = plan.max_images_per_message as usize;
+        return Err(ApiError::with_max(
+            ErrorCode::TooManyImages,
+            None,
+            max.min(MAX_ATTACHMENTS) as u64,
+        ));
     }
     let mut files = Vec::with_capacity(ids.len());
     for id in ids {
@@ -82,6 +91,34 @@ fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Resul
             return Err(ErrorCode::FileInUse.into());
         }
         files.push(file);
+    }
+    let images = files.iter().filter(|f| f.kind == "image").count();
+    let max_images = (plan.max_images_per_message as usize).min(MAX_ATTACHMENTS);
+    if images > max_images {
+        return Err(ApiError::with_max(
+            ErrorCode::TooManyImages,
+            None,
+            max_images as u64,
+        ));
+    }
+    let documents: Vec<&FileRow> = files.iter().filter(|f| f.kind == "document").collect();
+    if !documents.is_empty() && !plan.features.document_processing {
+        // Uploaded on a plan that had them, sent after a downgrade.
+        return Err(ApiError::field(ErrorCode::PremiumRequired, "documentUpload"));
+    }
+    if documents.len() > MAX_DOCUMENTS {
+        return Err(ApiError::with_max(
+            ErrorCode::TooManyDocuments,
+            None,
+            MAX_DOCUMENTS as u64,
+        ));
+    }
+    for d in documents {
+        match d.status.as_str() {
+            "ready" => {}
+            "processing" => return Err(ErrorCode::FileProcessing.into()),
+            _ => return Err(ErrorCode::FileUnreadable.into()),
+        }
     }
     Ok(files)
 }

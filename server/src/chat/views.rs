@@ -39,5 +39,11 @@ pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Messag
             .filter(|f| f.message_id.as_deref() == Some(m.id.as_str()))
             .map(attachment_view)
             .collect(),
+        // Written by this server only: unreadable JSON is no sources rather than an error.
+        sources: m
+            .sources
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok())
+            .unwrap_or_default(),
     }
 }

@@ -24,6 +24,8 @@ pub struct MessageRow {
     pub client_id: Option<String>,
     pub finish_reason: Option<String>,
     pub created_at: i64,
+    /// An answer's sources, as JSON (`[{fileId, name, page}]`); `None` without any.
+    pub sources: Option<String>,
 }
 
 /// A message of a prompt's history, and how many files it carries.
@@ -32,11 +34,20 @@ struct HistoryRow {
     #[sqlx(flatten)]
     message: MessageRow,
     files: i64,
+    /// The conversation's documents (the same on every row).
+    documents: i64,
+}
+
+/// A prompt's history: its messages, oldest first, each with how many files it carries,
+/// and whether the conversation holds documents (sent in any message, however old).
+pub struct History {
+    pub messages: Vec<(MessageRow, i64)>,
+    pub has_documents: bool,
 }
 
 const CONVERSATION_COLUMNS: &str = "id, user_id, title, model, web_search, created_at, updated_at";
 const MESSAGE_COLUMNS: &str =
-    "id, conversation_id, role, content, status, model, client_id, finish_reason, created_at";
+    "id, conversation_id, role, content, status, model, client_id, finish_reason, created_at, sources";
 
 impl Db {
     /// The user's conversation; another user's is `None`, like a missing one.
@@ -157,7 +168,7 @@ impl Db {
         let conversation =
             format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
         let message = format!(
-            "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)"
+            "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)"
         );
         let touch = "UPDATE conversations SET updated_at = $2 WHERE id = $1";
         let bind = "UPDATE files SET message_id = $1, conversation_id = $2 \
@@ -188,6 +199,7 @@ impl Db {
                     .bind(&m.client_id)
                     .bind(&m.finish_reason)
                     .bind(m.created_at)
+                    .bind(&m.sources)
                     .execute(&mut *conn)
                     .await?;
             }
@@ -221,9 +233,11 @@ impl Db {
         content: &str,
         status: &str,
         finish_reason: &str,
+        sources: Option<String>,
         now: i64,
     ) -> sqlx::Result<()> {
-        let sql = "UPDATE messages SET content = $2, status = $3, finish_reason = $4, updated_at = $5 WHERE id = $1";
+        let sql = "UPDATE messages SET content = $2, status = $3, finish_reason = $4, updated_at = $5, sources = $6 \
+                   WHERE id = $1";
         let (id, content, status, finish_reason) = (
             id.to_owned(),
             content.to_owned(),
@@ -236,6 +250,7 @@ impl Db {
             .bind(status)
             .bind(finish_reason)
             .bind(now)
+            .bind(sources)
             .execute(&mut *conn)
             .await
             .map(|r| r.rows_affected()))
@@ -259,19 +274,21 @@ impl Db {
     /// answers with text that did not fail), oldest first, each with how many files it
     /// carries (so a conversation without any reads no files). A question may have no
     /// text when it carries images.
-    pub async fn recent_messages(
-        &self,
-        conversation_id: &str,
-        limit: i64,
-    ) -> sqlx::Result<Vec<(MessageRow, i64)>> {
+    pub async fn recent_messages(&self, conversation_id: &str, limit: i64) -> sqlx::Result<History> {
+        // The documents' count is a subquery that names no row: computed once.
         let sql = format!(
-            "SELECT {MESSAGE_COLUMNS}, (SELECT COUNT(*) FROM files f WHERE f.message_id = messages.id) AS files \
+            "SELECT {MESSAGE_COLUMNS}, (SELECT COUNT(*) FROM files f WHERE f.message_id = messages.id) AS files, \
+             (SELECT COUNT(*) FROM files d WHERE d.conversation_id = $1 AND d.kind = 'document' \
+             AND d.message_id <> '') AS documents \
              FROM messages WHERE conversation_id = $1 \
              AND (role = 'user' OR (content <> '' AND status <> 'error')) ORDER BY created_at DESC, id DESC LIMIT $2"
         );
         let mut rows: Vec<HistoryRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(pool).await)?;
         rows.reverse();
-        Ok(rows.into_iter().map(|r| (r.message, r.files)).collect())
+        Ok(History {
+            has_documents: rows.first().is_some_and(|r| r.documents > 0),
+            messages: rows.into_iter().map(|r| (r.message, r.files)).collect(),
+        })
     }
 
     /// Answers still `streaming` since before `cutoff`: their server stopped mid-way (no

@@ -7,7 +7,7 @@
 //! marked ones (an index), and a full pass now and then finds any whose owner went
 //! another way.
 
-use super::{on_pool, Db};
+use super::{on_pool, on_writer, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct FileRow {
@@ -23,6 +23,24 @@ pub struct FileRow {
     pub width: Option<i32>,
     pub height: Option<i32>,
     pub created_at: i64,
+    /// `ready`, or for a document also `processing` or `failed`.
+    pub status: String,
+    /// Percent of a document's processing done (100 once ready).
+    pub progress: i32,
+    /// A PDF's page count.
+    pub pages: Option<i32>,
+    /// The model that embedded a document's pieces; `None`: ranked by BM25.
+    pub embedding_model: Option<String>,
+}
+
+/// A piece of a document's text, as stored (`documents::chunks` cuts them).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ChunkRow {
+    pub file_id: String,
+    pub seq: i32,
+    pub page: Option<i32>,
+    pub text: String,
+    pub embedding: Option<Vec<u8>>,
 }
 
 /// The `message_id` of a file deleted but not swept yet: no message has it, so the file
@@ -33,7 +51,8 @@ pub const GONE: &str = "";
 const NOT_GONE: &str = "(message_id IS NULL OR message_id <> '')";
 
 const FILE_COLUMNS: &str =
-    "id, user_id, conversation_id, message_id, kind, name, mime, size, width, height, created_at";
+    "id, user_id, conversation_id, message_id, kind, name, mime, size, width, height, \
+     created_at, status, progress, pages, embedding_model";
 
 /// `$from, $from+1, …` for `n` values.
 fn placeholders(from: usize, n: usize) -> String {
@@ -46,7 +65,7 @@ fn placeholders(from: usize, n: usize) -> String {
 impl Db {
     pub async fn insert_file(&self, f: &FileRow) -> sqlx::Result<()> {
         let sql = format!(
-            "INSERT INTO files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+            "INSERT INTO files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
         );
         on_pool!(self, pool => sqlx::query(&sql)
             .bind(&f.id)
@@ -60,6 +79,10 @@ impl Db {
             .bind(f.width)
             .bind(f.height)
             .bind(f.created_at)
+            .bind(&f.status)
+            .bind(f.progress)
+            .bind(f.pages)
+            .bind(&f.embedding_model)
             .execute(pool)
             .await
             .map(drop))
@@ -159,18 +182,105 @@ impl Db {
         on_pool!(self, pool => sqlx::query_as(&sql).bind(limit).fetch_all(pool).await)
     }
 
-    /// Forgets files whose objects are deleted.
+    /// Forgets files whose objects are deleted, and their pieces.
     pub async fn delete_file_rows(&self, ids: &[String]) -> sqlx::Result<()> {
         if ids.is_empty() {
             return Ok(());
         }
-        let sql = format!("DELETE FROM files WHERE id IN ({})", placeholders(1, ids.len()));
+        let list = placeholders(1, ids.len());
+        // The pieces first: a file row is never gone while pieces name it.
+        for sql in [
+            format!("DELETE FROM file_chunks WHERE file_id IN ({list})"),
+            format!("DELETE FROM files WHERE id IN ({list})"),
+        ] {
+            on_pool!(self, pool => {
+                let mut query = sqlx::query(&sql);
+                for id in ids {
+                    query = query.bind(id);
+                }
+                query.execute(pool).await.map(drop)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Records how far a document's processing is.
+    pub async fn set_file_progress(&self, id: &str, progress: i32) -> sqlx::Result<()> {
+        let sql = "UPDATE files SET progress = $2 WHERE id = $1 AND status = 'processing'";
+        on_pool!(self, pool => sqlx::query(sql).bind(id).bind(progress).execute(pool).await.map(drop))
+    }
+
+    /// Stores a document's pieces and marks it ready, in one transaction; `false` when
+    /// it is no longer being processed (deleted meanwhile, or failed as stale).
+    pub async fn finish_document(
+        &self,
+        id: &str,
+        chunks: Vec<ChunkRow>,
+        embedding_model: Option<String>,
+    ) -> sqlx::Result<bool> {
+        let id = id.to_owned();
+        let done = on_writer!(self, conn => {
+            let marked = sqlx::query(
+                "UPDATE files SET status = 'ready', progress = 100, embedding_model = $2 \
+                 WHERE id = $1 AND status = 'processing'",
+            )
+            .bind(&id)
+            .bind(&embedding_model)
+            .execute(&mut *conn)
+            .await?;
+            if marked.rows_affected() != 1 {
+                // Nothing of this write stays.
+                return Err(sqlx::Error::RowNotFound);
+            }
+            for c in &chunks {
+                sqlx::query("INSERT INTO file_chunks (file_id, seq, page, text, embedding) VALUES ($1, $2, $3, $4, $5)")
+                    .bind(&c.file_id)
+                    .bind(c.seq)
+                    .bind(c.page)
+                    .bind(&c.text)
+                    .bind(&c.embedding)
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            Ok(0)
+        });
+        match done {
+            Ok(_) => Ok(true),
+            Err(sqlx::Error::RowNotFound) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Marks a document that could not be processed as failed.
+    pub async fn fail_document(&self, id: &str) -> sqlx::Result<()> {
+        let sql = "UPDATE files SET status = 'failed' WHERE id = $1 AND status = 'processing'";
+        on_pool!(self, pool => sqlx::query(sql).bind(id).execute(pool).await.map(drop))
+    }
+
+    /// Fails documents still processing since before `before`: the instance that
+    /// processed them stopped.
+    pub async fn fail_stale_documents(&self, before: i64) -> sqlx::Result<u64> {
+        let sql = "UPDATE files SET status = 'failed' WHERE status = 'processing' AND created_at < $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(before).execute(pool).await.map(|r| r.rows_affected()))
+    }
+
+    /// The pieces of `file_ids`, at most `limit`, in reading order per file.
+    pub async fn chunks_of(&self, file_ids: &[String], limit: i64) -> sqlx::Result<Vec<ChunkRow>> {
+        if file_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT file_id, seq, page, text, embedding FROM file_chunks WHERE file_id IN ({}) \
+             ORDER BY file_id, seq LIMIT ${}",
+            placeholders(1, file_ids.len()),
+            file_ids.len() + 1
+        );
         on_pool!(self, pool => {
-            let mut query = sqlx::query(&sql);
-            for id in ids {
+            let mut query = sqlx::query_as(&sql);
+            for id in file_ids {
                 query = query.bind(id);
             }
-            query.execute(pool).await.map(drop)
+            query.bind(limit).fetch_all(pool).await
         })
     }
 }

@@ -59,6 +59,9 @@ async fn serve(state: &AppState, user: &AuthUser, id: &str, thumbnail: bool) -> 
         .ok_or(ErrorCode::NotFound)?;
     let (mime, name) = if thumbnail {
         ("image/jpeg".to_owned(), format!("thumbnail-{}", file.name))
+    } else if file.mime.starts_with("text/") {
+        // Text documents are UTF-8 (checked on upload); without it a browser may guess.
+        (format!("{}; charset=utf-8", file.mime), file.name.clone())
     } else {
         (file.mime.clone(), file.name.clone())
     };

@@ -189,7 +189,11 @@ impl Drop for SocketGuard {
 fn provider(settings: &Settings) -> Arc<dyn ModelProvider> {
     let m = &settings.model;
     if is_set(&m.openai_api_key) {
-        Arc::new(openai::OpenAiProvider::new(&m.openai_api_key, &m.openai_base_url))
+        Arc::new(openai::OpenAiProvider::new(
+            &m.openai_api_key,
+            &m.openai_base_url,
+            m.embeddings,
+        ))
     } else {
         Arc::new(DemoProvider {
             tokens_per_sec: m.demo_tokens_per_sec,

@@ -3,6 +3,7 @@
 
 use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
+use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
 use async_openai::Client;
 use chat_actors::model::{ModelError, ModelProvider, ModelRequest, Turn};
 use futures_util::future::BoxFuture;
@@ -12,15 +13,18 @@ use serde_json::json;
 
 pub struct OpenAiProvider {
     client: Client<OpenAIConfig>,
+    /// Whether the endpoint is asked for embeddings (`model.embeddings`).
+    embeddings: bool,
 }
 
 impl OpenAiProvider {
-    pub fn new(api_key: &SecretString, base_url: &str) -> Self {
+    pub fn new(api_key: &SecretString, base_url: &str, embeddings: bool) -> Self {
         let config = OpenAIConfig::new()
             .with_api_key(api_key.expose_secret())
             .with_api_base(base_url.trim_end_matches('/'));
         OpenAiProvider {
             client: Client::with_config(config),
+            embeddings,
         }
     }
 }
@@ -114,6 +118,34 @@ impl ModelProvider for OpenAiProvider {
                 .and_then(|c| c.message.content)
                 .unwrap_or_default();
             Ok(title.trim().trim_matches('"').chars().take(80).collect())
+        })
+    }
+
+    fn embed(
+        &self,
+        model: &str,
+        inputs: Vec<String>,
+    ) -> BoxFuture<'static, Result<Option<Vec<Vec<f32>>>, ModelError>> {
+        if !self.embeddings {
+            return Box::pin(async { Ok(None) });
+        }
+        let client = self.client.clone();
+        let model = model.to_owned();
+        Box::pin(async move {
+            let count = inputs.len();
+            let request = CreateEmbeddingRequest {
+                model,
+                input: EmbeddingInput::StringArray(inputs),
+                ..Default::default()
+            };
+            let response = client.embeddings().create(request).await.map_err(upstream)?;
+            let mut data = response.data;
+            if data.len() != count {
+                return Err(upstream(format!("{} embeddings for {count} inputs", data.len())));
+            }
+            // The API answers each with its index; servers need not keep the order.
+            data.sort_by_key(|e| e.index);
+            Ok(Some(data.into_iter().map(|e| e.embedding).collect()))
         })
     }
 }

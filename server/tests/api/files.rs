@@ -199,7 +199,7 @@ async fn uploads_are_judged_by_content_and_the_plan_and_a_refusal_stores_nothing
     .await;
     assert_eq!(
         body["message"],
-        json!("This file type is not supported: attach a JPEG, PNG or WebP image")
+        json!("This file type is not supported: attach a JPEG, PNG or WebP image, or a PDF, DOCX, TXT, Markdown or CSV document")
     );
     let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;".to_vec();
     assert_error(
@@ -297,6 +297,10 @@ async fn uploads_are_judged_by_content_and_the_plan_and_a_refusal_stores_nothing
         width: Some(1),
         height: Some(1),
         created_at: now,
+        status: "ready".into(),
+        progress: 100,
+        pages: None,
+        embedding_model: None,
     };
     app.state.db.insert_file(&kept).await.unwrap();
     let body = assert_error(

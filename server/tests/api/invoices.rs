@@ -467,7 +467,7 @@ async fn the_plan_catalogue_marks_features_that_do_not_work_yet() {
     for plan in body["data"].as_array().unwrap() {
         assert_eq!(
             plan["available"],
-            json!({"googleWebSearch": false, "openaiWebSearch": false, "documentProcessing": false,
+            json!({"googleWebSearch": false, "openaiWebSearch": false, "documentProcessing": true,
                    "projectManagement": false, "imageGeneration": false, "imageUpload": true}),
         );
     }

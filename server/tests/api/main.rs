@@ -5,6 +5,7 @@ mod abuse;
 mod chat;
 mod code_attempts;
 mod cookies;
+mod documents;
 mod faults;
 mod files;
 mod fuzz;

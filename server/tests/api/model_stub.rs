@@ -3,7 +3,11 @@
 //! `stub-stall` sends one chunk and then nothing, `stub-flood` streams 12 MB at once,
 //! `stub-hang` sends the response headers and never a chunk, `stub-trickle` sends a
 //! chunk every second forever.
+//!
+//! It also makes embeddings (`/v1/embeddings`): word counts hashed into
+//! [`EMBEDDING_DIMENSIONS`] buckets, so texts sharing words are near each other.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +21,58 @@ pub const STUB_WORDS: [&str; 5] = ["Hello ", "from ", "the ", "stub ", "model."]
 #[derive(Clone, Default)]
 pub struct ModelStub {
     pub requests: Arc<Mutex<Vec<Value>>>,
+    pub embedding_requests: Arc<Mutex<Vec<Value>>>,
+    /// Embeddings answer 500 while set.
+    pub embeddings_fail: Arc<AtomicBool>,
+    /// Embeddings wait while set.
+    pub embeddings_hold: Arc<AtomicBool>,
+}
+
+pub const EMBEDDING_DIMENSIONS: usize = 64;
+
+/// A text's stub embedding: how often its words (lowercased, alphanumeric) fall in each
+/// of [`EMBEDDING_DIMENSIONS`] buckets.
+pub fn stub_embedding(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; EMBEDDING_DIMENSIONS];
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 3) {
+        let hash = word
+            .to_lowercase()
+            .bytes()
+            .fold(2166136261u32, |h, b| (h ^ u32::from(b)).wrapping_mul(16777619));
+        v[hash as usize % EMBEDDING_DIMENSIONS] += 1.0;
+    }
+    v
+}
+
+async fn embeddings(stub: web::Data<ModelStub>, body: web::Json<Value>) -> HttpResponse {
+    let body = body.into_inner();
+    stub.embedding_requests.lock().unwrap().push(body.clone());
+    while stub.embeddings_hold.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if stub.embeddings_fail.load(Ordering::SeqCst) {
+        return HttpResponse::InternalServerError()
+            .json(json!({ "error": { "message": "the stub failed", "type": "server_error" } }));
+    }
+    let inputs: Vec<String> = match &body["input"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_owned())
+            .collect(),
+        _ => Vec::new(),
+    };
+    // Answered in reverse, as the API allows: the client must order them by index.
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, text)| json!({ "object": "embedding", "index": i, "embedding": stub_embedding(text) }))
+        .collect();
+    HttpResponse::Ok().json(json!({
+        "object": "list", "data": data, "model": body["model"],
+        "usage": { "prompt_tokens": 1, "total_tokens": 1 },
+    }))
 }
 
 fn chunk(content: Option<&str>, finish: Option<&str>) -> Bytes {
@@ -101,6 +157,7 @@ pub fn start() -> (String, ModelStub) {
         App::new()
             .app_data(data.clone())
             .route("/v1/chat/completions", web::post().to(completions))
+            .route("/v1/embeddings", web::post().to(embeddings))
     })
     .workers(1)
     .bind("127.0.0.1:0")

@@ -1,0 +1,347 @@
+//! Documents (PDF, DOCX, TXT, Markdown, CSV) sent as attachments, and what questions
+//! learn from them.
+//!
+//! - **Upload** (`files::upload`): [`open`] checks, while the upload waits, that the file
+//!   is a document we can read; a damaged, encrypted or empty one is refused and nothing
+//!   is stored.
+//! - **Processing**, in the background ([`process_later`]): the text page by page, cut
+//!   into pieces ([`chunks`]), embedded with the plan's `embeddingModel` when the model
+//!   endpoint makes embeddings, stored; the file goes from `processing` to `ready` (or
+//!   `failed`), and every tab of the user hears `file.updated` along the way.
+//! - **Retrieval** ([`retrieve`]): each question in a conversation with documents gets
+//!   the best pieces of them in its prompt (cosine similarity of embeddings, else BM25),
+//!   and its answer names them as `sources`.
+
+pub mod chunks;
+pub mod extract;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::web;
+use chat_actors::model::EXCERPTS_HEADER;
+use chat_actors::protocol::{ServerFrame, Source};
+use tokio::sync::Semaphore;
+
+use crate::db::files::{ChunkRow, FileRow};
+use crate::error::{ApiError, ErrorCode, Result};
+use crate::files::attachment_view;
+use crate::state::AppState;
+use extract::{Format, Opened, Unreadable};
+
+/// Documents one instance processes at once; the others wait their turn (nobody waits
+/// on them: their upload has been answered).
+const PROCESSING_AT_ONCE: usize = 2;
+/// Pieces embedded in one call.
+const EMBED_BATCH: usize = 64;
+/// Longest one embeddings call may take.
+const EMBED_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest a whole document may take; past it, it fails.
+const PROCESS_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+/// A document still `processing` this long after its upload was on an instance that
+/// stopped: the sweep fails it (longer than [`PROCESS_TIMEOUT`]).
+pub const STALE_AFTER: Duration = Duration::from_secs(30 * 60);
+/// Most pieces kept of one document ([`extract::MAX_TEXT_CHARS`] in pieces, with overlap).
+const MAX_CHUNKS: usize = 2500;
+/// Progress is told when it moved by at least this many percent.
+const PROGRESS_STEP: i32 = 5;
+/// Most pieces ranked for one question (the conversation's documents together).
+const MAX_RANKED: i64 = 20_000;
+/// Excerpts a prompt carries, at most…
+const EXCERPTS: usize = 6;
+/// …and at most this many characters of them.
+const EXCERPT_CHARS: usize = 6000;
+/// How long a question's embedding may take before BM25 ranks instead.
+const QUESTION_EMBED_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The documents this instance is processing.
+pub struct Documents {
+    turns: Arc<Semaphore>,
+}
+
+impl Default for Documents {
+    fn default() -> Self {
+        Documents {
+            turns: Arc::new(Semaphore::new(PROCESSING_AT_ONCE)),
+        }
+    }
+}
+
+/// Opens an uploaded document (on the blocking pool, in one of the decode slots images
+/// use, so an upload flood is refused with `server_busy` rather than queued): its format,
+/// the opened document, and the bytes back to be stored.
+pub async fn open(state: &AppState, name: &str, bytes: Vec<u8>) -> Result<(Format, Opened, Vec<u8>)> {
+    let format = extract::detect(&bytes, name).ok_or(ErrorCode::FileTypeUnsupported)?;
+    let opened = state
+        .images
+        .run(move |_| match extract::open(&bytes, format) {
+            Ok(opened) => Ok((opened, bytes)),
+            Err(e) => Err(unreadable(e)),
+        })
+        .await?;
+    Ok((format, opened.0, opened.1))
+}
+
+fn unreadable(e: Unreadable) -> ApiError {
+    match e {
+        Unreadable::Unsupported => ErrorCode::FileTypeUnsupported.into(),
+        e => {
+            tracing::debug!(error = %e, "refusing a document");
+            ErrorCode::FileUnreadable.into()
+        }
+    }
+}
+
+/// Processes `file` (stored, `processing`) in the background: see the module's doc.
+pub fn process_later(
+    state: web::Data<AppState>,
+    file: FileRow,
+    format: Format,
+    opened: Opened,
+    embedding_model: String,
+) {
+    actix_web::rt::spawn(async move {
+        let Ok(_turn) = state.documents.turns.clone().acquire_owned().await else {
+            return;
+        };
+        let mut file = file;
+        let processed = tokio::time::timeout(
+            PROCESS_TIMEOUT,
+            process(&state, &mut file, format, opened, &embedding_model),
+        )
+        .await
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("processing took longer than {PROCESS_TIMEOUT:?}")));
+        match processed {
+            Ok(true) => {
+                file.status = "ready".into();
+                file.progress = 100;
+            }
+            // Deleted (or failed as stale) meanwhile: nothing to tell.
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(error = ?e, file = %file.id, "processing a document failed");
+                if let Err(e) = state.db.fail_document(&file.id).await {
+                    tracing::error!(error = ?e, file = %file.id, "marking a document failed");
+                }
+                file.status = "failed".into();
+            }
+        }
+        tell(&state, &file);
+    });
+}
+
+fn tell(state: &AppState, file: &FileRow) {
+    let frame = ServerFrame::FileUpdated {
+        file: attachment_view(file),
+    };
+    state.realtime.publish(&file.user_id, &frame);
+}
+
+/// Records and tells `percent` when it moved by a [`PROGRESS_STEP`] since last told.
+async fn progress(state: &AppState, file: &mut FileRow, percent: i32) {
+    if percent < file.progress + PROGRESS_STEP || percent >= 100 {
+        return;
+    }
+    file.progress = percent;
+    if let Err(e) = state.db.set_file_progress(&file.id, percent).await {
+        tracing::warn!(error = ?e, file = %file.id, "recording a document's progress");
+    }
+    tell(state, file);
+}
+
+/// Reads, cuts, embeds and stores a document; `false` when it was deleted meanwhile.
+/// Reading is the first half of the progress, embedding the second.
+async fn process(
+    state: &AppState,
+    file: &mut FileRow,
+    format: Format,
+    opened: Opened,
+    embedding_model: &str,
+) -> anyhow::Result<bool> {
+    let (share_tx, mut share_rx) = tokio::sync::watch::channel(0f32);
+    let mut reading = actix_web::rt::task::spawn_blocking(move || {
+        opened.pages(|share| {
+            share_tx.send_replace(share);
+        })
+    });
+    let pages = loop {
+        tokio::select! {
+            read = &mut reading => break read??,
+            Ok(()) = share_rx.changed() => {
+                let share = *share_rx.borrow_and_update();
+                progress(state, file, (share * 50.0) as i32).await;
+            }
+        }
+    };
+    // Told even when the reading ended before its last share was heard.
+    progress(state, file, 50).await;
+    let mut pieces = chunks::chunk(pages, format == Format::Csv);
+    pieces.truncate(MAX_CHUNKS);
+
+    let mut embeddings: Option<Vec<Vec<f32>>> = Some(Vec::with_capacity(pieces.len()));
+    for (i, batch) in pieces.chunks(EMBED_BATCH).enumerate() {
+        let texts = batch.iter().map(|c| c.text.clone()).collect();
+        let made = tokio::time::timeout(
+            EMBED_TIMEOUT,
+            state.realtime.provider.embed(embedding_model, texts),
+        )
+        .await;
+        match made {
+            Ok(Ok(Some(vectors))) => {
+                if let Some(all) = embeddings.as_mut() {
+                    all.extend(vectors);
+                }
+            }
+            // The provider makes none: BM25 ranks this document.
+            Ok(Ok(None)) => {
+                embeddings = None;
+                break;
+            }
+            // A failed or slow endpoint costs the document its embeddings, not its use.
+            failed => {
+                let error = match failed {
+                    Ok(Err(e)) => e.to_string(),
+                    _ => "timed out".into(),
+                };
+                tracing::warn!(error, file = %file.id, "embedding a document failed; BM25 will rank it");
+                embeddings = None;
+                break;
+            }
+        }
+        let done = ((i + 1) * EMBED_BATCH).min(pieces.len());
+        progress(state, file, 50 + (done * 50 / pieces.len()) as i32).await;
+    }
+    let embedded = embeddings.is_some();
+    let mut vectors = embeddings.unwrap_or_default().into_iter();
+    let rows: Vec<ChunkRow> = pieces
+        .into_iter()
+        .enumerate()
+        .map(|(seq, c)| ChunkRow {
+            file_id: file.id.clone(),
+            seq: seq as i32,
+            page: c.page.map(|p| p as i32),
+            text: c.text,
+            embedding: vectors.next().map(|v| chunks::to_blob(&v)),
+        })
+        .collect();
+    let model = embedded.then(|| embedding_model.to_owned());
+    file.embedding_model = model.clone();
+    Ok(state.db.finish_document(&file.id, rows, model).await?)
+}
+
+/// What a question learns from its conversation's documents.
+#[derive(Debug, Default)]
+pub struct Retrieved {
+    /// The system turn with the excerpts (starts with [`EXCERPTS_HEADER`]); `None`
+    /// without any.
+    pub prompt: Option<String>,
+    pub sources: Vec<Source>,
+}
+
+/// The excerpts of `documents` (a conversation's, any state) that best answer
+/// `question`. When no piece matches (a document sent without a question, or a question
+/// sharing no word with them), the beginning of the documents sent with this question
+/// (`fresh`) stands in.
+pub async fn retrieve(
+    state: &AppState,
+    documents: &[FileRow],
+    fresh: &[String],
+    question: &str,
+) -> Result<Retrieved> {
+    let ready: Vec<&FileRow> = documents
+        .iter()
+        .filter(|f| f.kind == "document" && f.status == "ready")
+        .collect();
+    if ready.is_empty() {
+        return Ok(Retrieved::default());
+    }
+    let ids: Vec<String> = ready.iter().map(|f| f.id.clone()).collect();
+    let pieces = state.db.chunks_of(&ids, MAX_RANKED).await?;
+    let mut ranked = rank(state, &ready, &pieces, question).await;
+    if ranked.is_empty() {
+        ranked = pieces
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| fresh.contains(&c.file_id))
+            .map(|(i, _)| i)
+            .take(EXCERPTS / 2)
+            .collect();
+    }
+    let mut prompt = format!(
+        "{EXCERPTS_HEADER} Use them to answer the user's next message when they help, and say which \
+         document (and page) what you use comes from."
+    );
+    let mut sources: Vec<Source> = Vec::new();
+    let mut used = 0;
+    for (n, i) in ranked.into_iter().take(EXCERPTS).enumerate() {
+        let piece = &pieces[i];
+        if n > 0 && used + piece.text.len() > EXCERPT_CHARS {
+            break;
+        }
+        used += piece.text.len();
+        let name = ready
+            .iter()
+            .find(|f| f.id == piece.file_id)
+            .map_or("", |f| f.name.as_str());
+        let page = piece.page.map(|p| p.max(0) as u32);
+        let label = match page {
+            Some(p) => format!("{name}, page {p}"),
+            None => name.to_owned(),
+        };
+        prompt.push_str(&format!("\n\n[{}] {label}\n{}", n + 1, piece.text));
+        let source = Source {
+            file_id: piece.file_id.clone(),
+            name: name.to_owned(),
+            page,
+        };
+        if !sources.contains(&source) {
+            sources.push(source);
+        }
+    }
+    Ok(Retrieved {
+        prompt: (!sources.is_empty()).then_some(prompt),
+        sources,
+    })
+}
+
+/// The indexes of the pieces that best answer `question`, best first: by their
+/// embeddings when every document was embedded by one model and the question can be
+/// too, else by BM25.
+async fn rank(state: &AppState, documents: &[&FileRow], pieces: &[ChunkRow], question: &str) -> Vec<usize> {
+    if question.trim().is_empty() || pieces.is_empty() {
+        return Vec::new();
+    }
+    let models: HashSet<Option<&str>> = documents.iter().map(|f| f.embedding_model.as_deref()).collect();
+    let embedded = pieces.iter().all(|c| c.embedding.is_some());
+    if let (1, Some(Some(model)), true) = (models.len(), models.iter().next(), embedded) {
+        let asked = tokio::time::timeout(
+            QUESTION_EMBED_TIMEOUT,
+            state.realtime.provider.embed(model, vec![question.to_owned()]),
+        )
+        .await;
+        match asked {
+            Ok(Ok(Some(mut v))) if v.len() == 1 => {
+                let question = v.remove(0);
+                let vectors: Vec<Vec<f32>> = pieces
+                    .iter()
+                    .map(|c| chunks::from_blob(c.embedding.as_deref().unwrap_or_default()))
+                    .collect();
+                let refs: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
+                return chunks::rank_cosine(&question, &refs, EXCERPTS);
+            }
+            other => {
+                tracing::warn!(answer = ?other.map(|r| r.map(|v| v.map(|v| v.len()))), "embedding a question failed; BM25 ranks");
+            }
+        }
+    }
+    let texts: Vec<String> = pieces.iter().map(|c| c.text.clone()).collect();
+    let question = question.to_owned();
+    // BM25 over thousands of pieces is CPU work: off the async workers.
+    let ranked = actix_web::rt::task::spawn_blocking(move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        chunks::rank_bm25(&question, &refs, EXCERPTS)
+    })
+    .await;
+    ranked.unwrap_or_default()
+}
