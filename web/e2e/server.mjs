@@ -30,23 +30,22 @@ export async function startServer({ env = {} } = {}) {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-e2e-'));
   let log = '';
-  const child = spawn(serverBin, [], {
-    env: {
-      ...process.env,
-      BIND_ADDR: `127.0.0.1:${port}`,
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      DATA_DIR: dataDir,
-      WEB_DIR: resolve(here, '..', 'dist'),
-      CONFIG_DIR: join(dataDir, 'no-config'),
-      RUST_LOG: 'info',
-      DATABASE_URL: '',
-      REDIS_URL: '',
-      SMTP_URL: '',
-      OPENAI_API_KEY: '',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // The command line (`cli` below) reads the same settings, so it sees the same database.
+  const serverEnv = {
+    ...process.env,
+    BIND_ADDR: `127.0.0.1:${port}`,
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir,
+    WEB_DIR: resolve(here, '..', 'dist'),
+    CONFIG_DIR: join(dataDir, 'no-config'),
+    RUST_LOG: 'info',
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    SMTP_URL: '',
+    OPENAI_API_KEY: '',
+    ...env,
+  };
+  const child = spawn(serverBin, [], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const collect = (chunk) => {
     log += stripAnsi(chunk.toString());
   };
@@ -76,6 +75,19 @@ export async function startServer({ env = {} } = {}) {
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error(`no code mailed to ${email}`);
+    },
+    /**
+     * Runs the server binary's operator command line on this server's data, e.g.
+     * `['users', 'set-plan', email, 'plus']`; resolves with what it printed.
+     */
+    async cli(args) {
+      const run = spawn(serverBin, args, { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      run.stdout.on('data', (chunk) => (output += chunk));
+      run.stderr.on('data', (chunk) => (output += chunk));
+      const code = await new Promise((r) => run.once('exit', r));
+      if (code !== 0) throw new Error(`chat-server ${args.join(' ')} exited with ${code}:\n${stripAnsi(output)}`);
+      return stripAnsi(output);
     },
     async stop() {
       child.kill('SIGTERM');
