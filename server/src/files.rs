@@ -391,11 +391,14 @@ pub async fn sweep_once(state: &AppState, unsent: Duration, full: bool) -> anyho
         .await?;
     let stale = documents::STALE_AFTER.as_millis() as i64;
     let failed = state.db.fail_stale_documents(now - stale).await?;
-    if failed > 0 {
+    if !failed.is_empty() {
         tracing::warn!(
-            failed,
+            failed = failed.len(),
             "documents whose processing stopped with its instance were marked failed"
         );
+    }
+    for file in &failed {
+        documents::tell(state, file);
     }
     let mut gone = state.db.files_marked_gone(SWEEP_BATCH).await?;
     if full && (gone.len() as i64) < SWEEP_BATCH {

@@ -211,7 +211,8 @@ impl Db {
     }
 
     /// Stores a document's pieces and marks it ready, in one transaction; `false` when
-    /// it is no longer being processed (deleted meanwhile, or failed as stale).
+    /// it is no longer being processed (deleted meanwhile, or failed as stale): then no
+    /// piece is written that the sweep, which deletes a gone file's pieces, could miss.
     pub async fn finish_document(
         &self,
         id: &str,
@@ -219,15 +220,16 @@ impl Db {
         embedding_model: Option<String>,
     ) -> sqlx::Result<bool> {
         let id = id.to_owned();
+        let mark = format!(
+            "UPDATE files SET status = 'ready', progress = 100, embedding_model = $2 \
+             WHERE id = $1 AND status = 'processing' AND {NOT_GONE}"
+        );
         let done = on_writer!(self, conn => {
-            let marked = sqlx::query(
-                "UPDATE files SET status = 'ready', progress = 100, embedding_model = $2 \
-                 WHERE id = $1 AND status = 'processing'",
-            )
-            .bind(&id)
-            .bind(&embedding_model)
-            .execute(&mut *conn)
-            .await?;
+            let marked = sqlx::query(&mark)
+                .bind(&id)
+                .bind(&embedding_model)
+                .execute(&mut *conn)
+                .await?;
             if marked.rows_affected() != 1 {
                 // Nothing of this write stays.
                 return Err(sqlx::Error::RowNotFound);
@@ -257,11 +259,17 @@ impl Db {
         on_pool!(self, pool => sqlx::query(sql).bind(id).execute(pool).await.map(drop))
     }
 
-    /// Fails documents still processing since before `before`: the instance that
-    /// processed them stopped.
-    pub async fn fail_stale_documents(&self, before: i64) -> sqlx::Result<u64> {
-        let sql = "UPDATE files SET status = 'failed' WHERE status = 'processing' AND created_at < $1";
-        on_pool!(self, pool => sqlx::query(sql).bind(before).execute(pool).await.map(|r| r.rows_affected()))
+    /// Fails documents still processing since before `before` (the instance that
+    /// processed them stopped), and answers them as they now are.
+    pub async fn fail_stale_documents(&self, before: i64) -> sqlx::Result<Vec<FileRow>> {
+        let sql = format!("SELECT {FILE_COLUMNS} FROM files WHERE status = 'processing' AND created_at < $1");
+        let mut stale: Vec<FileRow> =
+            on_pool!(self, pool => sqlx::query_as(&sql).bind(before).fetch_all(pool).await)?;
+        for file in &mut stale {
+            self.fail_document(&file.id).await?;
+            file.status = "failed".into();
+        }
+        Ok(stale)
     }
 
     /// The pieces of `file_ids`, at most `limit`, in reading order per file.

@@ -92,15 +92,6 @@ pub enum Opened {
     Text(String),
 }
 
-impl std::fmt::Debug for Opened {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Opened::Pdf(doc) => write!(f, "Opened::Pdf({} pages)", doc.get_pages().len()),
-            Opened::Text(text) => write!(f, "Opened::Text({} bytes)", text.len()),
-        }
-    }
-}
-
 impl Opened {
     /// A PDF's page count; `None` for formats without pages.
     pub fn page_count(&self) -> Option<u32> {

@@ -131,7 +131,8 @@ pub fn process_later(
     });
 }
 
-fn tell(state: &AppState, file: &FileRow) {
+/// Tells every tab of the file's owner how the file now is (`file.updated`).
+pub fn tell(state: &AppState, file: &FileRow) {
     let frame = ServerFrame::FileUpdated {
         file: attachment_view(file),
     };

@@ -21,6 +21,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route("", web::post().to(upload))
             .route("/{id}", web::get().to(content))
             .route("/{id}/thumbnail", web::get().to(thumbnail))
+            .route("/{id}/info", web::get().to(info))
             .route("/{id}", web::delete().to(delete)),
     );
 }
@@ -39,6 +40,12 @@ async fn upload(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpR
 
 async fn owned(state: &AppState, user: &AuthUser, id: &str) -> Result<FileRow> {
     Ok(state.db.file(user.id(), id).await?.ok_or(ErrorCode::NotFound)?)
+}
+
+/// The file object: how a tab that missed `file.updated` frames learns a document's state.
+async fn info(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    let file = owned(&state, &user, &id).await?;
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": attachment_view(&file) })))
 }
 
 async fn content(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {

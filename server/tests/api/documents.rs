@@ -62,6 +62,46 @@ fn pdf(pages: &[&str]) -> Vec<u8> {
     pdf.finish()
 }
 
+/// A PDF whose first page's content inflates to `inflated_mb` MB of text that also
+/// names a harbour code (compressed, it is a few kilobytes), and whose second page is
+/// [`FACT`].
+fn pdf_bomb(inflated_mb: usize) -> Vec<u8> {
+    let mut pdf = Pdf::new();
+    let (catalog, tree, font) = (Ref::new(1), Ref::new(2), Ref::new(3));
+    pdf.catalog(catalog).pages(tree);
+    let ids = [Ref::new(10), Ref::new(12)];
+    pdf.pages(tree).kids(ids).count(2);
+    let line = "(The secret harbour code is BOMB-1.) Tj ";
+    let mut bomb = String::from("BT /F1 12 Tf 72 720 Td ");
+    bomb.push_str(&line.repeat(inflated_mb * 1024 * 1024 / line.len()));
+    bomb.push_str("ET");
+    let mut honest = Content::new();
+    honest.begin_text();
+    honest.set_font(Name(b"F1"), 12.0);
+    honest.next_line(72.0, 720.0);
+    honest.show(Str(FACT.as_bytes()));
+    honest.end_text();
+    let contents = [
+        miniz_oxide::deflate::compress_to_vec_zlib(bomb.as_bytes(), 6),
+        honest.finish().to_vec(),
+    ];
+    for (i, content) in contents.iter().enumerate() {
+        let content_id = Ref::new(11 + 2 * i as i32);
+        let mut page = pdf.page(ids[i]);
+        page.media_box(Rect::new(0.0, 0.0, 595.0, 842.0));
+        page.parent(tree);
+        page.contents(content_id);
+        page.resources().fonts().pair(Name(b"F1"), font);
+        page.finish();
+        let mut stream = pdf.stream(content_id, content);
+        if i == 0 {
+            stream.filter(pdf_writer::Filter::FlateDecode);
+        }
+    }
+    pdf.type1_font(font).base_font(Name(b"Helvetica"));
+    pdf.finish()
+}
+
 /// A Word document whose paragraphs are `paragraphs` (a zip with `word/document.xml`).
 fn docx(paragraphs: &[&str]) -> Vec<u8> {
     let mut body = String::new();
@@ -382,11 +422,6 @@ async fn documents_that_cannot_be_taken_are_refused_and_nothing_is_stored() {
         body["message"],
         json!("The file could not be read: it is damaged, password-protected or holds no text")
     );
-    // Base takes documents up to 20 MB.
-    let big = vec![b'a'; 20 * 1024 * 1024 + 1];
-    let body = assert_error(upload(&app, &token, "big.txt", big).await, 413, "file_too_large").await;
-    assert_eq!(body["message"], json!("The file must be at most 20 MB"));
-
     assert_eq!(app.state.db.stored_bytes(&ann.id).await.unwrap(), 0);
     let dir = app.data_dir.path().join("files").join(&ann.id);
     assert_eq!(std::fs::read_dir(&dir).map_or(0, |d| d.count()), 0);
@@ -403,6 +438,69 @@ async fn documents_that_cannot_be_taken_are_refused_and_nothing_is_stored() {
     assert_eq!(stored.status, "failed");
     tab.send(send_with("scan", None, "x", &[&scan])).await;
     assert_eq!(next_of(&mut tab, "error").await["code"], json!("file_unreadable"));
+}
+
+#[actix_web::test]
+async fn decompression_bombs_are_stopped_a_pdf_page_skipped_a_docx_refused() {
+    let app = spawn_app_with(|s| s.model.demo_reply_tokens = 3).await;
+    let (ann, mut tab) = paid_user(&app).await;
+
+    // A page that inflates past 16 MB is skipped; the rest of the PDF is read.
+    let file = uploaded(&app, &ann, "bomb.pdf", pdf_bomb(20)).await;
+    assert!(file["size"].as_u64().unwrap() < 200_000, "{file}");
+    assert_eq!(
+        processed(&mut tab, &file).await.pop().unwrap()["status"],
+        json!("ready")
+    );
+    tab.send(send_with("b1", None, QUESTION, &[&file])).await;
+    let done = answer(&mut tab).await;
+    assert_eq!(
+        done["message"]["sources"],
+        json!([{ "fileId": file["_id"], "name": "bomb.pdf", "page": 2 }])
+    );
+    assert!(done["message"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("LIGHTHOUSE-42"));
+
+    // A DOCX whose text part inflates past 64 MB is refused before it is inflated.
+    let huge = format!(
+        "<w:document><w:body><w:p><w:r><w:t>{}</w:t></w:r></w:p></w:body></w:document>",
+        "a".repeat(65 * 1024 * 1024)
+    );
+    let bomb = zip_of(&[("word/document.xml", &huge)]);
+    assert!(bomb.len() < 1024 * 1024, "{} bytes", bomb.len());
+    assert_error(
+        upload(&app, &ann.token, "bomb.docx", bomb).await,
+        422,
+        "file_unreadable",
+    )
+    .await;
+}
+
+#[actix_web::test]
+async fn every_paid_plan_takes_documents_up_to_its_own_size() {
+    let app = spawn_app_with(|_| {}).await;
+    let ann = app.register_ann().await;
+    for (plan, max) in [("base", 20), ("plus", 20), ("pro", 50)] {
+        app.set_plan(&ann.id, plan).await;
+        let body = vec![b'a'; max * 1024 * 1024 + 1];
+        let refused = assert_error(
+            upload(&app, &ann.token, "big.txt", body).await,
+            413,
+            "file_too_large",
+        )
+        .await;
+        assert_eq!(
+            refused["message"],
+            json!(format!("The file must be at most {max} MB")),
+            "{plan}"
+        );
+        let mut fits = vec![b'a'; max * 1024 * 1024];
+        fits[0] = b'x';
+        let response = upload(&app, &ann.token, "fits.txt", fits).await;
+        assert_eq!(response.status(), 201, "{plan}");
+    }
 }
 
 #[actix_web::test]
@@ -432,8 +530,21 @@ async fn a_send_with_documents_it_may_not_send_is_refused_and_counts_nothing() {
         json!("ready")
     );
 
-    // Another user's document is not found.
+    // Another user's document is not found, over REST or in a send.
     let bobs = uploaded(&app, &bob, "bob.txt", b"Bob's own notes".to_vec()).await;
+    let bob_id = bobs["_id"].as_str().unwrap();
+    for path in [
+        format!("/api/files/{bob_id}"),
+        format!("/api/files/{bob_id}/info"),
+    ] {
+        assert_error(app.get_auth(&path, &ann.token).await, 404, "not_found").await;
+    }
+    let own = assert_ok(
+        app.get_auth(&format!("/api/files/{bob_id}/info"), &bob.token)
+            .await,
+    )
+    .await;
+    assert_eq!(own["data"]["name"], json!("bob.txt"));
     tab.send(send_with("p2", None, "x", &[&bobs])).await;
     assert_eq!(next_of(&mut tab, "error").await["code"], json!("not_found"));
 
@@ -669,6 +780,14 @@ async fn a_documents_pieces_leave_with_its_conversation_and_a_stalled_one_fails(
             .status,
         "failed"
     );
+    // Every tab hears it, and a tab that did not reads it.
+    let told = next_of(&mut tab, "file.updated").await;
+    assert_eq!(
+        (told["file"]["_id"].clone(), told["file"]["status"].clone()),
+        (json!("stalled"), json!("failed"))
+    );
+    let info = assert_ok(app.get_auth("/api/files/stalled/info", &ann.token).await).await;
+    assert_eq!(info["data"]["status"], json!("failed"));
     tab.send(send_with("s2", None, "x", &[&json!({"_id": "stalled"})]))
         .await;
     assert_eq!(next_of(&mut tab, "error").await["code"], json!("file_unreadable"));

@@ -268,7 +268,7 @@ async fn uploads_are_judged_by_content_and_the_plan_and_a_refusal_stores_nothing
     .await;
     assert_eq!(
         body["message"],
-        json!("Ez a fájltípus nem támogatott: JPEG, PNG vagy WebP képet csatoljon")
+        json!("Ez a fájltípus nem támogatott: JPEG, PNG vagy WebP képet, illetve PDF, DOCX, TXT, Markdown vagy CSV dokumentumot csatoljon")
     );
     let body = assert_error(
         upload(&app, token, "notes.txt", b"plain notes".to_vec()).await,
