@@ -119,6 +119,11 @@ export const chatApi = {
     const answer = await api.post<{ success: true; data: StoredFile }>('/files', body, signal ? { signal } : undefined);
     return { ...answer, data: normalizeFile(answer.data) };
   },
+  /** `GET /api/files/{id}/info`: the file as it now is; 404 `not_found` once it is gone. */
+  getFileInfo: async (id: string) => {
+    const answer = await api.get<{ success: true; data: StoredFile }>(`/files/${encodeURIComponent(id)}/info`);
+    return { ...answer, data: normalizeFile(answer.data) };
+  },
   /** Only a file not sent yet can be removed (`file_in_use` after). */
   deleteFile: (id: string) => api.delete<{ success: true }>(`/files/${encodeURIComponent(id)}`),
   getSubscription: () => api.get<unknown>('/subscription'),

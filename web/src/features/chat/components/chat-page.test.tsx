@@ -401,6 +401,29 @@ describe('the chat page', () => {
     expect(within(screen.getByTestId('message-sources')).getByRole('link').getAttribute('href')).toBe('/api/files/d1');
   });
 
+  it('asks for a document still being read when the socket is ready again (its end may have been missed)', async () => {
+    plan = withDocuments(basePlan);
+    const before = fetchMock.getMockImplementation()!;
+    fetchMock.mockImplementation((input, init) =>
+      urlOf(input) === '/api/files/d1/info'
+        ? Promise.resolve(jsonResponse(200, { success: true, data: storedDocument({ name: 'notes.md', status: 'ready', progress: 100 }) }))
+        : before(input, init),
+    );
+    renderAt('/chat');
+    await vi.waitFor(() => expect(screen.getByTestId('attach-button').getAttribute('data-gate')).toBe('menu'));
+    fireEvent.change(screen.getByTestId('attach-document-input'), { target: { files: [new File(['# Notes'], 'notes.md')] } });
+    const chip = screen.getByTestId('attachment-preview');
+    await vi.waitFor(() => expect(chip.getAttribute('data-status')).toBe('processing'));
+    fireEvent.change(screen.getByTestId('composer-input'), { target: { value: 'Summarize it' } });
+    expect(screen.getByTestId<HTMLButtonElement>('send-button').disabled).toBe(true);
+
+    // A session's first `ready` follows the page's own loads; a later one is a reconnect.
+    serverFrame('ready', {});
+    serverFrame('ready', {});
+    await vi.waitFor(() => expect(chip.getAttribute('data-status')).toBe('ready'));
+    expect(screen.getByTestId<HTMLButtonElement>('send-button').disabled).toBe(false);
+  });
+
   it('takes a document dropped on the conversation when the plan does, else shows the premium message', async () => {
     plan = withDocuments(freePlan);
     renderAt('/chat');

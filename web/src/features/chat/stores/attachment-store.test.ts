@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
 import { jsonResponse } from '@/test/fixtures';
 import type { ImageIo } from '../lib/image-prep';
+import type { StoredFile } from '@/types/api';
 import { storedDocument, storedFile } from '../test/fixtures';
 import { isBusy, sendable, setImageIo, useAttachmentStore, type AttachmentLimits } from './attachment-store';
 
@@ -340,6 +341,85 @@ describe('the composer’s documents', () => {
     store().add('k', [doc()], PLUS);
     await vi.waitFor(() => expect(items()[0]!.status).toBe('error'));
     expect(items()[0]!.error).toEqual({ kind: 'upload', message: 'Document upload is a premium feature' });
+  });
+
+  describe('after a reconnect', () => {
+    /** GET /api/files/{id}/info answers by `answer`; everything else as before. */
+    function serveInfo(answer: (id: string) => Response | Promise<Response>) {
+      const before = fetchMock.getMockImplementation()!;
+      fetchMock.mockImplementation((input, init) => {
+        const info = /^\/api\/files\/([^/]+)\/info$/.exec(input as string);
+        return info && init?.method === 'GET' ? Promise.resolve(answer(info[1]!)) : before(input, init);
+      });
+    }
+    const infoOf = (file: StoredFile) => jsonResponse(200, { success: true, data: file });
+
+    it('ask once for each uploaded document still being read, in every composer, and take its state', async () => {
+      // Images are answered as images, documents by their names (d1, d2, …); slow.pdf is never answered.
+      serveUploads((name) =>
+        name === 'slow.pdf'
+          ? new Promise<Response>(() => undefined)
+          : jsonResponse(201, {
+              success: true,
+              data: name.endsWith('.png') ? storedFile({ _id: 'img', name }) : storedDocument({ _id: name.replace(/\.\w+$/, ''), name }),
+            }),
+      );
+      store().add('k', [png('a.png'), doc('d1.pdf'), doc('d2.pdf'), doc('slow.pdf')], PLUS);
+      store().add('other', [doc('d3.pdf')], PLUS);
+      await vi.waitFor(() => expect(items().map((i) => i.status)).toEqual(['ready', 'processing', 'processing', 'uploading']));
+      await vi.waitFor(() => expect(items('other')[0]!.status).toBe('processing'));
+      frame({ _id: 'd2', status: 'ready', progress: 100 });
+      serveInfo((id) =>
+        infoOf(id === 'd1' ? storedDocument({ _id: 'd1', status: 'ready', progress: 100, pages: 3 }) : storedDocument({ _id: id, progress: 70 })),
+      );
+
+      await store().refreshProcessing();
+      // Not the image, nor the document already read, nor the one still going up.
+      expect(calls('GET')).toEqual(['/api/files/d1/info', '/api/files/d3/info']);
+      expect(items().map((i) => i.status)).toEqual(['ready', 'ready', 'ready', 'uploading']);
+      expect(items()[1]!.file).toMatchObject({ _id: 'd1', pages: 3 });
+      expect(sendable(items()).map((a) => a.file._id)).toEqual(['img', 'd1', 'd2']);
+      expect(items('other')[0]).toMatchObject({ status: 'processing', file: { progress: 70 } });
+    });
+
+    it('keep a frame further along than the answer', async () => {
+      serveDocuments();
+      store().add('k', [doc()], PLUS);
+      await vi.waitFor(() => expect(items()[0]!.status).toBe('processing'));
+      let answer!: () => void;
+      serveInfo(() => new Promise<Response>((resolve) => (answer = () => resolve(infoOf(storedDocument({ progress: 60 }))))));
+      const refreshed = store().refreshProcessing();
+      await vi.waitFor(() => expect(calls('GET')).toHaveLength(1));
+      frame({ status: 'ready', progress: 100 });
+      answer();
+      await refreshed;
+      expect(items()[0]).toMatchObject({ status: 'ready', file: { status: 'ready', progress: 100 } });
+    });
+
+    it('say "The document could not be read" of one that is gone (404), which can then be removed', async () => {
+      serveDocuments();
+      store().add('k', [doc()], PLUS);
+      await vi.waitFor(() => expect(items()[0]!.status).toBe('processing'));
+      serveInfo(() => jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' }));
+      await store().refreshProcessing();
+      expect(items()[0]).toMatchObject({ status: 'error', error: { kind: 'unreadable' }, file: { status: 'failed' } });
+      expect(isBusy(items()[0]!)).toBe(false);
+      expect(sendable(items())).toEqual([]);
+      store().remove('k', items()[0]!.localId);
+      expect(items()).toEqual([]);
+    });
+
+    it('leave a document as it is when the server cannot answer, and ask for nothing when none is being read', async () => {
+      await store().refreshProcessing();
+      expect(fetchMock).not.toHaveBeenCalled();
+
+      serveDocuments();
+      store().add('k', [doc()], PLUS);
+      await vi.waitFor(() => expect(items()[0]!.status).toBe('processing'));
+      serveInfo(() => jsonResponse(503, { success: false, code: 'service_unavailable', message: 'Unavailable' }));
+      await store().refreshProcessing();
+      expect(items()[0]).toMatchObject({ status: 'processing', error: null });
+    });
   });
 
   it('come back as they were when a send is refused', async () => {

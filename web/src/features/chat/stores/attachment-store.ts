@@ -3,8 +3,9 @@
  * from the pick to the send. Each picked image is prepared (lib/image-prep.ts) and
  * uploaded at once (`POST /api/files`), so that sending only names the uploaded ids; its
  * preview shows the state meanwhile. A document goes up as it was picked, then the server
- * reads it (`processing`) and tells its progress and end in `file.updated` frames; it can
- * be sent once it is ready. A send hands the uploaded ones over to the pending message
+ * reads it (`processing`) and tells its progress and end in `file.updated` frames (after a
+ * reconnect, which may have missed some, its state is asked for once); it can be sent once
+ * it is ready. A send hands the uploaded ones over to the pending message
  * (their previews show there until the server's message arrives); a refused send gives
  * them back.
  */
@@ -86,6 +87,11 @@ export interface AttachmentState {
   add: (key: string, files: readonly File[], limits: AttachmentLimits) => void;
   /** A `file.updated` frame: a document's progress or end, for whichever composer holds it. */
   onFileUpdated: (file: unknown) => void;
+  /**
+   * After a reconnect: asks the server once for each uploaded document still being read
+   * (frames missed meanwhile are not replayed); one that is gone (404) fails.
+   */
+  refreshProcessing: () => Promise<void>;
   /** Drops one: stops its upload, and deletes the uploaded file (best effort). */
   remove: (key: string, localId: string) => void;
   dismissRefusal: (key: string) => void;
@@ -209,6 +215,24 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
     }));
   };
 
+  /**
+   * A copy of an uploaded file from the server (a frame, or its info): the composer item
+   * holding it keeps the copy further along. False when no composer holds it.
+   */
+  const merge = (update: StoredFile): boolean => {
+    const key = Object.keys(get().items).find((k) => get().items[k]!.some((item) => item.file?._id === update._id));
+    if (!key) return false;
+    const current = get().items[key]!;
+    const next = current.map((item) => {
+      if (item.file?._id !== update._id) return item;
+      const file = newerFile(item.file, update);
+      return file === item.file ? item : { ...item, ...fileState(file) };
+    });
+    // A late progress after the end changes nothing: no render.
+    if (next.some((item, index) => item !== current[index])) set((state) => ({ items: { ...state.items, [key]: next } }));
+    return true;
+  };
+
   /** A document goes up as it is; the server reads it afterwards. */
   const runDocument = async (localId: string, file: File, maxMb: number) => {
     // No use sending megabytes the server would stop reading at the plan's limit.
@@ -327,20 +351,31 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
 
     onFileUpdated: (value) => {
       const update = fileFromFrame(value);
-      if (!update) return;
-      const key = Object.keys(get().items).find((k) => get().items[k]!.some((item) => item.file?._id === update._id));
-      if (!key) {
-        rememberUpdate(update);
-        return;
-      }
-      const current = get().items[key]!;
-      const next = current.map((item) => {
-        if (item.file?._id !== update._id) return item;
-        const file = newerFile(item.file, update);
-        return file === item.file ? item : { ...item, ...fileState(file) };
-      });
-      // A late progress after the end changes nothing: no render.
-      if (next.some((item, index) => item !== current[index])) set((state) => ({ items: { ...state.items, [key]: next } }));
+      if (update && !merge(update)) rememberUpdate(update);
+    },
+
+    refreshProcessing: async () => {
+      // Frames are not replayed after a reconnect (docs/protocol.md `file.updated`): a
+      // document whose end was announced while this tab was away would stay `processing`
+      // for good, and hold the send with it. So each one is asked for once, here; never polled.
+      const ids = Object.values(get().items)
+        .flat()
+        .flatMap((item) => (item.kind === 'document' && item.status === 'processing' && item.file ? [item.file._id] : []));
+      await Promise.all(
+        ids.map(async (id) => {
+          try {
+            merge((await chatApi.getFileInfo(id)).data);
+          } catch (error) {
+            // Gone (deleted, or swept unsent): it can no longer be sent, the user removes it.
+            // Any other failure leaves it as it is, until a frame or the next reconnect.
+            if (!isApiError(error) || error.status !== 404) return;
+            const held = Object.values(get().items)
+              .flat()
+              .find((item) => item.file?._id === id)?.file;
+            if (held) merge({ ...held, status: 'failed' });
+          }
+        }),
+      );
     },
 
     remove: (key, localId) => {

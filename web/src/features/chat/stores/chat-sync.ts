@@ -32,6 +32,8 @@ export function startChatSync(): void {
     // subscription.updated may have been missed while disconnected.
     if (plan().planStatus !== 'idle') void plan().loadPlan();
     chat().onReady();
+    // file.updated may have been missed too: documents still being read are asked for.
+    void useAttachmentStore.getState().refreshProcessing();
   });
   chatSocket.on('conversation.created', (frame) => chat().onConversationCreated(frame));
   chatSocket.on('conversation.updated', (frame) => chat().onConversationUpdated(frame));
