@@ -7,7 +7,7 @@
 //! marked ones (an index), and a full pass now and then finds any whose owner went
 //! another way.
 
-use super::{on_pool, on_writer, Db};
+use super::{on_pool, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct FileRow {
@@ -210,47 +210,49 @@ impl Db {
         on_pool!(self, pool => sqlx::query(sql).bind(id).bind(progress).execute(pool).await.map(drop))
     }
 
-    /// Stores a document's pieces and marks it ready, in one transaction; `false` when
-    /// it is no longer being processed (deleted meanwhile, or failed as stale): then no
-    /// piece is written that the sweep, which deletes a gone file's pieces, could miss.
-    pub async fn finish_document(
-        &self,
-        id: &str,
-        chunks: Vec<ChunkRow>,
-        embedding_model: Option<String>,
-    ) -> sqlx::Result<bool> {
-        let id = id.to_owned();
-        let mark = format!(
+    /// Stores a document's pieces, many rows a statement, on the pool: a large document
+    /// never holds the writer that sends commit through.
+    pub async fn insert_chunks(&self, chunks: &[ChunkRow]) -> sqlx::Result<()> {
+        const ROWS: usize = 100;
+        for batch in chunks.chunks(ROWS) {
+            let values: Vec<String> = (0..batch.len())
+                .map(|i| format!("({})", placeholders(i * 5 + 1, 5)))
+                .collect();
+            let sql = format!(
+                "INSERT INTO file_chunks (file_id, seq, page, text, embedding) VALUES {}",
+                values.join(", ")
+            );
+            on_pool!(self, pool => {
+                let mut query = sqlx::query(&sql);
+                for c in batch {
+                    query = query.bind(&c.file_id).bind(c.seq).bind(c.page).bind(&c.text).bind(&c.embedding);
+                }
+                query.execute(pool).await.map(drop)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Marks a document whose pieces are stored ready; `false` when it is no longer
+    /// being processed (deleted meanwhile, or failed as stale).
+    pub async fn finish_document(&self, id: &str, embedding_model: Option<&str>) -> sqlx::Result<bool> {
+        let sql = format!(
             "UPDATE files SET status = 'ready', progress = 100, embedding_model = $2 \
              WHERE id = $1 AND status = 'processing' AND {NOT_GONE}"
         );
-        let done = on_writer!(self, conn => {
-            let marked = sqlx::query(&mark)
-                .bind(&id)
-                .bind(&embedding_model)
-                .execute(&mut *conn)
-                .await?;
-            if marked.rows_affected() != 1 {
-                // Nothing of this write stays.
-                return Err(sqlx::Error::RowNotFound);
-            }
-            for c in &chunks {
-                sqlx::query("INSERT INTO file_chunks (file_id, seq, page, text, embedding) VALUES ($1, $2, $3, $4, $5)")
-                    .bind(&c.file_id)
-                    .bind(c.seq)
-                    .bind(c.page)
-                    .bind(&c.text)
-                    .bind(&c.embedding)
-                    .execute(&mut *conn)
-                    .await?;
-            }
-            Ok(0)
-        });
-        match done {
-            Ok(_) => Ok(true),
-            Err(sqlx::Error::RowNotFound) => Ok(false),
-            Err(e) => Err(e),
-        }
+        let done = on_pool!(self, pool => sqlx::query(&sql)
+            .bind(id)
+            .bind(embedding_model)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
+    /// Deletes a document's pieces (one deleted while it was processed).
+    pub async fn delete_chunks(&self, file_id: &str) -> sqlx::Result<()> {
+        let sql = "DELETE FROM file_chunks WHERE file_id = $1";
+        on_pool!(self, pool => sqlx::query(sql).bind(file_id).execute(pool).await.map(drop))
     }
 
     /// Marks a document that could not be processed as failed.

@@ -226,9 +226,15 @@ async fn process(
             embedding: vectors.next().map(|v| chunks::to_blob(&v)),
         })
         .collect();
-    let model = embedded.then(|| embedding_model.to_owned());
-    file.embedding_model = model.clone();
-    Ok(state.db.finish_document(&file.id, rows, model).await?)
+    let model = embedded.then_some(embedding_model);
+    state.db.insert_chunks(&rows).await?;
+    if !state.db.finish_document(&file.id, model).await? {
+        // Deleted meanwhile: the sweep may have taken its row before these pieces came.
+        state.db.delete_chunks(&file.id).await?;
+        return Ok(false);
+    }
+    file.embedding_model = model.map(str::to_owned);
+    Ok(true)
 }
 
 /// What a question learns from its conversation's documents.
