@@ -294,7 +294,11 @@ pub async fn upload(
     };
     // The row first: objects written after it are never without one. An upload whose
     // objects fail to be written is marked gone, and the sweep takes what was written.
-    state.db.insert_file(&file).await?;
+    // The storage limit is checked again as the row goes in: another upload may have
+    // taken the room since `stored` was read.
+    if !state.db.insert_file_within(&file, storage as i64).await? {
+        return Err(full());
+    }
     let stored = async {
         for (thumbnail, object) in prepared.objects {
             state.files.put(&file, thumbnail, object).await?;

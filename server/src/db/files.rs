@@ -7,7 +7,7 @@
 //! marked ones (an index), and a full pass now and then finds any whose owner went
 //! another way.
 
-use super::{on_pool, Db};
+use super::{on_pool, on_writer, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct FileRow {
@@ -86,6 +86,45 @@ impl Db {
             .execute(pool)
             .await
             .map(drop))
+    }
+
+    /// Inserts `f` unless it and the bytes its user keeps would pass `limit`; `false`
+    /// then. One write, so two uploads at once cannot both pass the limit: Postgres locks
+    /// the user's row for it, SQLite has one writer.
+    pub async fn insert_file_within(&self, f: &FileRow, limit: i64) -> sqlx::Result<bool> {
+        let lock = matches!(self, Db::Postgres(_)).then_some("SELECT id FROM users WHERE id = $1 FOR UPDATE");
+        let insert = format!(
+            "INSERT INTO files ({FILE_COLUMNS}) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 \
+             WHERE (SELECT COALESCE(SUM(size), 0) FROM files WHERE user_id = $2 AND {NOT_GONE}) + $8 <= $16"
+        );
+        let f = f.clone();
+        let inserted = on_writer!(self, conn => {
+            if let Some(lock) = lock {
+                sqlx::query(lock).bind(&f.user_id).execute(&mut *conn).await?;
+            }
+            sqlx::query(&insert)
+                .bind(&f.id)
+                .bind(&f.user_id)
+                .bind(&f.conversation_id)
+                .bind(&f.message_id)
+                .bind(&f.kind)
+                .bind(&f.name)
+                .bind(&f.mime)
+                .bind(f.size)
+                .bind(f.width)
+                .bind(f.height)
+                .bind(f.created_at)
+                .bind(&f.status)
+                .bind(f.progress)
+                .bind(f.pages)
+                .bind(&f.embedding_model)
+                .bind(limit)
+                .execute(&mut *conn)
+                .await
+                .map(|r| r.rows_affected())
+        })?;
+        Ok(inserted == 1)
     }
 
     /// The user's file, unless it is deleted; another user's is `None`, like a missing one.

@@ -680,6 +680,81 @@ async fn with_a_bucket_set_attachments_live_in_s3_and_leave_it_with_their_conver
     panic!("left in the bucket: {:?}", bucket_keys(&base, &bucket).await);
 }
 
+/// A photo-like picture (noise, no transparency): it stays large once re-encoded, and
+/// decoding it takes a while.
+fn noisy_photo(width: u32, height: u32) -> Vec<u8> {
+    let mut seed = 0x2545_f491_u32;
+    let img = image::RgbImage::from_fn(width, height, |_, _| {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let [r, g, b, _] = seed.to_le_bytes();
+        image::Rgb([r, g, b])
+    });
+    let mut out = Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+#[actix_web::test]
+async fn two_uploads_at_once_cannot_both_take_the_last_room() {
+    let app = spawn_app_with(|_| {}).await;
+    let ann = app.register_ann().await;
+    let photo = noisy_photo(1200, 1000);
+    // Its stored size, learnt from one upload deleted at once.
+    let once = upload(&app, &ann.token, "photo.png", photo.clone()).await;
+    let once: Value = once.json().await.unwrap();
+    let size = once["data"]["size"].as_i64().expect("uploaded");
+    let deleted = app
+        .client
+        .delete(app.url(&format!("/api/files/{}", once["data"]["_id"].as_str().unwrap())))
+        .bearer_auth(&ann.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    // What the account keeps leaves room for one more photo, not two.
+    let storage = app
+        .state
+        .catalogue
+        .plan(chat_server::plans::PlanType::Free)
+        .files
+        .storage_mb as i64
+        * 1024
+        * 1024;
+    let kept = chat_server::db::files::FileRow {
+        id: "kept".into(),
+        user_id: ann.id.clone(),
+        conversation_id: None,
+        message_id: None,
+        kind: "image".into(),
+        name: "kept.png".into(),
+        mime: "image/png".into(),
+        size: storage - size - size / 2,
+        width: Some(1),
+        height: Some(1),
+        created_at: app.clock_now(),
+        status: "ready".into(),
+        progress: 100,
+        pages: None,
+        embedding_model: None,
+    };
+    app.state.db.insert_file(&kept).await.unwrap();
+    // Both read what is stored before either is decoded, so only the second look, as
+    // the row goes in, can refuse one of them.
+    let (first, second) = futures_util::join!(
+        upload(&app, &ann.token, "one.png", photo.clone()),
+        upload(&app, &ann.token, "two.png", photo),
+    );
+    let mut statuses = [first.status().as_u16(), second.status().as_u16()];
+    statuses.sort();
+    assert_eq!(statuses, [201, 413]);
+    assert_eq!(
+        app.state.db.stored_bytes(&ann.id).await.unwrap(),
+        storage - size / 2
+    );
+}
+
 #[actix_web::test]
 async fn an_upload_finding_every_decode_slot_taken_is_told_to_retry_and_stores_nothing() {
     let app = spawn_app_with(|s| s.uploads.image_decodes = 1).await;
