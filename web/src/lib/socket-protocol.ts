@@ -15,6 +15,7 @@ import type {
 
 export type RevokeReason = 'password_changed' | 'password_reset' | 'account_deleted' | 'token_invalid';
 export type FinishReason = 'stop' | 'cancelled' | 'error';
+export type SearchStage = 'searching' | 'reading' | 'reflecting' | 'writing';
 
 /** Frames the server sends. */
 export interface ServerFrames {
@@ -44,6 +45,24 @@ export interface ServerFrames {
    * this tab did not upload, and possibly before the upload's own answer).
    */
   'file.updated': { file: StoredFile };
+  /**
+   * A step of the web search (or deep search) that prepares an answer, sent to every tab
+   * of the user before and between the answer's text. Never stored, not replayed on
+   * reconnect; it may come before the answer's `message.created`.
+   */
+  'search.progress': {
+    conversationId: string;
+    messageId: string;
+    stage: SearchStage;
+    /** Only on `searching`: what is searched for. */
+    queries?: string[];
+    /** Only on `reading`: how many pages are read. */
+    pages?: number;
+    round: number;
+    rounds: number;
+    /** A deep search (its steps are listed, not only the latest). */
+    deep: boolean;
+  };
   error: {
     clientId?: string;
     code: string;
@@ -64,6 +83,8 @@ export interface ClientFrames {
     content: string;
     model?: string | null;
     webSearch?: boolean;
+    /** Several rounds of searching and reading ending in a report with sources; sent with `webSearch: true`. */
+    deepSearch?: boolean;
     /**
      * Ids of files uploaded with `POST /api/files`: at most the plan's
      * `maxImagesPerMessage` images and 10 documents, every document ready.

@@ -127,12 +127,26 @@ export interface StoredFile {
 }
 
 /** A document passage an answer drew on (`message.sources`). */
-export interface MessageSource {
+export interface DocumentSource {
   fileId: string;
   name: string;
   /** The PDF page the passage starts on; null for formats without pages. */
   page: number | null;
 }
+
+/** A web page a web search found and the answer drew on (`message.sources`). */
+export interface WebSource {
+  url: string;
+  title: string;
+  /** The page's site (its host), as the server names it. */
+  site: string;
+}
+
+/**
+ * What an answer drew on. Its place in `message.sources` is its citation number: the
+ * answer's text cites the first as `[1]`.
+ */
+export type MessageSource = DocumentSource | WebSource;
 
 export interface Message {
   _id: string;
@@ -145,6 +159,6 @@ export interface Message {
   createdAt: string;
   /** The images and documents sent with a user message; `[]` when none. */
   attachments: StoredFile[];
-  /** The documents an answer drew on; `[]` (or missing, from older servers) when none. */
+  /** The documents and web pages an answer drew on; `[]` (or missing, from older servers) when none. */
   sources?: MessageSource[];
 }

@@ -28,11 +28,18 @@ export interface ChatPlan {
   };
   chatModels: string[];
   models: { baseChatModel: string; webSearchModel?: string };
-  /** Whether the server implements a feature yet (the same for every plan). */
+  /**
+   * Whether the server implements a feature (the same for every plan). The web searches
+   * are true when this server has a search provider configured for them.
+   */
   available: {
     imageUpload: boolean;
     documentProcessing: boolean;
+    googleWebSearch: boolean;
+    openaiWebSearch: boolean;
   };
+  /** How many web searches one deep search reserves; 0 from a server without deep search. */
+  deepSearchSearches: number;
   /** How many images one message may carry. */
   maxImagesPerMessage: number;
   /** Upload sizes in MB. */
@@ -83,7 +90,10 @@ export function planFromSubscription(subscription: unknown): ChatPlan | null {
     available: {
       imageUpload: available.imageUpload === true,
       documentProcessing: available.documentProcessing === true,
+      googleWebSearch: available.googleWebSearch === true,
+      openaiWebSearch: available.openaiWebSearch === true,
     },
+    deepSearchSearches: Math.floor(count(plan.deepSearchSearches, 0)),
     maxImagesPerMessage: Math.floor(count(plan.maxImagesPerMessage, 0)),
     fileLimits: {
       imageMaxMb: count(fileLimits.imageMaxMb, DEFAULT_FILE_LIMITS.imageMaxMb),

@@ -28,6 +28,15 @@ export const PaperclipIcon = (props: IconProps) => (
 /** The shared globe, under the name the composer's web-search toggle uses. */
 export const SearchGlobeIcon = GlobeIcon;
 
+/** Deep search: lines of a report under a magnifier. */
+export const DeepSearchIcon = (props: IconProps) => (
+  <Icon {...props}>
+    <path d="M3 5h11M3 10h6M3 15h4" />
+    <circle cx="15" cy="14" r="4.5" />
+    <path d="M18.3 17.3L22 21" />
+  </Icon>
+);
+
 export const PencilIcon = (props: IconProps) => (
   <Icon {...props}>
     <path d="M12 20h9M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4 12.5-12.5z" />

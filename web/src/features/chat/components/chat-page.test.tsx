@@ -25,6 +25,7 @@ import {
   userMessage,
   withDocuments,
   withoutImages,
+  withoutSearch,
 } from '../test/fixtures';
 import { ChatPage } from './chat-page';
 
@@ -204,6 +205,93 @@ describe('the chat page', () => {
       model: 'gpt-4.1-mini',
       webSearch: true,
     });
+  });
+
+  it('sends a deep search with web search, shows its steps as they come and the web sources at the end', async () => {
+    plan = basePlan;
+    const router = renderAt('/chat');
+    const deep = await screen.findByTestId('deep-search-toggle');
+    await vi.waitFor(() => expect(deep.getAttribute('data-gate')).toBe('available'));
+    const web = screen.getByTestId('web-search-toggle');
+    fireEvent.click(deep);
+    expect(deep.getAttribute('aria-pressed')).toBe('true');
+    expect(web.getAttribute('aria-pressed')).toBe('true');
+    expect(screen.getByTestId('deep-search-hint').textContent).toContain('Uses up to 6 web searches.');
+    // Web search off ends deep search; deep search on brings both back.
+    fireEvent.click(web);
+    expect(deep.getAttribute('aria-pressed')).toBe('false');
+    fireEvent.click(deep);
+
+    const input = screen.getByTestId('composer-input');
+    fireEvent.change(input, { target: { value: 'Write a report on the keeper' } });
+    fireEvent.keyDown(input, { key: 'Enter' });
+    const [send] = sentFrames('chat.send');
+    expect(send).toMatchObject({ content: 'Write a report on the keeper', webSearch: true, deepSearch: true });
+    const clientId = send!.clientId as string;
+    // For one send: the next one is a plain web search unless chosen again.
+    expect(screen.getByTestId('deep-search-toggle').getAttribute('aria-pressed')).toBe('false');
+    expect(screen.getByTestId('web-search-toggle').getAttribute('aria-pressed')).toBe('true');
+
+    serverFrame('conversation.created', { clientId, conversation: conversation({ _id: 'c-new', webSearch: true }) });
+    await vi.waitFor(() => expect(router.state.location.pathname).toBe('/chat/c-new'));
+    const progress = (extra: object) =>
+      serverFrame('search.progress', { conversationId: 'c-new', messageId: 'm2', round: 1, rounds: 2, deep: true, ...extra });
+    // A step can come before the answer is known here.
+    progress({ stage: 'searching', queries: ['keeper code'] });
+    serverFrame('message.created', {
+      conversationId: 'c-new',
+      clientId,
+      message: userMessage({ _id: 'm1', conversationId: 'c-new', clientId, content: 'Write a report on the keeper' }),
+    });
+    serverFrame('message.created', { conversationId: 'c-new', clientId, message: answer({ _id: 'm2', conversationId: 'c-new', clientId }) });
+    progress({ stage: 'reading', pages: 1 });
+    progress({ stage: 'reflecting' });
+    const status = within(screen.getByTestId('message-assistant')).getByRole('status');
+    expect(within(status).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
+      'Searching the web: “keeper code”',
+      'Reading 1 page',
+      'Weighing what was found (round 1 of 2)',
+    ]);
+
+    serverFrame('message.completed', {
+      conversationId: 'c-new',
+      message: answer({
+        _id: 'm2',
+        conversationId: 'c-new',
+        clientId,
+        status: 'complete',
+        content: '# The keeper\n\nThe code is LIGHTHOUSE-77 [1].',
+        sources: [{ url: 'http://127.0.0.1:9/lighthouse.html', title: 'The lighthouse page', site: '127.0.0.1' }] as never,
+      }),
+      finishReason: 'stop',
+    });
+    const bubble = screen.getByTestId('message-assistant');
+    expect(within(bubble).queryByRole('status')).toBeNull();
+    expect(within(bubble).getByTestId('message-web-source').textContent).toBe('[1] The lighthouse page — 127.0.0.1');
+    expect(bubble.querySelector('a[data-citation="1"]')?.getAttribute('href')).toBe('http://127.0.0.1:9/lighthouse.html');
+    expect(useChatStore.getState().progress).toEqual({});
+  });
+
+  it('on a server without a search provider, says web search is not set up, and learns it from a refused send', async () => {
+    plan = withoutSearch(basePlan);
+    renderAt('/chat');
+    const toggle = await screen.findByTestId<HTMLButtonElement>('web-search-toggle');
+    await vi.waitFor(() => expect(toggle.getAttribute('data-gate')).toBe('unconfigured'));
+    expect(toggle.disabled).toBe(true);
+    expect(screen.getByTestId('web-search-unconfigured').textContent).toBe('Web search is not set up on this server');
+    // Told that the server searches, then its provider is gone: the refused send reloads the plan.
+    act(() => usePlanStore.getState().applySubscription(subscriptionAnswer(basePlan)));
+    await vi.waitFor(() => expect(toggle.getAttribute('data-gate')).toBe('available'));
+    plan = withoutSearch(basePlan);
+    fireEvent.click(toggle);
+    const input = screen.getByTestId('composer-input');
+    fireEvent.change(input, { target: { value: 'Search this' } });
+    fireEvent.keyDown(input, { key: 'Enter' });
+    const clientId = sentFrames('chat.send')[0]!.clientId;
+    serverFrame('error', { clientId, code: 'search_unavailable', message: 'Web search is not set up on this server' });
+    expect(screen.getByTestId('chat-error').textContent).toContain('Web search is not set up on this server');
+    expect(within(screen.getByTestId('chat-error')).queryByRole('link', { name: 'Upgrade plan' })).toBeNull();
+    await vi.waitFor(() => expect(toggle.getAttribute('data-gate')).toBe('unconfigured'));
   });
 
   it('sends with Enter, streams the answer live and stops it', async () => {

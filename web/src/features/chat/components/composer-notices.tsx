@@ -38,9 +38,11 @@ export function ChatErrorNotice({ id, error, onDismiss }: { id: string; error: C
       ? t('errors.notSent')
       : error.code === 'maybe_not_sent'
         ? t('errors.maybeNotSent')
-        : error.code === 'offline' || !error.message
+        : error.code === 'offline'
           ? t('errors.offline')
-          : error.message;
+          : error.message ||
+            // The server always words it; a frame without words still says what happened.
+            (error.code === 'search_unavailable' ? t('gating.webSearchUnconfigured') : t('errors.offline'));
   return (
     <div id={id} className={`${styles.notice} ${styles.error}`} role="alert" data-testid="chat-error" data-code={error.code}>
       <p className={styles.text}>{text}</p>

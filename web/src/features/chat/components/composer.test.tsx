@@ -4,7 +4,7 @@ import { useToastStore } from '@/components/toast';
 import { i18n } from '@/lib/i18n';
 import type { ChatPlan } from '../api/chat-api';
 import { useAttachmentStore, type ComposerAttachment } from '../stores/attachment-store';
-import { basePlan, freePlan, storedDocument, storedFile, withDocuments, withoutImages } from '../test/fixtures';
+import { basePlan, freePlan, storedDocument, storedFile, withDocuments, withoutImages, withoutSearch } from '../test/fixtures';
 import { Composer, type ComposerProps } from './composer';
 
 const KEY = 'k';
@@ -45,6 +45,8 @@ function renderComposer(overrides: Partial<ComposerProps> = {}) {
     onModelChange: vi.fn(),
     webSearch: false,
     onWebSearchChange: vi.fn(),
+    deepSearch: false,
+    onDeepSearchChange: vi.fn(),
     onNotice: vi.fn(),
     ...overrides,
   };
@@ -352,5 +354,93 @@ describe('pasting', () => {
     renderComposer({ plan: withoutImages(freePlan) });
     paste([new File(['x'], 'image.png', { type: 'image/png' })]);
     expect(add).not.toHaveBeenCalled();
+  });
+});
+
+describe('web search and deep search', () => {
+  const webToggle = () => screen.getByTestId<HTMLButtonElement>('web-search-toggle');
+  const deepToggle = () => screen.getByTestId<HTMLButtonElement>('deep-search-toggle');
+
+  it('offers deep search beside web search when the server searches, as a pressed-or-not button that says what it costs', () => {
+    const props = renderComposer({ plan: basePlan });
+    expect(webToggle().getAttribute('data-gate')).toBe('available');
+    const deep = screen.getByRole('button', { name: 'Deep search' });
+    expect(deep).toBe(deepToggle());
+    expect(deep.getAttribute('aria-pressed')).toBe('false');
+    const hint =
+      'Several rounds of searching and reading, ending in a long report with sources. Uses up to 6 web searches.';
+    expect(deep.title).toBe(hint);
+    const described = document.getElementById(deep.getAttribute('aria-describedby')!);
+    expect(described?.textContent).toBe(hint);
+    // Said aloud with the button; shown only once chosen.
+    expect(described?.className).toBe('visually-hidden');
+    fireEvent.click(deep);
+    expect(props.onDeepSearchChange).toHaveBeenCalledWith(true);
+    expect(props.onNotice).not.toHaveBeenCalled();
+  });
+
+  it('shows the hint while deep search is on, and turns it off again', () => {
+    const props = renderComposer({ plan: basePlan, webSearch: true, deepSearch: true });
+    expect(deepToggle().getAttribute('aria-pressed')).toBe('true');
+    expect(webToggle().getAttribute('aria-pressed')).toBe('true');
+    const hint = screen.getByTestId('deep-search-hint');
+    expect(hint.className).not.toBe('visually-hidden');
+    fireEvent.click(deepToggle());
+    expect(props.onDeepSearchChange).toHaveBeenCalledWith(false);
+  });
+
+  it('says the count of searches in Hungarian, at one search too', async () => {
+    await i18n.changeLanguage('hu-HU');
+    renderComposer({ plan: { ...basePlan, deepSearchSearches: 1 }, deepSearch: true });
+    expect(screen.getByRole('button', { name: 'Mélykeresés' })).toBe(deepToggle());
+    expect(screen.getByTestId('deep-search-hint').textContent).toBe(
+      'Több kör keresés és olvasás, a végén hosszú, forrásokkal ellátott jelentés. Legfeljebb 1 webes keresést használ.',
+    );
+    await i18n.changeLanguage('en-US');
+    expect(screen.getByTestId('deep-search-hint').textContent).toMatch(/Uses up to 1 web search\.$/);
+  });
+
+  it('answers both with the premium notice on a plan without web search', () => {
+    const props = renderComposer({ plan: freePlan });
+    expect(deepToggle().getAttribute('data-gate')).toBe('premium');
+    expect(deepToggle().disabled).toBe(false);
+    fireEvent.click(deepToggle());
+    fireEvent.click(webToggle());
+    expect(props.onNotice).toHaveBeenCalledTimes(2);
+    expect(props.onNotice).toHaveBeenNthCalledWith(1, 'webSearchPremium');
+    expect(props.onNotice).toHaveBeenNthCalledWith(2, 'webSearchPremium');
+    expect(props.onDeepSearchChange).not.toHaveBeenCalled();
+    expect(screen.queryByTestId('web-search-unconfigured')).toBeNull();
+  });
+
+  it('never pretends to work on a server without a search provider: both disabled, and it says why', async () => {
+    const props = renderComposer({ plan: withoutSearch(basePlan), webSearch: true, deepSearch: true });
+    for (const toggle of [webToggle(), deepToggle()]) {
+      expect(toggle.getAttribute('data-gate')).toBe('unconfigured');
+      expect(toggle.disabled).toBe(true);
+      expect(toggle.getAttribute('aria-pressed')).toBe('false');
+      expect(document.getElementById(toggle.getAttribute('aria-describedby')!)?.textContent).toBe(
+        'Web search is not set up on this server',
+      );
+    }
+    expect(screen.getByTestId('web-search-unconfigured').textContent).toBe('Web search is not set up on this server');
+    expect(screen.queryByTestId('deep-search-hint')).toBeNull();
+    fireEvent.click(webToggle());
+    expect(props.onWebSearchChange).not.toHaveBeenCalled();
+    expect(props.onNotice).not.toHaveBeenCalled();
+    await i18n.changeLanguage('hu-HU');
+    expect(screen.getByTestId('web-search-unconfigured').textContent).toBe('A webes keresés nincs beállítva ezen a szerveren');
+  });
+
+  it('waits with both while the plan is unknown', () => {
+    renderComposer({ plan: null });
+    expect(webToggle().disabled).toBe(true);
+    expect(deepToggle().disabled).toBe(true);
+  });
+
+  it('leaves deep search out on a server that names no searches for it', () => {
+    renderComposer({ plan: { ...basePlan, deepSearchSearches: 0 } });
+    expect(webToggle().getAttribute('data-gate')).toBe('available');
+    expect(screen.queryByTestId('deep-search-toggle')).toBeNull();
   });
 });

@@ -16,6 +16,7 @@ import { DOCUMENT_ACCEPT } from '../lib/files';
 import {
   allowedModels,
   attachButtonGate,
+  deepSearchGate,
   documentGate,
   documentNotice,
   imageGate,
@@ -28,7 +29,7 @@ import { useChatStore } from '../stores/chat-store';
 import { AttachMenu } from './attach-menu';
 import { AttachmentTray } from './attachment-tray';
 import { CameraDialog } from './camera-dialog';
-import { LockIcon, SearchGlobeIcon, SendIcon, StopIcon } from './chat-icons';
+import { DeepSearchIcon, LockIcon, SearchGlobeIcon, SendIcon, StopIcon } from './chat-icons';
 import styles from './composer.module.css';
 
 /** docs/protocol.md chat.send: `chat.max_message_chars`. */
@@ -57,13 +58,16 @@ export interface ComposerProps {
   onModelChange: (model: string) => void;
   webSearch: boolean;
   onWebSearchChange: (on: boolean) => void;
+  /** Deep search for the next send (with web search). */
+  deepSearch: boolean;
+  onDeepSearchChange: (on: boolean) => void;
   /** A gated control was used: show its message. */
   onNotice: (notice: ComposerNoticeKind) => void;
   /** Ids of the notices above the composer, read with the text box. */
   describedBy?: string | undefined;
 }
 
-/** The message box with its controls: attach, web search, model, send or stop. */
+/** The message box with its controls: attach, web search, deep search, model, send or stop. */
 export function Composer(props: ComposerProps) {
   const { t } = useTranslation(['chat', 'errors']);
   const { attachmentKey, text, onTextChange, onSend, onStop, streaming, stopping, sending, plan } = props;
@@ -78,6 +82,8 @@ export function Composer(props: ComposerProps) {
   const refusal = useAttachmentStore((s) => s.refusals[attachmentKey]);
   const models = allowedModels(plan);
   const search = webSearchGate(plan);
+  const deep = deepSearchGate(plan);
+  const deepHint = t('composer.deepSearchHint', { count: plan?.deepSearchSearches ?? 0 });
   const documents = documentGate(plan);
   const tooLong = text.length > MAX_MESSAGE_CHARS;
   const busy = attachments.filter(isBusy);
@@ -209,9 +215,11 @@ export function Composer(props: ComposerProps) {
           size="small"
           className={`${styles.tool} ${styles.toggle}`}
           aria-pressed={search === 'available' ? props.webSearch : false}
+          aria-describedby={search === 'unconfigured' ? `${hintId}-search` : undefined}
           data-testid="web-search-toggle"
           data-gate={search}
-          disabled={search === 'unknown'}
+          // Never pretends to work: without a search provider it stays off, and says why below.
+          disabled={search === 'unknown' || search === 'unconfigured'}
           onClick={() => {
             if (search === 'premium') props.onNotice('webSearchPremium');
             else if (search === 'available') props.onWebSearchChange(!props.webSearch);
@@ -221,6 +229,29 @@ export function Composer(props: ComposerProps) {
           <span className={styles.toolLabel}>{t('composer.webSearch')}</span>
           {search === 'premium' && <LockIcon className={styles.lockInline} width={12} height={12} />}
         </Button>
+        {deep !== 'absent' && (
+          <Button
+            variant="ghost"
+            size="small"
+            className={`${styles.tool} ${styles.toggle}`}
+            aria-pressed={deep === 'available' ? props.deepSearch : false}
+            aria-describedby={
+              deep === 'available' ? `${hintId}-deep` : deep === 'unconfigured' ? `${hintId}-search` : undefined
+            }
+            title={deep === 'available' ? deepHint : undefined}
+            data-testid="deep-search-toggle"
+            data-gate={deep}
+            disabled={deep === 'unknown' || deep === 'unconfigured'}
+            onClick={() => {
+              if (deep === 'premium') props.onNotice('webSearchPremium');
+              else if (deep === 'available') props.onDeepSearchChange(!props.deepSearch);
+            }}
+          >
+            <DeepSearchIcon width={18} height={18} />
+            <span className={styles.toolLabel}>{t('composer.deepSearch')}</span>
+            {deep === 'premium' && <LockIcon className={styles.lockInline} width={12} height={12} />}
+          </Button>
+        )}
         {models.length > 0 && props.model && (
           <select
             className={styles.model}
@@ -272,6 +303,21 @@ export function Composer(props: ComposerProps) {
           </Button>
         )}
       </div>
+      {search === 'unconfigured' && (
+        <p id={`${hintId}-search`} className={styles.toolNote} data-testid="web-search-unconfigured">
+          {t('gating.webSearchUnconfigured')}
+        </p>
+      )}
+      {deep === 'available' && (
+        // Said under the toolbar while deep search is on; read with the toggle always.
+        <p
+          id={`${hintId}-deep`}
+          className={props.deepSearch ? styles.toolNote : 'visually-hidden'}
+          data-testid="deep-search-hint"
+        >
+          {deepHint}
+        </p>
+      )}
 
       <input
         ref={photosInput}

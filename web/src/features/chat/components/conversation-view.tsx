@@ -6,7 +6,7 @@ import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
 import { useChatSocket, useOpenConversation } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
-import { attachButtonGate, defaultModel, documentGate, resolveModel, webSearchGate } from '../lib/gating';
+import { attachButtonGate, deepSearchGate, defaultModel, documentGate, resolveModel, webSearchGate } from '../lib/gating';
 import { attachFiles } from '../stores/attach-files';
 import { sendable, useAttachmentStore } from '../stores/attachment-store';
 import { DEFAULT_OPTIONS, NEW_CHAT, useChatStore, type PendingSend } from '../stores/chat-store';
@@ -68,7 +68,10 @@ export function ConversationView({ conversationId }: { conversationId: string | 
   const listed = useChatStore((s) => (conversationId ? s.list.items.find((c) => c._id === conversationId) : undefined));
   const conversation = entry?.conversation ?? listed ?? null;
   const model = resolveModel(options.model, defaultModel(plan, conversation?.model, messages), plan);
-  const webSearch = options.webSearch && webSearchGate(plan) === 'available';
+  const searchAvailable = webSearchGate(plan) === 'available';
+  const deepSearch = options.deepSearch && deepSearchGate(plan) === 'available';
+  // Deep search is a web search too: on with it, whatever the web search toggle was.
+  const webSearch = (options.webSearch || deepSearch) && searchAvailable;
   const status = entry?.status;
 
   useDocumentTitle(conversation?.title ?? t('title'));
@@ -140,7 +143,7 @@ export function ConversationView({ conversationId }: { conversationId: string | 
     const attachments = sendable(useAttachmentStore.getState().items[key] ?? []);
     const clientId = useChatStore
       .getState()
-      .send({ conversationId, content: draft.trim(), model, webSearch, attachments });
+      .send({ conversationId, content: draft.trim(), model, webSearch, deepSearch, attachments });
     // The previews move on to the pending message; the composer starts empty.
     if (clientId) useAttachmentStore.getState().handOver(key);
     if (clientId && !conversationId) setSentClientId(clientId);
@@ -263,7 +266,10 @@ export function ConversationView({ conversationId }: { conversationId: string | 
           model={model}
           onModelChange={(picked) => useChatStore.getState().setOptions(key, { model: picked })}
           webSearch={webSearch}
-          onWebSearchChange={(on) => useChatStore.getState().setOptions(key, { webSearch: on })}
+          // Web search off ends deep search too; deep search on turns web search on.
+          onWebSearchChange={(on) => useChatStore.getState().setOptions(key, on ? { webSearch: true } : { webSearch: false, deepSearch: false })}
+          deepSearch={deepSearch}
+          onDeepSearchChange={(on) => useChatStore.getState().setOptions(key, on ? { deepSearch: true, webSearch: true } : { deepSearch: false })}
           onNotice={setNotice}
           describedBy={noticeIds || undefined}
         />

@@ -1,6 +1,7 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { i18n } from '@/lib/i18n';
+import type { SearchProgress, SearchStep } from '../lib/search-progress';
 import { fromServer } from '../stores/thread';
 import { answer, storedDocument, storedFile } from '../test/fixtures';
 import { AssistantBubble, UserBubble } from './message-bubble';
@@ -123,5 +124,161 @@ describe('an answer’s sources', () => {
     expect(screen.queryByTestId('message-sources')).toBeNull();
     rerender(<AssistantBubble message={fromServer(answer({ content: 'The code', sources }), true)} stale={false} />);
     expect(screen.queryByTestId('message-sources')).toBeNull();
+  });
+});
+
+describe('an answer’s web sources', () => {
+  const web = [
+    { url: 'http://127.0.0.1:8080/lighthouse.html', title: 'The lighthouse page', site: '127.0.0.1' },
+    { url: 'https://example.org/harbour', title: 'Harbour news', site: 'example.org' },
+    { url: 'javascript:alert(1)', title: 'Not a link', site: 'evil.example' },
+  ];
+  const completed = (content: string, sources: object[]) =>
+    fromServer(answer({ content, status: 'complete', sources: sources as never }), true);
+
+  it('are a numbered list, "[n] Title — site", each title a link to its page opened apart', () => {
+    render(<AssistantBubble message={completed('The code is LIGHTHOUSE-77 [1].', web)} stale={false} />);
+    const list = screen.getByRole('region', { name: 'Web sources' });
+    const items = within(list).getAllByTestId('message-web-source');
+    expect(items.map((item) => item.textContent)).toEqual([
+      '[1] The lighthouse page — 127.0.0.1',
+      '[2] Harbour news — example.org',
+      '[3] Not a link — evil.example',
+    ]);
+    const links = within(list).getAllByRole<HTMLAnchorElement>('link');
+    expect(links.map((a) => [a.textContent, a.getAttribute('href')])).toEqual([
+      ['The lighthouse page', 'http://127.0.0.1:8080/lighthouse.html'],
+      ['Harbour news', 'https://example.org/harbour'],
+    ]);
+    expect(links.every((a) => a.target === '_blank' && a.rel === 'noopener noreferrer nofollow')).toBe(true);
+    // Only http and https become links.
+    expect(within(items[2]!).queryByRole('link')).toBeNull();
+    expect(screen.queryByTestId('message-sources')).toBeNull();
+  });
+
+  it('are what the answer’s [n] link to', () => {
+    render(<AssistantBubble message={completed('From the web [1] and [2], not [3] or [4].', web)} stale={false} />);
+    const text = screen.getByTestId('message-assistant').querySelector('p')!;
+    const cites = [...text.querySelectorAll<HTMLAnchorElement>('a[data-citation]')];
+    expect(cites.map((a) => [a.textContent, a.getAttribute('href'), a.title])).toEqual([
+      ['[1]', 'http://127.0.0.1:8080/lighthouse.html', 'The lighthouse page'],
+      ['[2]', 'https://example.org/harbour', 'Harbour news'],
+    ]);
+    expect(cites[0]!.target).toBe('_blank');
+    expect(text.textContent).toBe('From the web [1] and [2], not [3] or [4].');
+  });
+
+  it('read in Hungarian', async () => {
+    await i18n.changeLanguage('hu-HU');
+    render(<AssistantBubble message={completed('A kód LIGHTHOUSE-77 [1].', web.slice(0, 1))} stale={false} />);
+    const list = screen.getByRole('region', { name: 'Webes források' });
+    expect(list.textContent).toBe('Webes források:[1] The lighthouse page — 127.0.0.1');
+  });
+
+  it('stand beside the documents an answer also drew on, numbered by their place among all sources', () => {
+    const sources = [{ fileId: 'd1', name: 'notes.md', page: null }, web[1]!];
+    render(<AssistantBubble message={completed('Both [1] and [2].', sources)} stale={false} />);
+    expect(screen.getByTestId('message-sources').textContent).toBe('Sources: notes.md');
+    expect(screen.getByTestId('message-web-source').textContent).toBe('[2] Harbour news — example.org');
+    // [1] is the document: no web link.
+    const cites = [...screen.getByTestId('message-assistant').querySelectorAll('a[data-citation]')];
+    expect(cites.map((a) => a.textContent)).toEqual(['[2]']);
+  });
+
+  it('show the address when the page had no title, and no site twice', () => {
+    render(<AssistantBubble message={completed('x', [{ url: 'https://example.org/a', title: '', site: 'example.org' }])} stale={false} />);
+    expect(screen.getByTestId('message-web-source').textContent).toBe('[1] example.org');
+  });
+});
+
+describe('a web search preparing an answer', () => {
+  const step = (overrides: Partial<SearchStep>): SearchStep => ({
+    stage: 'searching',
+    queries: [],
+    pages: null,
+    round: 1,
+    rounds: 1,
+    ...overrides,
+  });
+  const progress = (steps: SearchStep[], deep = false): SearchProgress => ({ conversationId: 'c', deep, steps });
+  const streaming = (content = '') => fromServer(answer({ content }), true);
+  const status = () => screen.getByRole('status');
+
+  it('shows its latest step under the answer, in a polite live region', () => {
+    const { rerender } = render(
+      <AssistantBubble
+        message={streaming()}
+        stale={false}
+        progress={progress([step({ queries: ['keeper code', 'lighthouse keeper'] })])}
+      />,
+    );
+    expect(status().getAttribute('aria-live')).toBe('polite');
+    expect(status().textContent).toBe('Searching the web: “keeper code”, “lighthouse keeper”');
+    // No typing dots meanwhile, and the answer is not busy: its steps are announced.
+    expect(screen.getByTestId('message-assistant').getAttribute('aria-busy')).toBeNull();
+
+    const texts: [SearchStep, string][] = [
+      [step({ stage: 'reading', pages: 1 }), 'Reading 1 page'],
+      [step({ stage: 'reading', pages: 3 }), 'Reading 3 pages'],
+      [step({ stage: 'reflecting', round: 2, rounds: 3 }), 'Weighing what was found (round 2 of 3)'],
+      [step({ stage: 'writing' }), 'Writing the answer'],
+      [step({}), 'Searching the web'],
+    ];
+    for (const [s, text] of texts) {
+      rerender(<AssistantBubble message={streaming()} stale={false} progress={progress([step({ queries: ['x'] }), s])} />);
+      expect(status().textContent).toBe(text);
+    }
+  });
+
+  it('reads in Hungarian', async () => {
+    await i18n.changeLanguage('hu-HU');
+    const { rerender } = render(
+      <AssistantBubble message={streaming()} stale={false} progress={progress([step({ queries: ['kód', 'világítótorony'] })])} />,
+    );
+    expect(status().textContent).toBe('Keresés a weben: „kód”, „világítótorony”');
+    const texts: [SearchStep, string][] = [
+      [step({ stage: 'reading', pages: 1 }), '1 oldal olvasása'],
+      [step({ stage: 'reading', pages: 3 }), '3 oldal olvasása'],
+      [step({ stage: 'reflecting', round: 2, rounds: 3 }), 'A talált információk mérlegelése (2/3. kör)'],
+      [step({ stage: 'writing' }), 'A válasz megírása'],
+    ];
+    for (const [s, text] of texts) {
+      rerender(<AssistantBubble message={streaming()} stale={false} progress={progress([s])} />);
+      expect(status().textContent).toBe(text);
+    }
+  });
+
+  it('lists every step of a deep search so far', () => {
+    render(
+      <AssistantBubble
+        message={streaming()}
+        stale={false}
+        progress={progress(
+          [
+            step({ queries: ['a'], rounds: 2 }),
+            step({ stage: 'reading', pages: 2, rounds: 2 }),
+            step({ stage: 'reflecting', rounds: 2 }),
+            step({ queries: ['b'], round: 2, rounds: 2 }),
+          ],
+          true,
+        )}
+      />,
+    );
+    const list = within(status()).getByRole('list', { name: 'Deep search steps' });
+    expect(within(list).getAllByRole('listitem').map((li) => li.textContent)).toEqual([
+      'Searching the web: “a”',
+      'Reading 2 pages',
+      'Weighing what was found (round 1 of 2)',
+      'Searching the web: “b”',
+    ]);
+  });
+
+  it('stays under the text as it streams, and is gone once the answer has ended', () => {
+    const steps = progress([step({ stage: 'writing' })]);
+    const { rerender } = render(<AssistantBubble message={streaming('The code')} stale={false} progress={steps} />);
+    expect(screen.getByTestId('search-progress').textContent).toBe('Writing the answer');
+    expect(screen.getByTestId('message-assistant').getAttribute('aria-busy')).toBe('true');
+    rerender(<AssistantBubble message={fromServer(answer({ content: 'The code', status: 'complete' }), true)} stale={false} progress={steps} />);
+    expect(screen.queryByTestId('search-progress')).toBeNull();
   });
 });

@@ -1,8 +1,10 @@
 import { Fragment, memo, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { MessageSource, StoredFile } from '@/types/api';
-import { sourceHref } from '../lib/files';
+import type { DocumentSource, MessageSource, StoredFile, WebSource } from '@/types/api';
+import { isDocumentSource, isWebSource, sourceHref, webSourceHref } from '../lib/files';
+import type { CitationTarget } from '../lib/markdown';
 import { assistantStatus } from '../lib/message-status';
+import { stepText, type SearchProgress } from '../lib/search-progress';
 import type { ChatMessage } from '../stores/thread';
 import { MarkdownContent } from './markdown-content';
 import { MessageDocuments } from './message-documents';
@@ -51,7 +53,7 @@ export const UserBubble = memo(function UserBubble({ content, attachments = NO_F
  * The documents an answer drew on: "Sources: report.pdf, p. 3 · notes.md", each opening
  * the file (a PDF at its page).
  */
-export function MessageSources({ sources }: { sources: readonly MessageSource[] }) {
+export function MessageSources({ sources }: { sources: readonly DocumentSource[] }) {
   const { t } = useTranslation('chat');
   return (
     <p className={styles.sources} data-testid="message-sources">
@@ -68,43 +70,148 @@ export function MessageSources({ sources }: { sources: readonly MessageSource[] 
   );
 }
 
+/** A web source with its citation number: its place in `message.sources`, from 1. */
+export interface NumberedWebSource {
+  number: number;
+  source: WebSource;
+}
+
+/**
+ * The web pages an answer drew on, numbered as the answer cites them: "[1] Title — site",
+ * the title a link to the page (http and https only; anything else is shown as text).
+ */
+export function WebSources({ sources }: { sources: readonly NumberedWebSource[] }) {
+  const { t } = useTranslation('chat');
+  return (
+    <section className={styles.webSources} aria-label={t('message.webSourcesList')} data-testid="message-web-sources">
+      <p className={styles.sourcesLabel} aria-hidden="true">
+        {t('message.webSources')}
+      </p>
+      <ol className={styles.webList}>
+        {sources.map(({ number, source }) => {
+          const href = webSourceHref(source);
+          const title = source.title.trim() || source.site || source.url;
+          return (
+            <li key={number} className={styles.webSource} data-testid="message-web-source" data-citation={number}>
+              <span className={styles.citeNumber}>[{number}]</span>{' '}
+              {href ? (
+                <a href={href} target="_blank" rel="noopener noreferrer nofollow">
+                  {title}
+                </a>
+              ) : (
+                <span>{title}</span>
+              )}
+              {source.site && source.site !== title && <span className={styles.site}> — {source.site}</span>}
+            </li>
+          );
+        })}
+      </ol>
+    </section>
+  );
+}
+
+/**
+ * What a web search is doing while it prepares an answer: its latest step, or for a deep
+ * search every step so far, the latest last. A polite live region.
+ */
+export function SearchProgressStatus({ progress }: { progress: SearchProgress }) {
+  const { t } = useTranslation('chat');
+  const latest = progress.steps[progress.steps.length - 1];
+  if (!latest) return null;
+  return (
+    <div
+      className={styles.progress}
+      role="status"
+      aria-live="polite"
+      data-testid="search-progress"
+      data-stage={latest.stage}
+      data-deep={progress.deep || undefined}
+    >
+      {progress.deep ? (
+        <ol className={styles.progressSteps} aria-label={t('search.deepProgress')}>
+          {progress.steps.map((step, index) => (
+            <li
+              key={index}
+              className={index === progress.steps.length - 1 ? styles.progressCurrent : undefined}
+              data-testid="search-progress-step"
+              data-stage={step.stage}
+            >
+              {stepText(step, t)}
+            </li>
+          ))}
+        </ol>
+      ) : (
+        <p className={styles.progressCurrent} data-testid="search-progress-step" data-stage={latest.stage}>
+          {stepText(latest, t)}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** An answer's sources split for showing: documents as before, web pages numbered, and what `[n]` links to. */
+function splitSources(sources: readonly MessageSource[] | undefined) {
+  const documents: DocumentSource[] = [];
+  const web: NumberedWebSource[] = [];
+  const citations: (CitationTarget | null)[] = [];
+  (sources ?? []).forEach((source, index) => {
+    if (isDocumentSource(source)) {
+      documents.push(source);
+      citations.push(null);
+    } else if (isWebSource(source)) {
+      web.push({ number: index + 1, source });
+      const href = webSourceHref(source);
+      citations.push(href ? { href, title: source.title || source.site } : null);
+    }
+  });
+  return { documents, web, citations };
+}
+
 export const AssistantBubble = memo(function AssistantBubble({
   message,
   stale,
+  progress,
 }: {
   message: ChatMessage;
   stale: boolean;
+  /** The web search preparing this answer, while it streams. */
+  progress?: SearchProgress | undefined;
 }) {
   const { t } = useTranslation('chat');
   const status = assistantStatus(message, stale);
   const streaming = status === 'streaming';
+  const sources = useMemo(() => splitSources(message.sources), [message.sources]);
+  const searching = streaming && progress !== undefined && progress.steps.length > 0;
   return (
     <article
       className={`${styles.row} ${styles.assistantRow}`}
       data-testid="message-assistant"
       data-status={status}
       data-message-id={message._id}
-      aria-busy={streaming || undefined}
+      // Busy while text streams in, not while a search shows its steps (a live region).
+      aria-busy={(streaming && message.content !== '') || undefined}
     >
       <div className={`${styles.bubble} ${styles.assistant}`}>
         <span className="visually-hidden">{t('message.assistant')}: </span>
         {message.content ? (
-          <MarkdownContent source={message.content} />
-        ) : streaming ? (
+          <MarkdownContent source={message.content} citations={sources.citations} />
+        ) : streaming && !searching ? (
           <span className={styles.typing} aria-hidden="true">
             <span />
             <span />
             <span />
           </span>
         ) : null}
-        {streaming && message.content === '' && <span className="visually-hidden">{t('message.writing')}</span>}
+        {streaming && message.content === '' && !searching && <span className="visually-hidden">{t('message.writing')}</span>}
+        {searching && <SearchProgressStatus progress={progress} />}
         {status === 'cancelled' && <p className={styles.note}>{t('message.cancelled')}</p>}
         {status === 'error' && (
           <p className={`${styles.note} ${styles.noteError}`}>
             {stale ? t('message.interrupted') : t('message.error')}
           </p>
         )}
-        {!streaming && message.sources && message.sources.length > 0 && <MessageSources sources={message.sources} />}
+        {!streaming && sources.documents.length > 0 && <MessageSources sources={sources.documents} />}
+        {!streaming && sources.web.length > 0 && <WebSources sources={sources.web} />}
         {message.model && !streaming && <span className={styles.meta}>{t('message.model', { model: message.model })}</span>}
       </div>
     </article>

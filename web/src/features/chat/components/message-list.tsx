@@ -2,7 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNo
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { assistantStatus } from '../lib/message-status';
-import type { PendingSend } from '../stores/chat-store';
+import { useChatStore, type PendingSend } from '../stores/chat-store';
 import type { ChatMessage } from '../stores/thread';
 import { ArrowDownIcon } from './chat-icons';
 import { AssistantBubble, UserBubble } from './message-bubble';
@@ -30,6 +30,8 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
   const logRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const [atBottom, setAtBottom] = useState(true);
+  // Web search steps of answers being prepared, by message id (search.progress).
+  const progress = useChatStore((s) => s.progress);
 
   const scrollToBottom = useCallback(() => {
     const scroller = scrollerRef.current;
@@ -68,6 +70,8 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
 
   const last = messages[messages.length - 1];
   const liveStatus = last?.role === 'assistant' ? assistantStatus(last, stale) : null;
+  // Busy while an answer's text streams in; a search's steps before it are announced.
+  const busy = liveStatus === 'streaming' && last?.content !== '';
 
   return (
     <div ref={scrollerRef} className={styles.scroller} onScroll={onScroll}>
@@ -79,13 +83,13 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
           className={styles.log}
           role="log"
           aria-label={t('view.messages')}
-          aria-busy={liveStatus === 'streaming' || undefined}
+          aria-busy={busy || undefined}
         >
           {messages.map((message) =>
             message.role === 'user' ? (
               <UserBubble key={message._id} content={message.content} attachments={message.attachments} />
             ) : (
-              <AssistantBubble key={message._id} message={message} stale={stale} />
+              <AssistantBubble key={message._id} message={message} stale={stale} progress={progress[message._id]} />
             ),
           )}
           {pending.map((send) => (

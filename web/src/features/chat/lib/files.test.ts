@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { storedDocument, storedFile } from '../test/fixtures';
-import { DOCUMENT_ACCEPT, fileFromFrame, formatFileSize, isDocument, newerFile, normalizeFile, readSources, sourceHref } from './files';
+import {
+  DOCUMENT_ACCEPT,
+  fileFromFrame,
+  formatFileSize,
+  isDocument,
+  isWebSource,
+  newerFile,
+  normalizeFile,
+  readSources,
+  sourceHref,
+  webSourceHref,
+} from './files';
 
 const file = (name: string, type = '') => ({ name, type });
 
@@ -72,6 +83,30 @@ describe('sources', () => {
       { fileId: 'd1', name: 'a.pdf', page: 3 },
       { fileId: 'd2', name: 'b.md', page: null },
     ]);
+  });
+
+  it('may be web pages, kept in the server’s order (their citation numbers) beside documents', () => {
+    const read = readSources([
+      { url: 'https://example.org/a', title: 'A page', site: 'example.org' },
+      { url: 'https://example.org/b' },
+      { fileId: 'd1', name: 'a.pdf', page: 1 },
+      { title: 'no url' },
+    ]);
+    expect(read).toEqual([
+      { url: 'https://example.org/a', title: 'A page', site: 'example.org' },
+      { url: 'https://example.org/b', title: '', site: '' },
+      { fileId: 'd1', name: 'a.pdf', page: 1 },
+    ]);
+    expect(read.map(isWebSource)).toEqual([true, true, false]);
+  });
+
+  it('link a web page only over http and https', () => {
+    const web = (url: string) => ({ url, title: 't', site: 's' });
+    expect(webSourceHref(web('https://example.org/a?b=1'))).toBe('https://example.org/a?b=1');
+    expect(webSourceHref(web('http://127.0.0.1:8080/lighthouse.html'))).toBe('http://127.0.0.1:8080/lighthouse.html');
+    for (const url of ['javascript:alert(1)', ' javascript:alert(1)', 'data:text/html,x', 'ftp://example.org/', 'example.org', '']) {
+      expect(webSourceHref(web(url)), url).toBeNull();
+    }
   });
 
   it('open their file, a PDF at its page', () => {

@@ -4,7 +4,7 @@
  * files and sources are shown. The server tells what a file is from its content; the
  * client only routes by name and type.
  */
-import type { MessageSource, StoredFile } from '@/types/api';
+import type { DocumentSource, MessageSource, StoredFile, WebSource } from '@/types/api';
 
 /** What the server takes as documents (docs/api.md `POST /api/files`). */
 const DOCUMENT_EXTENSIONS = new Set(['pdf', 'docx', 'txt', 'md', 'markdown', 'csv']);
@@ -76,20 +76,48 @@ export function newerFile(a: StoredFile, b: StoredFile): StoredFile {
   return stage(a) > stage(b) ? a : b;
 }
 
-/** The sources of a message from REST or a frame: `[]` when none, odd entries dropped. */
+/**
+ * The sources of a message from REST or a frame: documents (`fileId`) and web pages
+ * (`url`), in the server's order, which is their citation number; `[]` when none. An
+ * entry that is neither is dropped (the server sends none).
+ */
 export function readSources(value: unknown): MessageSource[] {
   if (!Array.isArray(value)) return [];
-  return value.flatMap((item) =>
-    isObject(item) && typeof item.fileId === 'string' && typeof item.name === 'string'
-      ? [{ fileId: item.fileId, name: item.name, page: typeof item.page === 'number' ? item.page : null }]
-      : [],
-  );
+  return value.flatMap((item): MessageSource[] => {
+    if (!isObject(item)) return [];
+    if (typeof item.fileId === 'string' && typeof item.name === 'string') {
+      return [{ fileId: item.fileId, name: item.name, page: typeof item.page === 'number' ? item.page : null }];
+    }
+    if (typeof item.url === 'string') {
+      const text = (field: unknown) => (typeof field === 'string' ? field : '');
+      return [{ url: item.url, title: text(item.title), site: text(item.site) }];
+    }
+    return [];
+  });
+}
+
+export function isDocumentSource(source: MessageSource): source is DocumentSource {
+  return 'fileId' in source;
+}
+
+export function isWebSource(source: MessageSource): source is WebSource {
+  return 'url' in source;
 }
 
 /** Where a source opens: the file, at its page for a PDF (browsers' viewers read `#page=`). */
-export function sourceHref(source: MessageSource): string {
+export function sourceHref(source: DocumentSource): string {
   const url = `/api/files/${encodeURIComponent(source.fileId)}`;
   return source.page !== null && extension(source.name) === 'pdf' ? `${url}#page=${source.page}` : url;
+}
+
+/** A web source's address when it may be a link: `http:` and `https:` only, else null. */
+export function webSourceHref(source: WebSource): string | null {
+  try {
+    const url = new URL(source.url);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A file size for people: "0.5 kB", "34 kB", "1.2 MB", in the interface's language. */

@@ -1,11 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { planFromSubscription, usageFrom } from '../api/chat-api';
 import { fromServer } from '../stores/thread';
-import { answer, basePlan, freePlan, subscriptionAnswer, usageAnswer, withDocuments, withoutImages } from '../test/fixtures';
+import {
+  answer,
+  basePlan,
+  freePlan,
+  subscriptionAnswer,
+  usageAnswer,
+  withDocuments,
+  withoutImages,
+  withoutSearch,
+} from '../test/fixtures';
 import {
   allowedModels,
   attachButtonGate,
   attachmentLimits,
+  deepSearchGate,
   defaultModel,
   documentGate,
   documentNotice,
@@ -18,18 +28,55 @@ import {
 } from './gating';
 
 describe('web search (SPEC §5: premium)', () => {
-  it('is premium on a plan without a web search feature', () => {
-    expect(webSearchGate(freePlan)).toBe('premium');
+  const only = (feature: 'openaiWebSearch' | 'googleWebSearch', available: { openai: boolean; google: boolean }) => ({
+    ...freePlan,
+    features: { ...freePlan.features, [feature]: true },
+    available: { ...freePlan.available, openaiWebSearch: available.openai, googleWebSearch: available.google },
   });
 
-  it('works with either OpenAI or Google web search', () => {
+  it('is premium on a plan without a web search feature, whatever the server has', () => {
+    expect(webSearchGate(freePlan)).toBe('premium');
+    expect(webSearchGate(withoutSearch(freePlan))).toBe('premium');
+  });
+
+  it('works with OpenAI or Google web search when the server has a provider for that one', () => {
     expect(webSearchGate(basePlan)).toBe('available');
-    const google = { ...freePlan, features: { ...freePlan.features, googleWebSearch: true } };
-    expect(webSearchGate(google)).toBe('available');
+    expect(webSearchGate(only('openaiWebSearch', { openai: true, google: false }))).toBe('available');
+    expect(webSearchGate(only('googleWebSearch', { openai: false, google: true }))).toBe('available');
+  });
+
+  it('is "not set up" when the plan has web search but the server no provider for its kind', () => {
+    expect(webSearchGate(withoutSearch(basePlan))).toBe('unconfigured');
+    expect(webSearchGate(only('openaiWebSearch', { openai: false, google: true }))).toBe('unconfigured');
+    expect(webSearchGate(only('googleWebSearch', { openai: true, google: false }))).toBe('unconfigured');
   });
 
   it('waits while the plan is unknown', () => {
     expect(webSearchGate(null)).toBe('unknown');
+  });
+
+  it('reads the server’s web search availability and the searches of a deep search from the plan', () => {
+    const plan = planFromSubscription(subscriptionAnswer(withoutSearch(basePlan)));
+    expect(plan?.available).toMatchObject({ openaiWebSearch: false, googleWebSearch: false });
+    expect(plan?.deepSearchSearches).toBe(6);
+    expect(planFromSubscription(subscriptionAnswer(basePlan))?.available).toMatchObject({ openaiWebSearch: true, googleWebSearch: true });
+  });
+});
+
+describe('deep search', () => {
+  it('goes with web search: available, premium, not set up, unknown', () => {
+    expect(deepSearchGate(basePlan)).toBe('available');
+    expect(deepSearchGate(freePlan)).toBe('premium');
+    expect(deepSearchGate(withoutSearch(basePlan))).toBe('unconfigured');
+    expect(deepSearchGate(null)).toBe('unknown');
+  });
+
+  it('is not offered by a server that names no searches for it (before deep search)', () => {
+    const { deepSearchSearches: _searches, ...older } = subscriptionAnswer(basePlan).subscriptionPlan;
+    const plan = planFromSubscription({ subscriptionPlan: older });
+    expect(plan?.deepSearchSearches).toBe(0);
+    expect(webSearchGate(plan)).toBe('available');
+    expect(deepSearchGate(plan)).toBe('absent');
   });
 });
 
@@ -141,7 +188,7 @@ describe('refused sends', () => {
     for (const code of ['limit_reached', 'search_limit_reached', 'premium_required', 'model_not_allowed', 'too_many_images']) {
       expect(offersUpgrade(code), code).toBe(true);
     }
-    for (const code of ['generation_in_progress', 'model_error', 'message_too_long', 'server_error', 'offline']) {
+    for (const code of ['generation_in_progress', 'model_error', 'message_too_long', 'server_error', 'offline', 'search_unavailable']) {
       expect(offersUpgrade(code), code).toBe(false);
     }
   });
@@ -172,9 +219,15 @@ describe('the plan of a subscription answer', () => {
   });
 
   it('reads a plan from before images as one that takes none, with the default file limits', () => {
-    const { available: _available, maxImagesPerMessage: _max, fileLimits: _limits, ...older } = basePlan;
+    const { available: _available, maxImagesPerMessage: _max, fileLimits: _limits, deepSearchSearches: _deep, ...older } = basePlan;
     const plan = planFromSubscription({ subscriptionPlan: older });
-    expect(plan?.available).toEqual({ imageUpload: false, documentProcessing: false });
+    expect(plan?.available).toEqual({
+      imageUpload: false,
+      documentProcessing: false,
+      googleWebSearch: false,
+      openaiWebSearch: false,
+    });
+    expect(plan?.deepSearchSearches).toBe(0);
     expect(plan?.maxImagesPerMessage).toBe(0);
     expect(plan?.fileLimits).toEqual({ imageMaxMb: 10, documentMaxMb: 20, storageMb: 100 });
     expect(imageGate(plan)).toBe('unavailable');

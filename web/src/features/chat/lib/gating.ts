@@ -9,8 +9,13 @@ import type { ChatMessage } from '../stores/thread';
 import { MAX_DOCUMENTS_PER_MESSAGE } from './files';
 
 export type WebSearchGate =
-  /** The toggle works. */
+  /** The toggle works: a web search feature of the plan has a provider on this server. */
   | 'available'
+  /**
+   * The plan has web search, but this server has no search provider for it
+   * (`available`): the toggle is disabled and says so, never pretending it works.
+   */
+  | 'unconfigured'
   /** SPEC §8 "Web search is a premium feature". */
   | 'premium'
   /** The plan is not known yet (loading, or it failed to load): the toggle waits. */
@@ -41,7 +46,23 @@ export type AttachButtonGate = 'menu' | Exclude<DocumentGate, 'available'>;
 
 export function webSearchGate(plan: ChatPlan | null): WebSearchGate {
   if (!plan) return 'unknown';
-  return plan.features.openaiWebSearch || plan.features.googleWebSearch ? 'available' : 'premium';
+  const { features, available } = plan;
+  if ((features.openaiWebSearch && available.openaiWebSearch) || (features.googleWebSearch && available.googleWebSearch)) {
+    return 'available';
+  }
+  return features.openaiWebSearch || features.googleWebSearch ? 'unconfigured' : 'premium';
+}
+
+/**
+ * Deep search goes with web search (premium, unconfigured and unknown alike); `absent`
+ * when web search works but the server names no searches for a deep search
+ * (`deepSearchSearches`, missing from a server before deep search): no toggle then.
+ */
+export type DeepSearchGate = WebSearchGate | 'absent';
+
+export function deepSearchGate(plan: ChatPlan | null): DeepSearchGate {
+  const gate = webSearchGate(plan);
+  return gate === 'available' && (plan?.deepSearchSearches ?? 0) <= 0 ? 'absent' : gate;
 }
 
 export function documentGate(plan: ChatPlan | null): DocumentGate {

@@ -64,3 +64,36 @@ describe('renderMarkdown', () => {
     expect(codeLanguage(undefined)).toBeNull();
   });
 });
+
+describe('citations', () => {
+  const sources = [
+    { href: 'https://example.org/a', title: 'Page A' },
+    null,
+    { href: 'https://example.org/c', title: 'Page "C" <c>' },
+  ];
+  const cites = (html: HTMLElement) => [...html.querySelectorAll('a[data-citation]')];
+
+  it('link [n] to the nth source, opened apart, and leave the others as text', () => {
+    const html = dom(renderMarkdown('One [1], two [2], three [3][1], four [4].', sources));
+    expect(cites(html).map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('title')])).toEqual([
+      ['[1]', 'https://example.org/a', 'Page A'],
+      ['[3]', 'https://example.org/c', 'Page "C" <c>'],
+      ['[1]', 'https://example.org/a', 'Page A'],
+    ]);
+    expect(cites(html).every((a) => a.getAttribute('target') === '_blank' && a.getAttribute('rel') === 'noopener noreferrer nofollow')).toBe(true);
+    expect(html.textContent.trim()).toBe('One [1], two [2], three [3][1], four [4].');
+  });
+
+  it('leave Markdown links, code and headings as they were', () => {
+    const html = dom(renderMarkdown('# Report [1]\n\n[1](https://other.example) and `a[1]` and\n\n```\nx[1]\n```', sources));
+    expect(html.querySelector('h1 a[data-citation]')?.textContent).toBe('[1]');
+    const plain = [...html.querySelectorAll('a:not([data-citation])')];
+    expect(plain.map((a) => [a.textContent, a.getAttribute('href')])).toEqual([['1', 'https://other.example']]);
+    expect(html.querySelector('code a, pre a')).toBeNull();
+  });
+
+  it('are not looked for when the answer cites nothing', () => {
+    expect(renderMarkdown('See [1].')).toBe(renderMarkdown('See [1].', [null, null]));
+    expect(cites(dom(renderMarkdown('See [1].')))).toEqual([]);
+  });
+});

@@ -2,7 +2,8 @@
  * Answers are Markdown written by a model: parsed with `marked`, code blocks highlighted
  * with highlight.js (a handful of languages), and the HTML sanitised with DOMPurify before
  * it reaches the page. Raw HTML inside the Markdown is shown as text, never injected, and
- * images become plain links (no request to an address the model chose).
+ * images become plain links (no request to an address the model chose). An answer with
+ * web sources cites them as `[1]`, `[2]`: each becomes a link to its source.
  */
 import DOMPurify from 'dompurify';
 import hljs from 'highlight.js/lib/core';
@@ -23,7 +24,7 @@ import sql from 'highlight.js/lib/languages/sql';
 import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
-import { Marked, type Tokens } from 'marked';
+import { Marked, type TokenizerAndRendererExtension, type Tokens } from 'marked';
 
 const LANGUAGES = {
   bash,
@@ -71,6 +72,47 @@ function highlight(code: string, info: string | undefined): { html: string; lang
   }
 }
 
+/** What `[n]` in an answer links to: the nth source, when it is a web page with an http(s) address. */
+export interface CitationTarget {
+  href: string;
+  title: string;
+}
+
+/** The targets of the answer being rendered (parsing is synchronous). */
+let citationTargets: readonly (CitationTarget | null)[] = [];
+
+interface CitationToken extends Tokens.Generic {
+  type: 'citation';
+  raw: string;
+  number: number;
+}
+
+/**
+ * `[n]` (not a link's `[n](…)`, not inside a link) → a link to the nth source. Only while
+ * the answer has sources to cite: otherwise Markdown reads as it always did.
+ */
+const citation: TokenizerAndRendererExtension = {
+  name: 'citation',
+  level: 'inline',
+  start(src: string) {
+    if (citationTargets.length === 0) return undefined;
+    return /\[\d/.exec(src)?.index;
+  },
+  tokenizer(src: string): CitationToken | undefined {
+    if (citationTargets.length === 0 || this.lexer.state.inLink) return undefined;
+    const match = /^\[(\d{1,3})\](?!\()/.exec(src);
+    if (!match) return undefined;
+    return { type: 'citation', raw: match[0], number: Number(match[1]) };
+  },
+  renderer(token) {
+    const { raw, number } = token as CitationToken;
+    const target = citationTargets[number - 1];
+    if (!target) return escapeHtml(raw);
+    const title = target.title ? ` title="${escapeHtml(target.title)}"` : '';
+    return `<a href="${escapeHtml(target.href)}"${title} data-citation="${number}">${escapeHtml(raw)}</a>`;
+  },
+};
+
 const marked = new Marked({
   gfm: true,
   breaks: false,
@@ -92,6 +134,7 @@ const marked = new Marked({
       return `<a href="${escapeHtml(href)}">${label}</a>`;
     },
   },
+  extensions: [citation],
 });
 
 const ALLOWED_TAGS = [
@@ -121,10 +164,19 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
   return purifier;
 }
 
-/** Markdown to sanitised HTML, safe for `dangerouslySetInnerHTML`. */
-export function renderMarkdown(source: string): string {
+/**
+ * Markdown to sanitised HTML, safe for `dangerouslySetInnerHTML`. `citations[n - 1]` is
+ * where `[n]` links (null: left as text).
+ */
+export function renderMarkdown(source: string, citations: readonly (CitationTarget | null)[] = []): string {
   if (!source) return '';
-  const html = marked.parse(source, { async: false });
+  citationTargets = citations.some(Boolean) ? citations : [];
+  let html: string;
+  try {
+    html = marked.parse(source, { async: false });
+  } finally {
+    citationTargets = [];
+  }
   return getPurifier().sanitize(html, {
     ALLOWED_TAGS,
     ALLOWED_ATTR,

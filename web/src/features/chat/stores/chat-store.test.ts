@@ -3,7 +3,7 @@ import { chatSocket } from '@/lib/socket';
 import { jsonResponse } from '@/test/fixtures';
 import { answer, conversation, CONVERSATION_ID, storedFile, userMessage } from '../test/fixtures';
 import { useAttachmentStore } from './attachment-store';
-import { NEW_CHAT, STALE_RECHECK_MS, useChatStore } from './chat-store';
+import { MAX_PROGRESS_ENTRIES, NEW_CHAT, STALE_RECHECK_MS, useChatStore } from './chat-store';
 
 const fetchMock = vi.fn<typeof fetch>();
 const urlOf = (input: RequestInfo | URL) =>
@@ -327,5 +327,134 @@ describe('the list', () => {
     await chat().remove(CONVERSATION_ID);
     expect(chat().list.items).toEqual([]);
     expect(chat().deletedHere[CONVERSATION_ID]).toBe(true);
+  });
+});
+
+describe('deep search', () => {
+  it('is sent as a web search with deepSearch, and is off again for the next send (web search stays on)', () => {
+    chat().setOptions(NEW_CHAT, { webSearch: true, deepSearch: true });
+    const clientId = chat().send({ conversationId: null, content: 'Report on lighthouses', model: null, webSearch: false, deepSearch: true })!;
+    expect(emit).toHaveBeenCalledWith('chat.send', {
+      clientId,
+      conversationId: null,
+      content: 'Report on lighthouses',
+      webSearch: true,
+      deepSearch: true,
+    });
+    expect(chat().options[NEW_CHAT]).toMatchObject({ webSearch: true, deepSearch: false });
+  });
+
+  it('is not named in a send without it', () => {
+    const clientId = chat().send({ conversationId: null, content: 'Hi', model: null, webSearch: true })!;
+    expect(emit).toHaveBeenCalledWith('chat.send', { clientId, conversationId: null, content: 'Hi', webSearch: true });
+  });
+
+  it('comes back on with the text when the send is refused (not enough searches left)', () => {
+    chat().setDraft(NEW_CHAT, 'Report');
+    chat().setOptions(NEW_CHAT, { deepSearch: true, webSearch: true });
+    const clientId = chat().send({ conversationId: null, content: 'Report', model: null, webSearch: true, deepSearch: true })!;
+    chat().onError({
+      clientId,
+      code: 'search_limit_reached',
+      message: 'You have reached your web search limit. Upgrade your plan to continue.',
+    });
+    expect(chat().drafts[NEW_CHAT]).toBe('Report');
+    expect(chat().options[NEW_CHAT]).toMatchObject({ webSearch: true, deepSearch: true });
+    expect(chat().errors[NEW_CHAT]?.code).toBe('search_limit_reached');
+  });
+});
+
+describe('search progress (search.progress)', () => {
+  const frame = (overrides: Record<string, unknown> = {}) => ({
+    type: 'search.progress',
+    conversationId: CONVERSATION_ID,
+    messageId: ANSWER_ID,
+    stage: 'searching',
+    queries: ['keeper code'],
+    round: 1,
+    rounds: 1,
+    deep: false,
+    ...overrides,
+  });
+
+  /** This tab sent the question and knows the answer. */
+  function answerStreaming(): string {
+    const clientId = sendFromNewChat('What is the keeper’s code?');
+    chat().onConversationCreated({ clientId, conversation: conversation() });
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: userMessage({ clientId }) });
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: answer({ clientId }) });
+    return clientId;
+  }
+
+  it('keeps the steps of an answer by its id, until the answer completes', () => {
+    const clientId = answerStreaming();
+    chat().onSearchProgress(frame());
+    chat().onSearchProgress(frame({ stage: 'reading', queries: undefined, pages: 3 }));
+    expect(chat().progress[ANSWER_ID]).toEqual({
+      conversationId: CONVERSATION_ID,
+      deep: false,
+      steps: [
+        { stage: 'searching', queries: ['keeper code'], pages: null, round: 1, rounds: 1 },
+        { stage: 'reading', queries: [], pages: 3, round: 1, rounds: 1 },
+      ],
+    });
+    // The same stage again within its round updates it.
+    chat().onSearchProgress(frame({ stage: 'reading', queries: undefined, pages: 4 }));
+    expect(chat().progress[ANSWER_ID]!.steps.map((s) => s.pages)).toEqual([null, 4]);
+
+    chat().onMessageCompleted({
+      conversationId: CONVERSATION_ID,
+      message: answer({ clientId, status: 'complete', content: 'LIGHTHOUSE-77 [1]' }),
+      finishReason: 'stop',
+    });
+    expect(chat().progress).toEqual({});
+    // A late frame for the ended answer changes nothing.
+    chat().onSearchProgress(frame({ stage: 'writing' }));
+    expect(chat().progress).toEqual({});
+  });
+
+  it('keeps a frame for an answer this tab does not know yet (another instance was faster)', () => {
+    chat().onSearchProgress(frame({ conversationId: 'elsewhere', messageId: 'not-yet-created', deep: true }));
+    expect(chat().progress['not-yet-created']).toMatchObject({ conversationId: 'elsewhere', deep: true });
+    expect(chat().threads.elsewhere).toBeUndefined();
+    chat().onMessageCompleted({
+      conversationId: 'elsewhere',
+      message: answer({ _id: 'not-yet-created', conversationId: 'elsewhere', status: 'complete' }),
+      finishReason: 'stop',
+    });
+    expect(chat().progress).toEqual({});
+  });
+
+  it('ignores frames that are not progress', () => {
+    for (const bad of [null, 'x', frame({ stage: 'dancing' }), frame({ messageId: 7 }), frame({ conversationId: undefined })]) {
+      chat().onSearchProgress(bad);
+    }
+    expect(chat().progress).toEqual({});
+  });
+
+  it('is dropped when the answer fails without an end, or its conversation is deleted', () => {
+    const clientId = answerStreaming();
+    chat().onSearchProgress(frame());
+    chat().onError({ clientId, code: 'search_unavailable', message: 'Web search is not set up on this server' });
+    expect(chat().progress).toEqual({});
+    expect(chat().errors[CONVERSATION_ID]?.code).toBe('search_unavailable');
+
+    chat().onSearchProgress(frame({ messageId: 'another' }));
+    chat().onConversationDeleted({ conversationId: CONVERSATION_ID });
+    expect(chat().progress).toEqual({});
+  });
+
+  it('forgets the oldest answers beyond a few, whose end this tab may never hear of', () => {
+    for (let i = 0; i < MAX_PROGRESS_ENTRIES + 5; i += 1) chat().onSearchProgress(frame({ messageId: `m${i}` }));
+    const ids = Object.keys(chat().progress);
+    expect(ids).toHaveLength(MAX_PROGRESS_ENTRIES);
+    expect(ids[0]).toBe('m5');
+    expect(ids.at(-1)).toBe(`m${MAX_PROGRESS_ENTRIES + 4}`);
+  });
+
+  it('is emptied with the rest when the user changes', () => {
+    chat().onSearchProgress(frame());
+    chat().reset();
+    expect(chat().progress).toEqual({});
   });
 });

@@ -10,6 +10,7 @@ import { chatSocket } from '@/lib/socket';
 import type { ServerFrames } from '@/lib/socket-protocol';
 import type { Conversation } from '@/types/api';
 import { chatApi } from '../api/chat-api';
+import { addStep, readProgressFrame, type SearchProgress } from '../lib/search-progress';
 import { releaseSent, useAttachmentStore, type SentAttachment } from './attachment-store';
 import {
   appendPage,
@@ -38,6 +39,12 @@ export const NEW_CHAT = 'new';
 /** How long after `conversation.opened` (not streaming) a still-streaming answer is rechecked. */
 export const STALE_RECHECK_MS = 3000;
 
+/**
+ * Answers whose search progress is kept at most: an answer whose end this tab never
+ * hears of (its conversation not loaded here, its server lost) is forgotten in time.
+ */
+export const MAX_PROGRESS_ENTRIES = 20;
+
 type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 
 export interface ThreadEntry {
@@ -60,6 +67,8 @@ export interface PendingSend {
   content: string;
   /** Its uploaded images, shown from their local previews until the server's message. */
   attachments: SentAttachment[];
+  /** Sent as a deep search: a refused send turns deep search back on. */
+  deepSearch?: boolean;
   createdAt: string;
 }
 
@@ -76,6 +85,8 @@ export interface SendInput {
   content: string;
   model: string | null;
   webSearch: boolean;
+  /** A deep search (sent with web search on); for this send only. */
+  deepSearch?: boolean;
   attachments?: SentAttachment[];
 }
 
@@ -101,12 +112,19 @@ export interface ChatState {
   deletedHere: Record<string, true>;
   /** Bumped to ask the composer to take the focus (the "new chat" button). */
   focusRequest: number;
+  /**
+   * The web search steps of answers being prepared, by messageId (`search.progress`);
+   * dropped at the answer's end. An answer this tab does not know yet may have some.
+   */
+  progress: Record<string, SearchProgress>;
 }
 
 export interface ComposerOptions {
   /** The picked model; null follows the conversation's default. */
   model: string | null;
   webSearch: boolean;
+  /** Deep search for the next send (implies web search); off again once sent. */
+  deepSearch: boolean;
 }
 
 export interface ChatActions {
@@ -135,6 +153,8 @@ export interface ChatActions {
   onMessageDelta: (frame: ServerFrames['message.delta']) => boolean;
   onMessageSnapshot: (frame: ServerFrames['message.snapshot']) => void;
   onMessageCompleted: (frame: ServerFrames['message.completed']) => void;
+  /** A `search.progress` frame; anything that is not one is ignored. */
+  onSearchProgress: (frame: unknown) => void;
   onError: (frame: ServerFrames['error']) => void;
 }
 
@@ -155,9 +175,10 @@ const initialState: ChatState = {
   options: {},
   deletedHere: {},
   focusRequest: 0,
+  progress: {},
 };
 
-export const DEFAULT_OPTIONS: ComposerOptions = { model: null, webSearch: false };
+export const DEFAULT_OPTIONS: ComposerOptions = { model: null, webSearch: false, deepSearch: false };
 
 // Bookkeeping of the list's first-page fetch: what frames changed while it ran.
 let listRequest = 0;
@@ -193,6 +214,10 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       lastActivity: activity ? Date.now() : entry.lastActivity,
       staleStream: entry.staleStream && streamingMessage(messages) !== undefined,
     };
+  };
+
+  const dropProgress = (messageId: string) => {
+    if (get().progress[messageId]) set((state) => ({ progress: omit(state.progress, messageId) }));
   };
 
   const endCancelling = (conversationId: string) => {
@@ -315,7 +340,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     requestComposerFocus: () => set((state) => ({ focusRequest: state.focusRequest + 1 })),
 
-    send: ({ conversationId, content, model, webSearch, attachments = [] }) => {
+    send: ({ conversationId, content, model, webSearch, deepSearch = false, attachments = [] }) => {
       const key = conversationId ?? NEW_CHAT;
       const clientId = randomId();
       const sent = chatSocket.emit('chat.send', {
@@ -323,7 +348,9 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         conversationId,
         content,
         ...(model ? { model } : {}),
-        webSearch,
+        // A deep search is a web search too.
+        webSearch: webSearch || deepSearch,
+        ...(deepSearch ? { deepSearch: true } : {}),
         ...(attachments.length > 0 ? { attachments: attachments.map((a) => a.file._id) } : {}),
       });
       if (!sent) {
@@ -335,12 +362,17 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         conversationId,
         content,
         attachments,
+        ...(deepSearch ? { deepSearch: true } : {}),
         createdAt: new Date().toISOString(),
       };
       set((state) => ({
         pending: { ...state.pending, [clientId]: pending },
         drafts: { ...state.drafts, [key]: '' },
         errors: { ...state.errors, [key]: undefined },
+        // Deep search is for one send (it reserves several searches); web search stays on.
+        ...(deepSearch
+          ? { options: { ...state.options, [key]: { ...DEFAULT_OPTIONS, ...state.options[key], webSearch: true, deepSearch: false } } }
+          : {}),
       }));
       return clientId;
     },
@@ -464,6 +496,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
           drafts: omit(state.drafts, conversationId),
           errors: omit(state.errors, conversationId),
           cancelling: omit(state.cancelling, conversationId),
+          progress: Object.fromEntries(Object.entries(state.progress).filter(([, p]) => p.conversationId !== conversationId)),
         };
       });
     },
@@ -522,6 +555,23 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     onMessageCompleted: ({ conversationId, message }) => {
       updateThread(conversationId, (entry) => withMessages(entry, applyCompleted(entry.messages, message), true));
       endCancelling(conversationId);
+      dropProgress(message._id);
+    },
+
+    onSearchProgress: (value) => {
+      const frame = readProgressFrame(value);
+      if (!frame) return;
+      // A late frame for an answer that already ended here changes nothing.
+      const known = get().threads[frame.conversationId]?.messages.find((m) => m._id === frame.messageId);
+      if (known?.final) return;
+      set((state) => {
+        const entries = Object.entries(state.progress).filter(([id]) => id !== frame.messageId);
+        const next = addStep(state.progress[frame.messageId], frame);
+        // The answer moved on: it goes last, and the oldest beyond the cap are forgotten.
+        return { progress: Object.fromEntries([...entries.slice(-(MAX_PROGRESS_ENTRIES - 1)), [frame.messageId, next]]) };
+      });
+      // The progress shows the answer is alive (the watchdog waits for deltas otherwise).
+      updateThread(frame.conversationId, (entry) => (known ? { ...entry, lastActivity: Date.now() } : entry));
     },
 
     onError: ({ clientId, code, message, field }) => {
@@ -539,6 +589,10 @@ export const useChatStore = create<ChatStore>()((set, get) => {
             errors: { ...state.errors, [key]: error },
             // The refused text goes back into the composer to edit or retry.
             drafts: draft.trim() ? state.drafts : { ...state.drafts, [key]: pending.content },
+            // And a refused deep search stays chosen for the retry.
+            ...(pending.deepSearch
+              ? { options: { ...state.options, [key]: { ...DEFAULT_OPTIONS, ...state.options[key], webSearch: true, deepSearch: true } } }
+              : {}),
           };
         });
         return;
@@ -550,6 +604,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         const asked = answer ?? entry.messages.find((m) => m.clientId === clientId);
         if (!asked) continue;
         // A send that failed after its answer was announced gets no message.completed.
+        if (answer) dropProgress(answer._id);
         if (answer && !answer.final) {
           updateThread(id, (e) =>
             withMessages(

@@ -11,8 +11,11 @@ import { usePlanStore } from './plan-store';
 
 let started = false;
 
-/** Codes after which the plan this tab knows may be out of date. */
-const PLAN_CHANGED_CODES = new Set(['model_not_allowed', 'premium_required']);
+/**
+ * Codes after which the plan this tab knows may be out of date (`search_unavailable`: the
+ * server's search providers, in the plan's `available`, are not what this tab was told).
+ */
+const PLAN_CHANGED_CODES = new Set(['model_not_allowed', 'premium_required', 'search_unavailable']);
 
 export function startChatSync(): void {
   if (started) return;
@@ -42,6 +45,8 @@ export function startChatSync(): void {
   chatSocket.on('message.created', (frame) => chat().onMessageCreated(frame));
   chatSocket.on('message.snapshot', (frame) => chat().onMessageSnapshot(frame));
   chatSocket.on('message.completed', (frame) => chat().onMessageCompleted(frame));
+  // A web search's steps, before and between its answer's text (not stored, not replayed).
+  chatSocket.on('search.progress', (frame) => chat().onSearchProgress(frame));
   chatSocket.on('message.delta', (frame) => {
     // A gap (frames lost between instances): ask for a snapshot and wait for it.
     if (chat().onMessageDelta(frame)) chatSocket.emit('conversation.open', { conversationId: frame.conversationId });

@@ -53,8 +53,11 @@ const NO_FEATURES = {
   imageGeneration: false,
 };
 
-/** What the server implements since image attachments (docs/api.md `available`). */
-const AVAILABLE = { imageUpload: true, documentProcessing: false };
+/**
+ * What the server implements since image attachments (docs/api.md `available`), on a
+ * server with a search provider for both kinds of web search.
+ */
+const AVAILABLE = { imageUpload: true, documentProcessing: false, googleWebSearch: true, openaiWebSearch: true };
 const FILE_LIMITS = { imageMaxMb: 10, documentMaxMb: 20, storageMb: 100 };
 
 export const freePlan: ChatPlan = {
@@ -64,6 +67,7 @@ export const freePlan: ChatPlan = {
   chatModels: ['gpt-4o-mini'],
   models: { baseChatModel: 'gpt-4o-mini', webSearchModel: 'gpt-4o-mini-search-preview' },
   available: AVAILABLE,
+  deepSearchSearches: 6,
   maxImagesPerMessage: 1,
   fileLimits: FILE_LIMITS,
 };
@@ -75,6 +79,7 @@ export const basePlan: ChatPlan = {
   chatModels: ['gpt-4o-mini', 'gpt-4.1-mini'],
   models: { baseChatModel: 'gpt-4o-mini', webSearchModel: 'gpt-4o-mini-search-preview' },
   available: AVAILABLE,
+  deepSearchSearches: 6,
   maxImagesPerMessage: 2,
   fileLimits: FILE_LIMITS,
 };
@@ -82,6 +87,11 @@ export const basePlan: ChatPlan = {
 /** A plan as a server that takes documents shows it (`available.documentProcessing`). */
 export function withDocuments(plan: ChatPlan): ChatPlan {
   return { ...plan, available: { ...plan.available, documentProcessing: true } };
+}
+
+/** A plan as a server without a search provider shows it (`available` web searches false). */
+export function withoutSearch(plan: ChatPlan): ChatPlan {
+  return { ...plan, available: { ...plan.available, googleWebSearch: false, openaiWebSearch: false } };
 }
 
 /** A plan as a server from before image attachments showed it: nothing can be attached. */
@@ -140,7 +150,7 @@ export function subscriptionAnswer(plan: ChatPlan) {
       ...plan,
       limits: {},
       models: { ...plan.models, embeddingModel: 'text-embedding-3-small' },
-      available: { ...plan.available, googleWebSearch: false, openaiWebSearch: false, imageGeneration: false },
+      available: { ...plan.available, imageGeneration: false },
     },
     pendingSubscription: null,
     pendingSubscriptionPlan: null,

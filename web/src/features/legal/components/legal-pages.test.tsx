@@ -104,6 +104,24 @@ describe('LandingPage', () => {
     expect(section).not.toMatch(/5 images|Google search|searches and images/);
   });
 
+  it('lists web search once the server has a search provider, and Google search only when that one has', async () => {
+    const searching = {
+      ...plansAnswer,
+      data: plansAnswer.data.map((p) => ({ ...p, available: { ...p.available, openaiWebSearch: true } })),
+    };
+    vi.stubGlobal(
+      'fetch',
+      vi.fn<typeof fetch>(() => Promise.resolve(jsonResponse(200, searching))),
+    );
+    renderPage(<LandingPage />);
+    const pro = await screen.findByTestId('plan-summary-pro');
+    expect(within(pro).getAllByRole('listitem').map((item) => item.textContent)).toContain('Web search');
+    const soon = within(pro).getByText(/^Coming soon \(not available yet\):/).textContent;
+    expect(soon).not.toContain('Web search');
+    expect(soon).toContain('Google web search');
+    expect(within(screen.getByTestId('plan-summary-free')).queryByText('Web search')).toBeNull();
+  });
+
   it('links to the privacy policy', () => {
     renderPage(<LandingPage />);
     expect(screen.getByRole('link', { name: 'privacy policy' }).getAttribute('href')).toBe('/privacy-policy');
