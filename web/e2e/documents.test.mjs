@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startServer } from './server.mjs';
-import { registerThroughDialog, phoneSignedInAs, launchChromium, dismissCookies } from './flows.mjs';
+import { registerThroughDialog, registerOverApi, phoneSignedInAs, launchChromium, dismissCookies } from './flows.mjs';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 const PASSWORD = 'secret12';
@@ -32,29 +32,6 @@ let context;
 let page;
 let dir;
 
-/**
- * Registers over the API from the page, so that the session cookie is set but no tab of
- * the user has opened a socket yet: the server keeps the plan a socket's `ready` loaded
- * for up to `chat.token_recheck_secs` (60 s), and a plan set by the operator's command
- * would only land for sends after that.
- */
-async function registerOverApi(p, { name, email, password }) {
-  const mark = server.log().length;
-  const post = (path, body) =>
-    p.evaluate(
-      async ([path, body]) => {
-        const response = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-        return { status: response.status, body: await response.json() };
-      },
-      [path, body],
-    );
-  const sent = await post('/api/auth/register/send-code', { name, email, password, privacyAccepted: true, language: 'en-US' });
-  assert.equal(sent.status, 200, JSON.stringify(sent.body));
-  const code = await server.codeFor(email, { after: mark });
-  const verified = await post('/api/auth/register/verify', { token: sent.body.token, code });
-  assert.equal(verified.status, 200, JSON.stringify(verified.body));
-}
-
 before(async () => {
   server = await startServer();
   browser = await launchChromium();
@@ -64,7 +41,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'chat-e2e-docs-'));
   await page.goto('/');
   await dismissCookies(page);
-  await registerOverApi(page, { name: 'Dora', email: 'dora@example.com', password: PASSWORD });
+  await registerOverApi(page, server, { name: 'Dora', email: 'dora@example.com', password: PASSWORD });
   // The operator's command: a paid plan without a payment, before the first socket.
   await server.cli(['users', 'set-plan', 'dora@example.com', 'plus']);
 });

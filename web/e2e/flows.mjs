@@ -1,4 +1,5 @@
 // What several end-to-end tests do the same way, through the UI as a person would.
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 
 /**
@@ -19,6 +20,29 @@ export async function registerThroughDialog(page, server, { name, email, passwor
   await verify.getByLabel('Verification code').fill(await server.codeFor(email, { after: mark }));
   await verify.getByRole('button', { name: 'Verify' }).click();
   await verify.waitFor({ state: 'hidden' });
+}
+
+/**
+ * Registers over the API from the page, so that the session cookie is set but no tab of
+ * the user has opened a socket yet: the server keeps the plan a socket's `ready` loaded
+ * for up to `chat.token_recheck_secs` (60 s), and a plan set by the operator's command
+ * would only land for sends after that.
+ */
+export async function registerOverApi(page, server, { name, email, password }) {
+  const mark = server.log().length;
+  const post = (path, body) =>
+    page.evaluate(
+      async ([path, body]) => {
+        const response = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        return { status: response.status, body: await response.json() };
+      },
+      [path, body],
+    );
+  const sent = await post('/api/auth/register/send-code', { name, email, password, privacyAccepted: true, language: 'en-US' });
+  assert.equal(sent.status, 200, JSON.stringify(sent.body));
+  const code = await server.codeFor(email, { after: mark });
+  const verified = await post('/api/auth/register/verify', { token: sent.body.token, code });
+  assert.equal(verified.status, 200, JSON.stringify(verified.body));
 }
 
 /** Fills in the billing info form (private buyer) and saves it. */
