@@ -36,6 +36,10 @@ pub struct ChatSend {
     pub model: Option<String>,
     #[serde(default)]
     pub web_search: bool,
+    /// Several rounds of searching and reading, ending in a cited report (implies
+    /// `web_search`).
+    #[serde(default)]
+    pub deep_search: bool,
     /// Ids of files the user uploaded (`POST /api/files`) and has not sent yet.
     #[serde(default)]
     pub attachments: Vec<String>,
@@ -66,13 +70,41 @@ pub struct Attachment {
     pub pages: Option<u32>,
 }
 
-/// Where an answer's excerpts came from: a document, and the page for a PDF.
+/// Where an answer's excerpts came from. Web sources come first, in the order the answer
+/// cites them (`[1]` is the first).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Source {
+    Web(WebSource),
+    Document(DocumentSource),
+}
+
+/// A document, and the page for a PDF.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Source {
+pub struct DocumentSource {
     pub file_id: String,
     pub name: String,
     pub page: Option<u32>,
+}
+
+/// A web page a search found (`site`: its host).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct WebSource {
+    pub url: String,
+    pub title: String,
+    pub site: String,
+}
+
+/// How far a web search (or deep search) has got, for the tabs to show while it runs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchStage {
+    Searching,
+    Reading,
+    Reflecting,
+    Writing,
 }
 
 /// A conversation as frames and the REST API show it.
@@ -179,6 +211,20 @@ pub enum ServerFrame {
     /// A document's processing went on or ended.
     #[serde(rename = "file.updated")]
     FileUpdated { file: Attachment },
+    /// A step of a web search that prepares an answer (never stored, not replayed).
+    #[serde(rename = "search.progress", rename_all = "camelCase")]
+    SearchProgress {
+        conversation_id: String,
+        message_id: String,
+        stage: SearchStage,
+        #[serde(skip_serializing_if = "Vec::is_empty", default)]
+        queries: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pages: Option<u32>,
+        round: u32,
+        rounds: u32,
+        deep: bool,
+    },
     #[serde(rename = "error", rename_all = "camelCase")]
     Error {
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -23,6 +23,7 @@ pub struct Settings {
     pub invoice: InvoiceSettings,
     pub model: ModelSettings,
     pub chat: ChatSettings,
+    pub search: SearchSettings,
     /// Where `default.toml` and `plans.toml` were looked for.
     #[serde(skip, default = "default_config_dir")]
     pub config_dir: PathBuf,
@@ -166,6 +167,37 @@ pub struct ChatSettings {
     pub max_sockets_per_address: usize,
     pub token_recheck_secs: u64,
     pub write_timeout_secs: u64,
+}
+
+/// Web search: providers, and the bounds of what one search reads (`[search]`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct SearchSettings {
+    pub searxng_url: String,
+    pub google_cse_key: SecretString,
+    pub google_cse_id: String,
+    pub google_cse_url: String,
+    pub results_per_query: usize,
+    pub max_queries: usize,
+    pub max_pages: usize,
+    pub search_timeout_secs: u64,
+    pub page_timeout_secs: u64,
+    pub page_max_kb: usize,
+    pub page_text_chars: usize,
+    pub deep_rounds: usize,
+    pub deep_searches: u32,
+    pub deep_pages: usize,
+    /// Test-only: `ip:port` pairs fetched although private.
+    pub fetch_allow: Vec<std::net::SocketAddr>,
+}
+
+impl SearchSettings {
+    pub fn google_configured(&self) -> bool {
+        !self.google_cse_key.expose_secret().is_empty() && !self.google_cse_id.is_empty()
+    }
+
+    pub fn searxng_configured(&self) -> bool {
+        !self.searxng_url.is_empty()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -347,6 +379,26 @@ impl Settings {
         }
         if let Some(v) = env("S3_SECRET_ACCESS_KEY") {
             self.files.s3_secret_access_key = secret(v);
+        }
+        if let Some(v) = env("SEARXNG_URL") {
+            self.search.searxng_url = v;
+        }
+        if let Some(v) = env("GOOGLE_CSE_KEY") {
+            self.search.google_cse_key = v.into();
+        }
+        if let Some(v) = env("GOOGLE_CSE_ID") {
+            self.search.google_cse_id = v;
+        }
+        if let Some(v) = env("GOOGLE_CSE_URL") {
+            self.search.google_cse_url = v;
+        }
+        if let Some(v) = env("SEARCH_FETCH_ALLOW") {
+            self.search.fetch_allow = v
+                .split(',')
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(|a| a.parse().context("SEARCH_FETCH_ALLOW holds ip:port pairs"))
+                .collect::<anyhow::Result<_>>()?;
         }
         if let Some(v) = env("SHUTDOWN_GRACE_SECS") {
             self.server.shutdown_grace_secs = v.parse().context("SHUTDOWN_GRACE_SECS must be a number")?;

@@ -158,6 +158,12 @@ error_codes! {
     SearchLimitReached = "search_limit_reached", TOO_MANY_REQUESTS,
         "You have reached your web search limit. Upgrade your plan to continue.",
         "Elérte a webes keresési korlátját. A folytatáshoz váltson nagyobb csomagra.";
+    SearchUnavailable = "search_unavailable", SERVICE_UNAVAILABLE,
+        "Web search is not set up on this server",
+        "A webes keresés nincs beállítva ezen a szerveren";
+    DeepSearchLimit = "deep_search_limit", TOO_MANY_REQUESTS,
+        "A deep search needs {max} web searches, and fewer are left in your limit",
+        "Egy mélykereséshez {max} webes keresés kell, ennyi már nem maradt a korlátjából";
     ModelError = "model_error", BAD_GATEWAY,
         "The AI model is not available right now. Please try again later.",
         "Az AI modell most nem érhető el. Kérjük, próbálja újra később.";

@@ -23,6 +23,7 @@ pub mod quota;
 pub mod realtime;
 pub mod redis_conn;
 pub mod scheduler;
+pub mod search;
 pub mod startup;
 pub mod state;
 pub mod subscriptions;

@@ -55,9 +55,9 @@ impl PlanType {
     }
 }
 
-/// Which features work in this build. A plan card offers only what is available
-/// (web/README.md, "Plan cards"): the issue that makes a feature work flips it here, and
-/// the cards and the landing page follow.
+/// Which features work on this server. A plan card offers only what is available
+/// (web/README.md, "Plan cards"): features this build lacks are off here, and web search
+/// is on where a provider is configured (`search::Providers`).
 pub const AVAILABLE: Availability = Availability {
     google_web_search: false,
     openai_web_search: false,
@@ -66,6 +66,17 @@ pub const AVAILABLE: Availability = Availability {
     image_generation: false,
     image_upload: true,
 };
+
+impl Availability {
+    /// [`AVAILABLE`], with web search as this server's configuration allows.
+    pub fn with_search(google: bool, openai: bool) -> Availability {
+        Availability {
+            google_web_search: google,
+            openai_web_search: openai,
+            ..AVAILABLE
+        }
+    }
+}
 
 /// The features of [`Features`], plus image upload (`maxImagesPerMessage`).
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -185,7 +196,9 @@ impl Plan {
     }
 
     /// The plan as the API shows it (`subscriptionPlan`, plan cards).
-    pub fn to_json(&self, vat_rate: f64) -> Value {
+    /// `available`: what works on this server; `deep_searches`: the searches one deep
+    /// search reserves.
+    pub fn to_json(&self, vat_rate: f64, available: Availability, deep_searches: u32) -> Value {
         let limit = |service: Service| {
             let l = self.limits(service);
             json!({ "daily": l.day, "monthly": l.month })
@@ -195,7 +208,8 @@ impl Plan {
             "name": self.name,
             "rank": self.rank,
             "features": self.features,
-            "available": AVAILABLE,
+            "available": available,
+            "deepSearchSearches": deep_searches,
             "limits": {
                 "responseLimit": limit(Service::Responses),
                 "webSearchLimit": limit(Service::WebSearches),

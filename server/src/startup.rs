@@ -120,6 +120,7 @@ impl Application {
             images: ImageDecoder::new(&settings.uploads),
             files,
             documents: Default::default(),
+            search: crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo"),
             catalogue,
             quotas,
             payments,

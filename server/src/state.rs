@@ -28,6 +28,7 @@ pub struct AppState {
     pub images: ImageDecoder,
     pub files: FileStore,
     pub documents: crate::documents::Documents,
+    pub search: crate::search::SearchState,
     pub catalogue: Arc<Catalogue>,
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,
@@ -39,5 +40,15 @@ pub struct AppState {
 impl AppState {
     pub fn now(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// The plan as the API shows it, with what works on this server.
+    pub fn plan_json(&self, plan: &crate::plans::Plan, vat_rate: f64) -> serde_json::Value {
+        let providers = &self.search.providers;
+        let available = crate::plans::Availability::with_search(
+            providers.google_available(),
+            providers.openai_available(),
+        );
+        plan.to_json(vat_rate, available, self.settings.search.deep_searches)
     }
 }

@@ -74,13 +74,13 @@ pub fn subscription_json(state: &AppState, sub: &SubscriptionRow) -> Value {
             },
             "cancelAtPeriodEnd": pending == Some(PlanType::Free),
         },
-        "subscriptionPlan": plan.to_json(vat),
+        "subscriptionPlan": state.plan_json(plan, vat),
         "pendingSubscription": pending.map(|p| json!({
             "planType": p,
             "activationDate": sub.end_date.and_then(iso),
             "requestedAt": sub.pending_since.and_then(iso),
         })),
-        "pendingSubscriptionPlan": pending.map(|p| state.catalogue.plan(p).to_json(vat)),
+        "pendingSubscriptionPlan": pending.map(|p| state.plan_json(state.catalogue.plan(p), vat)),
     })
 }
 

@@ -2,13 +2,15 @@
 //! handed to a generation actor on the user's shard, and what happens when it ends
 //! (stored, refunded if it ended before its first delta, titled).
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::web;
 use chat_actors::generation::{FinishReason, Outcome, Start};
-use chat_actors::model::{time_limited, ModelRequest};
-use chat_actors::protocol::{ChatSend, ServerFrame, Source};
+use chat_actors::model::{time_limited, ModelRequest, Turn};
+use chat_actors::protocol::{ChatSend, ServerFrame, Source, WebSource};
 use chat_actors::quota::Counted;
+use futures_util::StreamExt;
 
 use crate::chat::prompt;
 use crate::chat::send::{Checked, Reservation};
@@ -18,6 +20,7 @@ use crate::db::files::FileRow;
 use crate::documents;
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
+use crate::search::{Engine, Search};
 use crate::state::AppState;
 
 /// How long a title may take before the conversation is named by its first words.
@@ -41,6 +44,7 @@ pub async fn start(
         model_used,
         existing,
         files,
+        engine,
     } = checked;
     let user = &account.user;
     let now = state.now();
@@ -158,20 +162,39 @@ pub async fn start(
         let fresh: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
         let retrieved = documents::retrieve(state, &history_files, &fresh, &content).await?;
         let settings = &state.settings.model;
-        let stream = time_limited(
-            realtime.provider.stream(ModelRequest {
-                model: model_used,
-                messages: prompt::turns(user, &history, images, retrieved.prompt),
-                max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
-            }),
-            Duration::from_secs(settings.timeout_secs.max(1)),
-            Duration::from_secs(settings.total_timeout_secs.max(1)),
-        );
-        Ok::<_, ApiError>((stream, retrieved.sources))
+        let request = ModelRequest {
+            model: model_used,
+            messages: prompt::turns(user, &history, images, retrieved.prompt),
+            max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
+        };
+        let search = match &engine {
+            Some(Engine::Provider(provider)) => {
+                let plan = state.catalogue.plan(account.plan);
+                Some(Search {
+                    provider: provider.clone(),
+                    deep: send.deep_search,
+                    user_id: user.id.clone(),
+                    conversation_id: conversation.id.clone(),
+                    message_id: answer.id.clone(),
+                    question: content.clone(),
+                    context: conversation_text(&history),
+                    preprocessing_model: plan.models.web_preprocessing_model.clone().unwrap_or_default(),
+                    content_model: plan
+                        .models
+                        .web_content_processing_model
+                        .clone()
+                        .unwrap_or_default(),
+                    budget: reservation.searches(),
+                    used: reservation.searches_made.clone(),
+                })
+            }
+            _ => None,
+        };
+        Ok::<_, ApiError>((request, search, retrieved.sources))
     }
     .await;
-    let (stream, sources) = match stream {
-        Ok(stream) => stream,
+    let (request, search, document_sources) = match stream {
+        Ok(prepared) => prepared,
         Err(e) => {
             for frame in &intro {
                 realtime.publish(&user.id, frame);
@@ -179,6 +202,44 @@ pub async fn start(
             fail_before_streaming(state, &user.id, &conversation, &answer).await;
             reservation.cancel().await;
             return Err(e);
+        }
+    };
+    // Web sources first, in the order the answer cites them; documents after.
+    let sources = Arc::new(Mutex::new(document_sources));
+    let settings = &state.settings.model;
+    let (per_chunk, total) = (
+        Duration::from_secs(settings.timeout_secs.max(1)),
+        Duration::from_secs(settings.total_timeout_secs.max(1)),
+    );
+    let stream = match search {
+        None => time_limited(realtime.provider.stream(request), per_chunk, total),
+        // The search runs inside the answer's stream: its steps reach the tabs after the
+        // exchange is announced, and a cancel drops it where it is.
+        Some(search) => {
+            let (state, found_sources) = (state.clone(), sources.clone());
+            futures_util::stream::once(async move {
+                let found = search.run(&state).await;
+                let mut request = request;
+                if let Some(prompt) = found.prompt {
+                    // Just before the question, like document excerpts.
+                    let at = request.messages.len().saturating_sub(1);
+                    request.messages.insert(
+                        at,
+                        Turn {
+                            role: "system",
+                            content: prompt,
+                            images: Vec::new(),
+                        },
+                    );
+                }
+                if let Ok(mut sources) = found_sources.lock() {
+                    let web = found.sources.into_iter().map(Source::Web);
+                    *sources = web.chain(sources.drain(..)).collect();
+                }
+                time_limited(state.realtime.provider.stream(request), per_chunk, total)
+            })
+            .flatten()
+            .boxed()
         }
     };
     let user_id = user.id.clone();
@@ -190,6 +251,7 @@ pub async fn start(
         answer: answer.clone(),
         title_from,
         sources,
+        model_searches: matches!(engine, Some(Engine::Model)),
         reservation,
     };
     let started = realtime.generations.start(Start {
@@ -255,8 +317,11 @@ struct Finished {
     answer: MessageRow,
     /// The first message, when the conversation still needs a title.
     title_from: Option<String>,
-    /// The documents the answer was given excerpts of.
-    sources: Vec<Source>,
+    /// The pages and documents the answer was given excerpts of (the pages once its
+    /// search is done).
+    sources: Arc<Mutex<Vec<Source>>>,
+    /// The plan's search model searched by itself: its links are the sources.
+    model_searches: bool,
     reservation: Reservation,
 }
 
@@ -279,8 +344,20 @@ impl Finished {
             answer,
             title_from,
             sources,
+            model_searches,
             reservation,
         } = self;
+        let mut sources = sources
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        if model_searches && outcome.seq > 0 {
+            // The search model searched once it answered.
+            reservation.all_searches_made();
+            let linked = links_of(&outcome.content).into_iter().map(Source::Web);
+            sources = linked.chain(sources).collect();
+        }
+        let gives_back = reservation.gives_back(refund);
         let settled = reservation.settle(refund).await;
         let ended = Ended {
             state: &state,
@@ -291,7 +368,7 @@ impl Finished {
             title_from: title_from.as_deref(),
             sources,
         };
-        let told = ended.store_and_tell(outcome, refund && settled.is_ok()).await;
+        let told = ended.store_and_tell(outcome, gives_back && settled.is_ok()).await;
         for e in [settled.err(), told.err()].into_iter().flatten() {
             tracing::error!(error = ?e, conversation = %conversation.id, "finishing an answer");
         }
@@ -391,5 +468,77 @@ impl Ended<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The conversation before the question, for the model that plans searches: the last
+/// few thousand characters.
+fn conversation_text(history: &[MessageRow]) -> String {
+    const MAX_CHARS: usize = 4000;
+    let before = &history[..history.len().saturating_sub(1)];
+    let text = before
+        .iter()
+        .map(|m| format!("{}: {}", m.role, m.content))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let skip = text.chars().count().saturating_sub(MAX_CHARS);
+    text.chars().skip(skip).collect()
+}
+
+/// The web pages a search model's answer links to (`[title](https://…)`), each once, in
+/// the order they first appear.
+fn links_of(content: &str) -> Vec<WebSource> {
+    let mut found: Vec<WebSource> = Vec::new();
+    let mut rest = content;
+    while let Some(open) = rest.find('[') {
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find("](") else { break };
+        let title = &rest[..close];
+        let after = &rest[close + 2..];
+        let Some(end) = after.find(')') else { break };
+        let target = &after[..end];
+        if title.contains('[') {
+            continue;
+        }
+        if let Ok(url) = url::Url::parse(target) {
+            if matches!(url.scheme(), "http" | "https") && !found.iter().any(|s| s.url == url.as_str()) {
+                let site = url.host_str().unwrap_or("").trim_start_matches("www.").to_owned();
+                let title = if title.trim().is_empty() {
+                    site.clone()
+                } else {
+                    title.trim().to_owned()
+                };
+                found.push(WebSource {
+                    url: url.to_string(),
+                    title,
+                    site,
+                });
+            }
+        }
+        rest = &after[end..];
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_models_links_become_its_sources_once_each() {
+        let answer = "Rust 1.80 shipped ([blog.rust-lang.org](https://blog.rust-lang.org/2024/07/25/Rust-1.80.0.html)). \
+                      See [the notes](https://blog.rust-lang.org/2024/07/25/Rust-1.80.0.html) and [a file](file:///etc/passwd), \
+                      or [docs](https://www.rust-lang.org/learn).";
+        let links = links_of(answer);
+        assert_eq!(
+            links
+                .iter()
+                .map(|l| (l.title.as_str(), l.site.as_str()))
+                .collect::<Vec<_>>(),
+            [
+                ("blog.rust-lang.org", "blog.rust-lang.org"),
+                ("docs", "rust-lang.org")
+            ]
+        );
     }
 }

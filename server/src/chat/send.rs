@@ -2,6 +2,7 @@
 //! then the token and the conversation in one statement, then the plan), and the
 //! [`Reservation`] it then takes: everything that must be given back if no answer comes.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use actix_web::web;
@@ -14,6 +15,7 @@ use crate::db::conversations::ConversationRow;
 use crate::db::files::FileRow;
 use crate::error::{ApiError, ErrorCode};
 use crate::plans::{Plan, PlanType};
+use crate::search::Engine;
 use crate::state::AppState;
 
 /// How a send ended, when it was not refused.
@@ -34,6 +36,20 @@ pub struct Checked {
     pub existing: Option<ConversationRow>,
     /// The files sent with the message, in the order the send named them.
     pub files: Vec<FileRow>,
+    /// How the web is searched for this answer, if it is.
+    pub engine: Option<Engine>,
+}
+
+impl Checked {
+    /// The web searches this send reserves: one for a web search, the configured number
+    /// for a deep search (the most it may make).
+    pub fn searches(&self, state: &AppState, deep: bool) -> u32 {
+        match (&self.engine, deep) {
+            (None, _) => 0,
+            (Some(_), true) => state.settings.search.deep_searches.max(1),
+            (Some(_), false) => 1,
+        }
+    }
 }
 
 /// The most files one message may name, whatever the plan: bounds the lookup before the
@@ -171,12 +187,34 @@ async fn check(
         (None, Some(c)) if plan.chat_models.contains(&c.model) => c.model.clone(),
         (None, _) => plan.models.base_chat_model.clone().unwrap_or_default(),
     };
-    if send.web_search && !(plan.features.openai_web_search || plan.features.google_web_search) {
+    let searching = send.web_search || send.deep_search;
+    if searching && !(plan.features.openai_web_search || plan.features.google_web_search) {
         return Err(ApiError::field(ErrorCode::PremiumRequired, "webSearch"));
     }
+    let engine = match searching {
+        true => Some(
+            state
+                .search
+                .providers
+                .engine(plan, send.deep_search)
+                .ok_or_else(|| {
+                    ApiError::field(
+                        ErrorCode::SearchUnavailable,
+                        if send.deep_search {
+                            "deepSearch"
+                        } else {
+                            "webSearch"
+                        },
+                    )
+                })?,
+        ),
+        false => None,
+    };
     let files = attachments_of(&attachment_ids, found?, plan)?;
     let has_images = files.iter().any(|f| f.kind == "image");
-    let model_used = if send.web_search {
+    // The search model searches by itself; with our own search the chosen model
+    // answers from the notes.
+    let model_used = if matches!(engine, Some(Engine::Model)) {
         plan.models
             .web_search_model
             .clone()
@@ -197,6 +235,7 @@ async fn check(
         model_used,
         existing,
         files,
+        engine,
     }))
 }
 
@@ -219,14 +258,9 @@ pub async fn send(
         .existing
         .as_ref()
         .map_or_else(|| uuid::Uuid::now_v7().to_string(), |c| c.id.clone());
-    let (reservation, counted) = Reservation::take(
-        state,
-        user_id,
-        checked.account.plan,
-        &conversation_id,
-        send.web_search,
-    )
-    .await?;
+    let searches = checked.searches(state, send.deep_search);
+    let (reservation, counted) =
+        Reservation::take(state, user_id, checked.account.plan, &conversation_id, searches).await?;
     answer::start(state, checked, conversation_id, send, reservation, counted).await?;
     Ok(Sent::Accepted)
 }
@@ -238,18 +272,22 @@ pub struct Reservation {
     state: web::Data<AppState>,
     user_id: String,
     conversation_id: String,
-    web_search: bool,
+    /// Web searches counted for this answer (reserved before it starts).
+    searches: u32,
+    /// Of those, the searches made: the rest go back when the answer ends.
+    pub searches_made: Arc<AtomicU32>,
 }
 
 impl Reservation {
-    /// Takes, in order, a slot, the conversation, a response (and a search); what fails
-    /// gives back what was taken before it. Answers the counters as the check left them.
+    /// Takes, in order, a slot, the conversation, a response (and `searches` web
+    /// searches, all or none); what fails gives back what was taken before it. Answers
+    /// the counters as the check left them.
     pub async fn take(
         state: &web::Data<AppState>,
         user_id: &str,
         plan: PlanType,
         conversation_id: &str,
-        web_search: bool,
+        searches: u32,
     ) -> Result<(Reservation, Counted), ApiError> {
         let realtime = &state.realtime;
         let slots = &realtime.answers;
@@ -276,46 +314,50 @@ impl Reservation {
                 }
             }
         }
-        let held = Reservation {
+        let mut held = Reservation {
             state: state.clone(),
             user_id: user_id.to_owned(),
             conversation_id: conversation_id.to_owned(),
             // Nothing counted yet: a refusal below gives back only the response.
-            web_search: false,
+            searches: 0,
+            searches_made: Arc::new(AtomicU32::new(0)),
         };
         // Counted before anything is stored.
-        let counted = match state.quotas.consume_response_on(user_id, plan).await {
+        let mut counted = match state.quotas.consume_response_on(user_id, plan).await {
             Ok(counted) => counted,
             Err(e) => {
                 held.release_claim_and_slot().await;
                 return Err(e);
             }
         };
-        if !web_search {
-            return Ok((held, counted));
-        }
-        let searched = state.quotas.consume_on(user_id, plan, Service::WebSearches).await;
-        match searched {
-            Ok(
-                counted @ Counted {
-                    decision: Decision::Allowed { .. },
-                    ..
-                },
-            ) => Ok((
-                Reservation {
-                    web_search: true,
-                    ..held
-                },
-                counted,
-            )),
-            refused => {
-                held.cancel().await;
-                Err(match refused {
-                    Err(e) => e,
-                    Ok(_) => ErrorCode::SearchLimitReached.into(),
-                })
+        // One unit at a time, each checked atomically: parallel sends never pass the
+        // limit together, and a deep search that cannot have all it needs gives back
+        // what it took.
+        while held.searches < searches {
+            let searched = state.quotas.consume_on(user_id, plan, Service::WebSearches).await;
+            match searched {
+                Ok(
+                    now @ Counted {
+                        decision: Decision::Allowed { .. },
+                        ..
+                    },
+                ) => {
+                    held.searches += 1;
+                    counted = now;
+                }
+                refused => {
+                    held.cancel().await;
+                    return Err(match refused {
+                        Err(e) => e,
+                        Ok(_) if searches > 1 => {
+                            ApiError::with_max(ErrorCode::DeepSearchLimit, None, u64::from(searches))
+                        }
+                        Ok(_) => ErrorCode::SearchLimitReached.into(),
+                    });
+                }
             }
         }
+        Ok((held, counted))
     }
 
     async fn release_claim_and_slot(&self) {
@@ -326,10 +368,15 @@ impl Reservation {
         realtime.answers.give_back(&self.user_id).await;
     }
 
-    async fn refund(&self) -> anyhow::Result<()> {
+    /// Gives back the response (when `response`) and the searches not made.
+    async fn refund(&self, response: bool) -> anyhow::Result<()> {
         let quotas = &self.state.quotas;
-        let responses = quotas.refund(&self.user_id, Service::Responses).await;
-        if self.web_search {
+        let responses = match response {
+            true => quotas.refund(&self.user_id, Service::Responses).await,
+            false => Ok(()),
+        };
+        let made = self.searches_made.load(Ordering::SeqCst).min(self.searches);
+        for _ in made..self.searches {
             quotas.refund(&self.user_id, Service::WebSearches).await?;
         }
         Ok(responses?)
@@ -338,21 +385,37 @@ impl Reservation {
     /// Nothing will answer: the units, the conversation and the slot go back, and the
     /// tabs learn their counters.
     pub async fn cancel(self) {
-        if let Err(e) = self.refund().await {
+        self.searches_made.store(0, Ordering::SeqCst);
+        if let Err(e) = self.refund(true).await {
             tracing::error!(error = ?e, "giving back units after a failed send");
         }
         self.release_claim_and_slot().await;
         super::publish_usage(&self.state, &self.user_id).await;
     }
 
-    /// The answer ended: the slot goes back (a tab told it ended may start another), and
-    /// the units too when `refund`. The conversation's claim is released by the relay
-    /// once the answer's end is written, after its last delta.
+    /// The web searches reserved.
+    pub fn searches(&self) -> u32 {
+        self.searches
+    }
+
+    /// Marks every reserved search as made (the search model searched by itself).
+    pub fn all_searches_made(&self) {
+        self.searches_made.store(self.searches, Ordering::SeqCst);
+    }
+
+    /// Whether giving back would change the counters: a refunded response, or searches
+    /// reserved and not made.
+    pub fn gives_back(&self, refund: bool) -> bool {
+        refund || self.searches_made.load(Ordering::SeqCst) < self.searches
+    }
+
+    /// The answer ended: the slot goes back (a tab told it ended may start another), the
+    /// response when `refund`, and the searches not made. Searches made stay counted
+    /// even when the answer is refunded: cancelling before the text must not make
+    /// searches free. The conversation's claim is released by the relay once the
+    /// answer's end is written, after its last delta.
     pub async fn settle(self, refund: bool) -> anyhow::Result<()> {
         self.state.realtime.answers.give_back(&self.user_id).await;
-        if refund {
-            self.refund().await?;
-        }
-        Ok(())
+        self.refund(refund).await
     }
 }

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use actix_web::web;
 use chat_actors::model::EXCERPTS_HEADER;
-use chat_actors::protocol::{ServerFrame, Source};
+use chat_actors::protocol::{DocumentSource, ServerFrame, Source};
 use tokio::sync::Semaphore;
 
 use crate::db::files::{ChunkRow, FileRow};
@@ -297,11 +297,11 @@ pub async fn retrieve(
             None => name.to_owned(),
         };
         prompt.push_str(&format!("\n\n[{}] {label}\n{}", n + 1, piece.text));
-        let source = Source {
+        let source = Source::Document(DocumentSource {
             file_id: piece.file_id.clone(),
             name: name.to_owned(),
             page,
-        };
+        });
         if !sources.contains(&source) {
             sources.push(source);
         }

@@ -43,7 +43,7 @@ async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
         .catalogue
         .all()
         .into_iter()
-        .map(|p| p.to_json(vat.rate))
+        .map(|p| state.plan_json(p, vat.rate))
         .collect();
     Ok(HttpResponse::Ok().json(json!({
         "success": true,

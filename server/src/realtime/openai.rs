@@ -5,7 +5,7 @@ use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
 use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
 use async_openai::Client;
-use chat_actors::model::{ModelError, ModelProvider, ModelRequest, Turn};
+use chat_actors::model::{Completion, ModelError, ModelProvider, ModelRequest, Task, Turn};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, StreamExt};
 use secrecy::{ExposeSecret, SecretString};
@@ -67,6 +67,35 @@ fn upstream(e: impl std::fmt::Display) -> ModelError {
     ModelError::Upstream(e.to_string())
 }
 
+impl OpenAiProvider {
+    /// One answer in full, to `instructions` and `input`.
+    fn answer(
+        &self,
+        model: &str,
+        instructions: &str,
+        input: String,
+        max_tokens: u32,
+    ) -> BoxFuture<'static, Result<String, ModelError>> {
+        let client = self.client.clone();
+        let messages = json!([
+            { "role": "system", "content": instructions },
+            { "role": "user", "content": input },
+        ]);
+        let model = model.to_owned();
+        Box::pin(async move {
+            let request = request(&model, messages, false, Some(max_tokens))?;
+            let response: CreateChatCompletionResponse =
+                client.chat().create(request).await.map_err(upstream)?;
+            Ok(response
+                .choices
+                .into_iter()
+                .next()
+                .and_then(|c| c.message.content)
+                .unwrap_or_default())
+        })
+    }
+}
+
 impl ModelProvider for OpenAiProvider {
     fn name(&self) -> &'static str {
         "openai"
@@ -101,24 +130,42 @@ impl ModelProvider for OpenAiProvider {
     }
 
     fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>> {
-        let client = self.client.clone();
-        let messages = json!([
-            { "role": "system", "content": "Write a title of at most six words for a conversation that starts with the user's message. Answer with the title only, in the message's language, without quotes." },
-            { "role": "user", "content": first_message.chars().take(2000).collect::<String>() },
-        ]);
-        let model = model.to_owned();
+        let answered = self.answer(
+            model,
+            "Write a title of at most six words for a conversation that starts with the user's message. Answer with the title only, in the message's language, without quotes.",
+            first_message.chars().take(2000).collect(),
+            24,
+        );
         Box::pin(async move {
-            let request = request(&model, messages, false, Some(24))?;
-            let response: CreateChatCompletionResponse =
-                client.chat().create(request).await.map_err(upstream)?;
-            let title = response
-                .choices
-                .into_iter()
-                .next()
-                .and_then(|c| c.message.content)
-                .unwrap_or_default();
-            Ok(title.trim().trim_matches('"').chars().take(80).collect())
+            Ok(answered
+                .await?
+                .trim()
+                .trim_matches('"')
+                .chars()
+                .take(80)
+                .collect())
         })
+    }
+
+    fn complete(&self, c: Completion) -> BoxFuture<'static, Result<String, ModelError>> {
+        let (input, max_tokens) = match c.task {
+            Task::Queries => (
+                format!("Conversation so far:\n{}\n\nQuestion: {}", c.context, c.question),
+                200,
+            ),
+            Task::PageNotes => (
+                format!("Question: {}\n\nWeb page:\n{}", c.question, c.context),
+                600,
+            ),
+            Task::Reflect { round, rounds } => (
+                format!(
+                    "Question: {}\n\nRound {round} of {rounds}. Notes so far:\n{}",
+                    c.question, c.context
+                ),
+                200,
+            ),
+        };
+        self.answer(&c.model, c.task.instructions(), input, max_tokens)
     }
 
     fn embed(

@@ -435,24 +435,6 @@ async fn models_and_web_search_outside_the_plan_are_refused_in_the_users_languag
 }
 
 #[actix_web::test]
-async fn a_plan_with_web_search_may_use_it_and_it_is_counted() {
-    let app = chat_app(2000, 5).await;
-    let ann = app.register_ann().await;
-    app.set_plan(&ann.id, "base").await;
-    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
-    let mut frame = send("w1", None, "Search the web");
-    frame["webSearch"] = json!(true);
-    tab.send(frame).await;
-    let frames = tab.until("message.completed").await;
-    assert_eq!(frames[0]["conversation"]["webSearch"], json!(true));
-    let usage = assert_ok(app.get_auth("/api/usage/limits", &ann.token).await).await;
-    assert_eq!(
-        usage["limitInfo"]["services"]["searches"]["daily"]["used"],
-        json!(1)
-    );
-}
-
-#[actix_web::test]
 async fn another_users_conversation_is_not_found_over_rest_and_websocket() {
     let app = chat_app(2000, 5).await;
     let ann = app.register_ann().await;

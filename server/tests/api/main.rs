@@ -21,6 +21,7 @@ mod profile;
 mod quota;
 mod rate_limit;
 mod register;
+mod search;
 mod settings;
 mod smtp;
 mod startup_checks;

@@ -17,6 +17,12 @@ use futures_util::stream::{self, StreamExt};
 use serde_json::{json, Value};
 
 pub const STUB_WORDS: [&str; 5] = ["Hello ", "from ", "the ", "stub ", "model."];
+/// What a search model (its name holds `search`) answers: a fact and the page it links.
+pub const SEARCH_WORDS: [&str; 3] = [
+    "The keeper's code is LIGHTHOUSE-77 ",
+    "([The lighthouse page](https://example.com/lighthouse)), ",
+    "says [example.com](https://example.com/lighthouse).",
+];
 
 #[derive(Clone, Default)]
 pub struct ModelStub {
@@ -131,15 +137,20 @@ async fn completions(stub: web::Data<ModelStub>, body: web::Json<Value>) -> Http
             .streaming(events);
     }
     let stall = model == "stub-stall";
+    let words: &'static [&'static str] = if model.contains("search") {
+        &SEARCH_WORDS
+    } else {
+        &STUB_WORDS
+    };
     let events = stream::unfold(0usize, move |i| async move {
         if stall && i == 1 {
             tokio::time::sleep(Duration::from_secs(3600)).await;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
         let bytes = match i {
-            _ if i < STUB_WORDS.len() => chunk(Some(STUB_WORDS[i]), None),
-            _ if i == STUB_WORDS.len() => chunk(None, Some("stop")),
-            _ if i == STUB_WORDS.len() + 1 => Bytes::from_static(b"data: [DONE]\n\n"),
+            _ if i < words.len() => chunk(Some(words[i]), None),
+            _ if i == words.len() => chunk(None, Some("stop")),
+            _ if i == words.len() + 1 => Bytes::from_static(b"data: [DONE]\n\n"),
             _ => return None,
         };
         Some((Ok::<_, actix_web::Error>(bytes), i + 1))
