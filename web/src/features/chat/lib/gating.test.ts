@@ -185,7 +185,7 @@ describe('models', () => {
 
 describe('refused sends', () => {
   it('offer "Upgrade plan" where a bigger plan helps', () => {
-    for (const code of ['limit_reached', 'search_limit_reached', 'premium_required', 'model_not_allowed', 'too_many_images']) {
+    for (const code of ['limit_reached', 'search_limit_reached', 'deep_search_limit', 'premium_required', 'model_not_allowed', 'too_many_images']) {
       expect(offersUpgrade(code), code).toBe(true);
     }
     for (const code of ['generation_in_progress', 'model_error', 'message_too_long', 'server_error', 'offline', 'search_unavailable']) {

@@ -169,6 +169,8 @@ export function resolveModel(selected: string | null, fallback: string | null, p
 const UPGRADE_CODES = new Set([
   'limit_reached',
   'search_limit_reached',
+  // A deep search needs more web searches than are left today or this month.
+  'deep_search_limit',
   'premium_required',
   'model_not_allowed',
   // Bigger plans carry more images a message (free 1 … pro 5).

@@ -355,12 +355,12 @@ describe('deep search', () => {
     const clientId = chat().send({ conversationId: null, content: 'Report', model: null, webSearch: true, deepSearch: true })!;
     chat().onError({
       clientId,
-      code: 'search_limit_reached',
-      message: 'You have reached your web search limit. Upgrade your plan to continue.',
+      code: 'deep_search_limit',
+      message: 'A deep search needs 6 web searches, and fewer are left in your limit',
     });
     expect(chat().drafts[NEW_CHAT]).toBe('Report');
     expect(chat().options[NEW_CHAT]).toMatchObject({ webSearch: true, deepSearch: true });
-    expect(chat().errors[NEW_CHAT]?.code).toBe('search_limit_reached');
+    expect(chat().errors[NEW_CHAT]?.code).toBe('deep_search_limit');
   });
 });
 
