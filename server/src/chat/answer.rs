@@ -218,7 +218,14 @@ pub async fn start(
         Some(search) => {
             let (state, found_sources) = (state.clone(), sources.clone());
             futures_util::stream::once(async move {
-                let found = search.run(&state).await;
+                // Every step is bounded; this bounds them all (a model that answers each
+                // step just in time): past it, the answer is written without web results.
+                let found = tokio::time::timeout(total, search.run(&state))
+                    .await
+                    .unwrap_or_else(|_| {
+                        tracing::warn!("a web search ran out of time; answering without it");
+                        Default::default()
+                    });
                 let mut request = request;
                 if let Some(prompt) = found.prompt {
                     // Just before the question, like document excerpts.
