@@ -53,6 +53,9 @@ pub enum ModelError {
     Timeout,
     #[error("the model failed: {0}")]
     Upstream(String),
+    /// The provider would not do what the user asked (its safety system).
+    #[error("the model refused the request: {0}")]
+    Refused(String),
 }
 
 pub trait ModelProvider: Send + Sync + 'static {

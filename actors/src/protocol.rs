@@ -40,6 +40,9 @@ pub struct ChatSend {
     /// `web_search`).
     #[serde(default)]
     pub deep_search: bool,
+    /// Answer with an image made from the message (plans with `imageGeneration`).
+    #[serde(default)]
+    pub image_generation: bool,
     /// Ids of files the user uploaded (`POST /api/files`) and has not sent yet.
     #[serde(default)]
     pub attachments: Vec<String>,

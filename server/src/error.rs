@@ -164,6 +164,12 @@ error_codes! {
     DeepSearchLimit = "deep_search_limit", TOO_MANY_REQUESTS,
         "A deep search needs {max} web searches, and fewer are left in your limit",
         "Egy mélykereséshez {max} webes keresés kell, ennyi már nem maradt a korlátjából";
+    ImageLimitReached = "image_limit_reached", TOO_MANY_REQUESTS,
+        "You have reached your image generation limit. Upgrade your plan to continue.",
+        "Elérte a képgenerálási korlátját. A folytatáshoz váltson nagyobb csomagra.";
+    ImageRefused = "image_refused", BAD_REQUEST,
+        "The image could not be made: the request was refused. Try describing it differently.",
+        "A kép nem készült el: a kérést elutasították. Próbálja másképp leírni.";
     ModelError = "model_error", BAD_GATEWAY,
         "The AI model is not available right now. Please try again later.",
         "Az AI modell most nem érhető el. Kérjük, próbálja újra később.";
@@ -256,6 +262,7 @@ fn field_label(field: &str, lang: Lang) -> &str {
         "userInfo" => ("About you", "A bemutatkozás"),
         "day" => ("daily", "napi"),
         "webSearch" => ("Web search", "A webes keresés"),
+        "imageGeneration" => ("Image generation", "A képgenerálás"),
         "documentUpload" => ("Document upload", "A dokumentumfeltöltés"),
         "title" => ("Title", "A cím"),
         "month" => ("monthly", "havi"),

@@ -103,7 +103,7 @@ impl FileStore {
         ObjectPath::from(format!("{}/{}{suffix}", file.user_id, file.id))
     }
 
-    async fn put(&self, file: &FileRow, thumbnail: bool, bytes: Vec<u8>) -> anyhow::Result<()> {
+    pub async fn put(&self, file: &FileRow, thumbnail: bool, bytes: Vec<u8>) -> anyhow::Result<()> {
         let key = Self::key(file, thumbnail);
         self.store.put(&key, PutPayload::from(bytes)).await?;
         Ok(())

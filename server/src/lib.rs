@@ -13,6 +13,7 @@ pub mod error;
 pub mod files;
 pub mod http;
 pub mod i18n;
+pub mod imagegen;
 pub mod images;
 pub mod invoices;
 pub mod mail;

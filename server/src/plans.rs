@@ -63,7 +63,7 @@ pub const AVAILABLE: Availability = Availability {
     openai_web_search: false,
     document_processing: true,
     project_management: false,
-    image_generation: false,
+    image_generation: true,
     image_upload: true,
 };
 

@@ -121,6 +121,7 @@ impl Application {
             files,
             documents: Default::default(),
             search: crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo"),
+            image_generator: crate::imagegen::for_settings(&settings.model),
             catalogue,
             quotas,
             payments,

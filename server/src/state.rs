@@ -29,6 +29,7 @@ pub struct AppState {
     pub files: FileStore,
     pub documents: crate::documents::Documents,
     pub search: crate::search::SearchState,
+    pub image_generator: Box<dyn crate::imagegen::ImageGenerator>,
     pub catalogue: Arc<Catalogue>,
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,

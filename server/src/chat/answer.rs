@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use actix_web::web;
 use chat_actors::generation::{FinishReason, Outcome, Start};
-use chat_actors::model::{time_limited, ModelRequest, Turn};
+use chat_actors::model::{time_limited, ModelError, ModelRequest, Turn};
 use chat_actors::protocol::{ChatSend, ServerFrame, Source, WebSource};
 use chat_actors::quota::Counted;
 use futures_util::StreamExt;
@@ -45,6 +45,7 @@ pub async fn start(
         existing,
         files,
         engine,
+        image_generation,
     } = checked;
     let user = &account.user;
     let now = state.now();
@@ -211,7 +212,39 @@ pub async fn start(
         Duration::from_secs(settings.timeout_secs.max(1)),
         Duration::from_secs(settings.total_timeout_secs.max(1)),
     );
+    // Images the answer makes (image generation), for its message once it ends.
+    let made: Arc<Mutex<Vec<FileRow>>> = Arc::default();
     let stream = match search {
+        None if image_generation => {
+            let (state, made) = (state.clone(), made.clone());
+            let owner = FileRow {
+                id: String::new(),
+                user_id: user.id.clone(),
+                conversation_id: Some(conversation.id.clone()),
+                message_id: Some(answer.id.clone()),
+                kind: "image".into(),
+                name: String::new(),
+                mime: String::new(),
+                size: 0,
+                width: None,
+                height: None,
+                created_at: 0,
+                status: "ready".into(),
+                progress: 100,
+                pages: None,
+                embedding_model: None,
+            };
+            let (model, prompt) = (request.model, content.clone());
+            // One chunk, once the image is stored: an answer with text has its image.
+            futures_util::stream::once(async move {
+                let (file, said) = crate::imagegen::make(&state, &model, &prompt, &owner, total).await?;
+                if let Ok(mut made) = made.lock() {
+                    made.push(file);
+                }
+                Ok(said)
+            })
+            .boxed()
+        }
         None => time_limited(realtime.provider.stream(request), per_chunk, total),
         // The search runs inside the answer's stream: its steps reach the tabs after the
         // exchange is announced, and a cancel drops it where it is.
@@ -259,6 +292,7 @@ pub async fn start(
         title_from,
         sources,
         model_searches: matches!(engine, Some(Engine::Model)),
+        made,
         reservation,
     };
     let started = realtime.generations.start(Start {
@@ -329,6 +363,8 @@ struct Finished {
     sources: Arc<Mutex<Vec<Source>>>,
     /// The plan's search model searched by itself: its links are the sources.
     model_searches: bool,
+    /// The images the answer made.
+    made: Arc<Mutex<Vec<FileRow>>>,
     reservation: Reservation,
 }
 
@@ -352,8 +388,13 @@ impl Finished {
             title_from,
             sources,
             model_searches,
+            made,
             reservation,
         } = self;
+        let made = made
+            .lock()
+            .map(|mut m| std::mem::take(&mut *m))
+            .unwrap_or_default();
         let mut sources = sources
             .lock()
             .map(|mut s| std::mem::take(&mut *s))
@@ -374,6 +415,7 @@ impl Finished {
             answer: &answer,
             title_from: title_from.as_deref(),
             sources,
+            made,
         };
         let told = ended.store_and_tell(outcome, gives_back && settled.is_ok()).await;
         for e in [settled.err(), told.err()].into_iter().flatten() {
@@ -390,6 +432,7 @@ struct Ended<'a> {
     answer: &'a MessageRow,
     title_from: Option<&'a str>,
     sources: Vec<Source>,
+    made: Vec<FileRow>,
 }
 
 impl Ended<'_> {
@@ -423,13 +466,16 @@ impl Ended<'_> {
             self.user_id,
             &ServerFrame::MessageCompleted {
                 conversation_id: self.conversation.id.clone(),
-                message: message_view(&message),
+                message: message_with_files(&message, &self.made),
                 finish_reason: outcome.finish.as_str().into(),
             },
         );
         if let Some(error) = &outcome.error {
             tracing::warn!(error = %error, conversation = %self.conversation.id, "model error");
-            let e = ApiError::from(ErrorCode::ModelError);
+            let e = ApiError::from(match error {
+                ModelError::Refused(_) => ErrorCode::ImageRefused,
+                _ => ErrorCode::ModelError,
+            });
             let frame = ServerFrame::Error {
                 client_id: self.answer.client_id.clone(),
                 code: e.code().as_str().into(),

@@ -43,7 +43,9 @@ pub async fn images_of(
     files: &[FileRow],
 ) -> Result<HashMap<String, Vec<ImagePart>>, ApiError> {
     let mut wanted: Vec<FileRow> = Vec::new();
-    for m in history.iter().rev() {
+    // Only questions carry images to the model: an image an answer made is not one the
+    // model can be shown as its own turn.
+    for m in history.iter().rev().filter(|m| m.role == "user") {
         let of_message = files
             .iter()
             .filter(|f| f.kind == "image" && f.message_id.as_deref() == Some(m.id.as_str()));

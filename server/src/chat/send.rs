@@ -38,6 +38,8 @@ pub struct Checked {
     pub files: Vec<FileRow>,
     /// How the web is searched for this answer, if it is.
     pub engine: Option<Engine>,
+    /// The answer is an image made from the message.
+    pub image_generation: bool,
 }
 
 impl Checked {
@@ -188,6 +190,15 @@ async fn check(
         (None, _) => plan.models.base_chat_model.clone().unwrap_or_default(),
     };
     let searching = send.web_search || send.deep_search;
+    if send.image_generation {
+        if searching {
+            // One answer cannot be both a search and a picture.
+            return Err(ErrorCode::InvalidFrame.into());
+        }
+        if !plan.features.image_generation {
+            return Err(ApiError::field(ErrorCode::PremiumRequired, "imageGeneration"));
+        }
+    }
     if searching && !(plan.features.openai_web_search || plan.features.google_web_search) {
         return Err(ApiError::field(ErrorCode::PremiumRequired, "webSearch"));
     }
@@ -214,7 +225,12 @@ async fn check(
     let has_images = files.iter().any(|f| f.kind == "image");
     // The search model searches by itself; with our own search the chosen model
     // answers from the notes.
-    let model_used = if matches!(engine, Some(Engine::Model)) {
+    let model_used = if send.image_generation {
+        plan.models
+            .image_generation_preprocessing_model
+            .clone()
+            .unwrap_or_else(|| model.clone())
+    } else if matches!(engine, Some(Engine::Model)) {
         plan.models
             .web_search_model
             .clone()
@@ -236,6 +252,7 @@ async fn check(
         existing,
         files,
         engine,
+        image_generation: send.image_generation,
     }))
 }
 
@@ -258,11 +275,23 @@ pub async fn send(
         .existing
         .as_ref()
         .map_or_else(|| uuid::Uuid::now_v7().to_string(), |c| c.id.clone());
-    let searches = checked.searches(state, send.deep_search);
+    let units = Units {
+        searches: checked.searches(state, send.deep_search),
+        image: checked.image_generation,
+    };
     let (reservation, counted) =
-        Reservation::take(state, user_id, checked.account.plan, &conversation_id, searches).await?;
+        Reservation::take(state, user_id, checked.account.plan, &conversation_id, units).await?;
     answer::start(state, checked, conversation_id, send, reservation, counted).await?;
     Ok(Sent::Accepted)
+}
+
+/// What a send counts besides its response.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Units {
+    /// Web searches to reserve.
+    pub searches: u32,
+    /// An image generation.
+    pub image: bool,
 }
 
 /// What a send holds from its checks until its answer ends: one of the user's answer
@@ -276,6 +305,8 @@ pub struct Reservation {
     searches: u32,
     /// Of those, the searches made: the rest go back when the answer ends.
     pub searches_made: Arc<AtomicU32>,
+    /// An image generation counted (given back with the response).
+    image: bool,
 }
 
 impl Reservation {
@@ -287,8 +318,9 @@ impl Reservation {
         user_id: &str,
         plan: PlanType,
         conversation_id: &str,
-        searches: u32,
+        units: Units,
     ) -> Result<(Reservation, Counted), ApiError> {
+        let searches = units.searches;
         let realtime = &state.realtime;
         let slots = &realtime.answers;
         if !slots.take(user_id).await? {
@@ -321,6 +353,7 @@ impl Reservation {
             // Nothing counted yet: a refusal below gives back only the response.
             searches: 0,
             searches_made: Arc::new(AtomicU32::new(0)),
+            image: false,
         };
         // Counted before anything is stored.
         let mut counted = match state.quotas.consume_response_on(user_id, plan).await {
@@ -357,6 +390,30 @@ impl Reservation {
                 }
             }
         }
+        if units.image {
+            match state
+                .quotas
+                .consume_on(user_id, plan, Service::ImageGenerations)
+                .await
+            {
+                Ok(
+                    now @ Counted {
+                        decision: Decision::Allowed { .. },
+                        ..
+                    },
+                ) => {
+                    held.image = true;
+                    counted = now;
+                }
+                refused => {
+                    held.cancel().await;
+                    return Err(match refused {
+                        Err(e) => e,
+                        Ok(_) => ErrorCode::ImageLimitReached.into(),
+                    });
+                }
+            }
+        }
         Ok((held, counted))
     }
 
@@ -375,6 +432,10 @@ impl Reservation {
             true => quotas.refund(&self.user_id, Service::Responses).await,
             false => Ok(()),
         };
+        // An image is made or not with the answer's first text: it goes back with it.
+        if response && self.image {
+            quotas.refund(&self.user_id, Service::ImageGenerations).await?;
+        }
         let made = self.searches_made.load(Ordering::SeqCst).min(self.searches);
         for _ in made..self.searches {
             quotas.refund(&self.user_id, Service::WebSearches).await?;

@@ -183,6 +183,12 @@ impl Db {
         Ok(done == 1)
     }
 
+    /// Marks a file gone whoever's it is (a generated image that could not be stored).
+    pub async fn mark_file_gone(&self, id: &str) -> sqlx::Result<()> {
+        let sql = "UPDATE files SET message_id = $1 WHERE id = $2";
+        on_pool!(self, pool => sqlx::query(sql).bind(GONE).bind(id).execute(pool).await.map(drop))
+    }
+
     /// Marks the user's files gone (only those of one conversation, if given).
     pub async fn mark_files_gone(&self, user_id: &str, conversation_id: Option<&str>) -> sqlx::Result<()> {
         let sql = match conversation_id {

@@ -11,6 +11,7 @@ mod files;
 mod fuzz;
 mod health;
 mod helpers;
+mod image_generation;
 mod invoices;
 mod localstripe;
 mod login;

@@ -32,6 +32,7 @@ pub struct ModelStub {
     pub embeddings_fail: Arc<AtomicBool>,
     /// Embeddings wait while set.
     pub embeddings_hold: Arc<AtomicBool>,
+    pub image_requests: Arc<Mutex<Vec<Value>>>,
 }
 
 pub const EMBEDDING_DIMENSIONS: usize = 64;
@@ -160,6 +161,34 @@ async fn completions(stub: web::Data<ModelStub>, body: web::Json<Value>) -> Http
         .streaming(events)
 }
 
+/// `/v1/images/generations`: a 64×64 PNG as base64; a prompt with `refuse` is refused
+/// as OpenAI's safety system does (400), one with `hang` never answered, one with
+/// `garbage` answered with bytes that are no image.
+async fn images(stub: web::Data<ModelStub>, body: web::Json<Value>) -> HttpResponse {
+    use base64::Engine;
+    let body = body.into_inner();
+    stub.image_requests.lock().unwrap().push(body.clone());
+    let prompt = body["prompt"].as_str().unwrap_or("").to_owned();
+    if prompt.contains("refuse") {
+        return HttpResponse::BadRequest().json(json!({ "error": {
+            "message": "Your request was rejected as a result of our safety system.",
+            "type": "image_generation_user_error", "param": null, "code": "content_policy_violation" } }));
+    }
+    if prompt.contains("hang") {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+    let bytes = if prompt.contains("garbage") {
+        b"not an image at all".to_vec()
+    } else {
+        let img = image::RgbImage::from_pixel(64, 64, image::Rgb([10, 120, 200]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+        out.into_inner()
+    };
+    let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+    HttpResponse::Ok().json(json!({ "created": 1, "data": [{ "b64_json": b64, "revised_prompt": format!("{prompt}, in watercolour") }] }))
+}
+
 /// Starts the stub; returns its base URL (`http://127.0.0.1:port/v1`).
 pub fn start() -> (String, ModelStub) {
     let stub = ModelStub::default();
@@ -169,6 +198,7 @@ pub fn start() -> (String, ModelStub) {
             .app_data(data.clone())
             .route("/v1/chat/completions", web::post().to(completions))
             .route("/v1/embeddings", web::post().to(embeddings))
+            .route("/v1/images/generations", web::post().to(images))
     })
     .workers(1)
     .bind("127.0.0.1:0")
