@@ -468,7 +468,7 @@ async fn the_plan_catalogue_marks_features_that_do_not_work_yet() {
         assert_eq!(
             plan["available"],
             json!({"googleWebSearch": false, "openaiWebSearch": false, "documentProcessing": true,
-                   "projectManagement": false, "imageGeneration": false, "imageUpload": true}),
+                   "projectManagement": false, "imageGeneration": true, "imageUpload": true}),
         );
     }
     // The plans' own feature flags (SPEC §3) are unchanged.

@@ -85,6 +85,8 @@ export interface ClientFrames {
     webSearch?: boolean;
     /** Several rounds of searching and reading ending in a report with sources; sent with `webSearch: true`. */
     deepSearch?: boolean;
+    /** Answer with an image made from the message; never with `webSearch` or `deepSearch` (`invalid_frame`). */
+    imageGeneration?: boolean;
     /**
      * Ids of files uploaded with `POST /api/files`: at most the plan's
      * `maxImagesPerMessage` images and 10 documents, every document ready.

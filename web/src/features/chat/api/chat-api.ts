@@ -27,7 +27,12 @@ export interface ChatPlan {
     imageGeneration: boolean;
   };
   chatModels: string[];
-  models: { baseChatModel: string; webSearchModel?: string };
+  models: {
+    baseChatModel: string;
+    webSearchModel?: string;
+    /** The model that makes images: an answer by it is an image answer, in every tab. */
+    imageGenerationPreprocessingModel?: string;
+  };
   /**
    * Whether the server implements a feature (the same for every plan). The web searches
    * are true when this server has a search provider configured for them.
@@ -37,6 +42,7 @@ export interface ChatPlan {
     documentProcessing: boolean;
     googleWebSearch: boolean;
     openaiWebSearch: boolean;
+    imageGeneration: boolean;
   };
   /** How many web searches one deep search reserves; 0 from a server without deep search. */
   deepSearchSearches: number;
@@ -86,12 +92,16 @@ export function planFromSubscription(subscription: unknown): ChatPlan | null {
     models: {
       baseChatModel: typeof models.baseChatModel === 'string' ? models.baseChatModel : '',
       ...(typeof models.webSearchModel === 'string' ? { webSearchModel: models.webSearchModel } : {}),
+      ...(typeof models.imageGenerationPreprocessingModel === 'string'
+        ? { imageGenerationPreprocessingModel: models.imageGenerationPreprocessingModel }
+        : {}),
     },
     available: {
       imageUpload: available.imageUpload === true,
       documentProcessing: available.documentProcessing === true,
       googleWebSearch: available.googleWebSearch === true,
       openaiWebSearch: available.openaiWebSearch === true,
+      imageGeneration: available.imageGeneration === true,
     },
     deepSearchSearches: Math.floor(count(plan.deepSearchSearches, 0)),
     maxImagesPerMessage: Math.floor(count(plan.maxImagesPerMessage, 0)),

@@ -37,6 +37,22 @@ export const DeepSearchIcon = (props: IconProps) => (
   </Icon>
 );
 
+/** Create image: a picture with a spark in its corner. */
+export const CreateImageIcon = (props: IconProps) => (
+  <Icon {...props}>
+    <path d="M13 3H5a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h14a2 2 0 0 0 2-2v-8" />
+    <circle cx="8.5" cy="9.5" r="1.5" />
+    <path d="M21 17l-5-5L5 21" />
+    <path d="M19 1.5v5M16.5 4h5" />
+  </Icon>
+);
+
+export const DownloadIcon = (props: IconProps) => (
+  <Icon {...props}>
+    <path d="M12 3v12M7 10l5 5 5-5M5 21h14" />
+  </Icon>
+);
+
 export const PencilIcon = (props: IconProps) => (
   <Icon {...props}>
     <path d="M12 20h9M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4 12.5-12.5z" />

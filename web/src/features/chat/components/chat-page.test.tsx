@@ -272,6 +272,169 @@ describe('the chat page', () => {
     expect(useChatStore.getState().progress).toEqual({});
   });
 
+  it('creates an image: alone (web and deep search off), for one send, "Creating the image…" until the answer brings it', async () => {
+    plan = basePlan;
+    const router = renderAt('/chat');
+    const image = await screen.findByTestId('image-generation-toggle');
+    await vi.waitFor(() => expect(image.getAttribute('data-gate')).toBe('available'));
+    const web = screen.getByTestId('web-search-toggle');
+    const deep = screen.getByTestId('deep-search-toggle');
+    const input = screen.getByTestId<HTMLTextAreaElement>('composer-input');
+    // One at a time: image on ends the searches, either search on ends the image.
+    fireEvent.click(deep);
+    expect([web, deep].map((b) => b.getAttribute('aria-pressed'))).toEqual(['true', 'true']);
+    fireEvent.click(image);
+    expect([web, deep, image].map((b) => b.getAttribute('aria-pressed'))).toEqual(['false', 'false', 'true']);
+    expect(input.placeholder).toBe('Describe the image you want');
+    fireEvent.click(web);
+    expect([web, image].map((b) => b.getAttribute('aria-pressed'))).toEqual(['true', 'false']);
+    expect(input.placeholder).toBe('Write a message…');
+    fireEvent.click(image);
+    expect(web.getAttribute('aria-pressed')).toBe('false');
+    fireEvent.click(deep);
+    expect([web, deep, image].map((b) => b.getAttribute('aria-pressed'))).toEqual(['true', 'true', 'false']);
+    fireEvent.click(image);
+
+    fireEvent.change(input, { target: { value: 'A red fox in the snow' } });
+    fireEvent.keyDown(input, { key: 'Enter' });
+    const [send] = sentFrames('chat.send');
+    expect(send).toMatchObject({ content: 'A red fox in the snow', imageGeneration: true });
+    expect(send).not.toHaveProperty('webSearch');
+    expect(send).not.toHaveProperty('deepSearch');
+    const clientId = send!.clientId as string;
+    // For one send: the next message is a message again.
+    expect(screen.getByTestId('image-generation-toggle').getAttribute('aria-pressed')).toBe('false');
+    expect(screen.getByTestId<HTMLTextAreaElement>('composer-input').placeholder).toBe('Write a message…');
+
+    serverFrame('conversation.created', { clientId, conversation: conversation({ _id: 'c-new' }) });
+    await vi.waitFor(() => expect(router.state.location.pathname).toBe('/chat/c-new'));
+    serverFrame('message.created', {
+      conversationId: 'c-new',
+      clientId,
+      message: userMessage({ _id: 'm1', conversationId: 'c-new', clientId, content: 'A red fox in the snow' }),
+    });
+    // This tab knows its send asked for an image, whatever the answer's model is called.
+    serverFrame('message.created', {
+      conversationId: 'c-new',
+      clientId,
+      message: answer({ _id: 'm2', conversationId: 'c-new', clientId, model: 'some-image-model' }),
+    });
+    const bubble = screen.getByTestId('message-assistant');
+    const status = within(bubble).getByRole('status');
+    expect(status.textContent).toBe('Creating the image…');
+    expect(status.getAttribute('aria-live')).toBe('polite');
+    expect(bubble.querySelector('[class*="typing"]')).toBeNull();
+    expect(bubble.getAttribute('aria-busy')).toBeNull();
+
+    serverFrame('message.delta', { conversationId: 'c-new', messageId: 'm2', seq: 1, delta: 'Here is the image: *A red fox in the snow*' });
+    expect(within(bubble).queryByRole('status')).toBeNull();
+    const file = storedFile({
+      _id: 'img1',
+      name: 'a-red-fox-in-the-snow.jpg',
+      mime: 'image/jpeg',
+      width: 256,
+      height: 256,
+    });
+    serverFrame('message.completed', {
+      conversationId: 'c-new',
+      message: answer({
+        _id: 'm2',
+        conversationId: 'c-new',
+        clientId,
+        model: 'some-image-model',
+        status: 'complete',
+        content: 'Here is the image: *A red fox in the snow*',
+        attachments: [file],
+      }),
+      finishReason: 'stop',
+    });
+    const done = screen.getByTestId('message-assistant');
+    expect(within(done).getByText('A red fox in the snow').tagName).toBe('EM');
+    const img = within(done).getByRole<HTMLImageElement>('img', { name: 'a-red-fox-in-the-snow.jpg' });
+    expect(img.getAttribute('src')).toBe('/api/files/img1/thumbnail');
+    expect([img.getAttribute('width'), img.getAttribute('height')]).toEqual(['256', '256']);
+    const download = within(done).getByRole('link', { name: 'Download: a-red-fox-in-the-snow.jpg' });
+    expect(download.textContent).toBe('Download');
+    expect(download.getAttribute('href')).toBe('/api/files/img1');
+    expect(download.getAttribute('download')).toBe('a-red-fox-in-the-snow.jpg');
+    // A click on the image opens it whole, as a user's image does.
+    fireEvent.click(within(done).getByRole('link', { name: 'Open a-red-fox-in-the-snow.jpg' }));
+    expect(screen.getByTestId<HTMLImageElement>('lightbox-image').getAttribute('src')).toBe('/api/files/img1');
+  });
+
+  it('shows another tab’s image answer as one (its model is the plan’s image model), in Hungarian too', async () => {
+    plan = basePlan;
+    await i18n.changeLanguage('hu-HU');
+    renderAt(`/chat/${CONVERSATION_ID}`);
+    await screen.findByText('lists');
+    serverFrame('message.created', {
+      conversationId: CONVERSATION_ID,
+      clientId: 'other-tab',
+      message: userMessage({ _id: 'm3', clientId: 'other-tab', content: 'Egy vörös róka', createdAt: '2025-03-14T10:16:00.000+00:00' }),
+    });
+    await vi.waitFor(() => expect(usePlanStore.getState().plan).not.toBeNull());
+    serverFrame('message.created', {
+      conversationId: CONVERSATION_ID,
+      clientId: 'other-tab',
+      message: answer({ _id: 'm4', clientId: 'other-tab', model: 'gpt-image-1', createdAt: '2025-03-14T10:16:00.001+00:00' }),
+    });
+    const bubble = screen.getAllByTestId('message-assistant').at(-1)!;
+    expect(within(bubble).getByRole('status').textContent).toBe('A kép készül…');
+    serverFrame('message.completed', {
+      conversationId: CONVERSATION_ID,
+      message: answer({
+        _id: 'm4',
+        clientId: 'other-tab',
+        model: 'gpt-image-1',
+        status: 'complete',
+        content: 'Here is the image: *Egy vörös róka*',
+        createdAt: '2025-03-14T10:16:00.001+00:00',
+        attachments: [storedFile({ _id: 'img2', name: 'egy-voros-roka.jpg', mime: 'image/jpeg', width: 256, height: 256 })],
+      }),
+      finishReason: 'stop',
+    });
+    const done = screen.getAllByTestId('message-assistant').at(-1)!;
+    expect(within(done).getByRole('link', { name: 'Letöltés: egy-voros-roka.jpg' }).textContent).toBe('Letöltés');
+  });
+
+  it('puts a refused image back (text and toggle), with "Upgrade plan" for a reached image limit', async () => {
+    plan = basePlan;
+    renderAt('/chat');
+    const image = await screen.findByTestId('image-generation-toggle');
+    await vi.waitFor(() => expect(image.getAttribute('data-gate')).toBe('available'));
+    fireEvent.click(image);
+    const input = screen.getByTestId<HTMLTextAreaElement>('composer-input');
+    fireEvent.change(input, { target: { value: 'A red fox' } });
+    fireEvent.keyDown(input, { key: 'Enter' });
+    expect(screen.getByTestId('image-generation-toggle').getAttribute('aria-pressed')).toBe('false');
+    const clientId = sentFrames('chat.send')[0]!.clientId;
+    serverFrame('error', {
+      clientId,
+      code: 'image_limit_reached',
+      message: 'You have reached your image generation limit. Upgrade your plan to continue.',
+    });
+    const error = screen.getByTestId('chat-error');
+    expect(error.textContent).toContain('You have reached your image generation limit.');
+    expect(within(error).getByRole('link', { name: 'Upgrade plan' }).getAttribute('href')).toBe('/settings#subscription');
+    expect(screen.getByTestId<HTMLTextAreaElement>('composer-input').value).toBe('A red fox');
+    expect(screen.getByTestId('image-generation-toggle').getAttribute('aria-pressed')).toBe('true');
+    expect(screen.getByTestId('web-search-toggle').getAttribute('aria-pressed')).toBe('false');
+  });
+
+  it('answers "Create image" on a free plan with the premium message and the way to upgrade, in both languages', async () => {
+    renderAt('/chat');
+    const image = await screen.findByTestId('image-generation-toggle');
+    await vi.waitFor(() => expect(image.getAttribute('data-gate')).toBe('premium'));
+    fireEvent.click(image);
+    const notice = screen.getByTestId('chat-notice');
+    expect(notice.textContent).toContain('Image generation is a premium feature');
+    expect(within(notice).getByRole('link', { name: 'Upgrade plan' }).getAttribute('href')).toBe('/settings#subscription');
+    expect(image.getAttribute('aria-pressed')).toBe('false');
+    expect(sentFrames('chat.send')).toEqual([]);
+    await act(() => i18n.changeLanguage('hu-HU'));
+    expect(screen.getByTestId('chat-notice').textContent).toContain('A képgenerálás prémium funkció');
+  });
+
   it('on a server without a search provider, says web search is not set up, and learns it from a refused send', async () => {
     plan = withoutSearch(basePlan);
     renderAt('/chat');

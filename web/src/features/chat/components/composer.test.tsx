@@ -1,10 +1,19 @@
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { useToastStore } from '@/components/toast';
 import { i18n } from '@/lib/i18n';
 import type { ChatPlan } from '../api/chat-api';
 import { useAttachmentStore, type ComposerAttachment } from '../stores/attachment-store';
-import { basePlan, freePlan, storedDocument, storedFile, withDocuments, withoutImages, withoutSearch } from '../test/fixtures';
+import {
+  basePlan,
+  freePlan,
+  storedDocument,
+  storedFile,
+  withDocuments,
+  withoutImageGeneration,
+  withoutImages,
+  withoutSearch,
+} from '../test/fixtures';
 import { Composer, type ComposerProps } from './composer';
 
 const KEY = 'k';
@@ -47,6 +56,8 @@ function renderComposer(overrides: Partial<ComposerProps> = {}) {
     onWebSearchChange: vi.fn(),
     deepSearch: false,
     onDeepSearchChange: vi.fn(),
+    imageGeneration: false,
+    onImageGenerationChange: vi.fn(),
     onNotice: vi.fn(),
     ...overrides,
   };
@@ -442,5 +453,56 @@ describe('web search and deep search', () => {
     renderComposer({ plan: { ...basePlan, deepSearchSearches: 0 } });
     expect(webToggle().getAttribute('data-gate')).toBe('available');
     expect(screen.queryByTestId('deep-search-toggle')).toBeNull();
+  });
+});
+
+describe('create image', () => {
+  const imageToggle = () => screen.getByTestId<HTMLButtonElement>('image-generation-toggle');
+  const input = () => screen.getByTestId<HTMLTextAreaElement>('composer-input');
+
+  it('is a pressed-or-not button beside the search toggles when the plan and the server make images', () => {
+    const props = renderComposer({ plan: basePlan });
+    const toggle = screen.getByRole('button', { name: 'Create image' });
+    expect(toggle).toBe(imageToggle());
+    expect(toggle.getAttribute('data-gate')).toBe('available');
+    expect(toggle.getAttribute('aria-pressed')).toBe('false');
+    expect(input().placeholder).toBe('Write a message…');
+    fireEvent.click(toggle);
+    expect(props.onImageGenerationChange).toHaveBeenCalledWith(true);
+    expect(props.onNotice).not.toHaveBeenCalled();
+  });
+
+  it('asks for a description while on, and turns off again', () => {
+    const props = renderComposer({ plan: basePlan, imageGeneration: true });
+    expect(imageToggle().getAttribute('aria-pressed')).toBe('true');
+    expect(input().placeholder).toBe('Describe the image you want');
+    fireEvent.click(imageToggle());
+    expect(props.onImageGenerationChange).toHaveBeenCalledWith(false);
+  });
+
+  it('reads in Hungarian', async () => {
+    await i18n.changeLanguage('hu-HU');
+    renderComposer({ plan: basePlan, imageGeneration: true });
+    expect(screen.getByRole('button', { name: 'Kép készítése' })).toBe(imageToggle());
+    expect(input().placeholder).toBe('Írja le, milyen képet szeretne');
+  });
+
+  it('answers with the premium notice on a plan without image generation', () => {
+    const props = renderComposer({ plan: freePlan, imageGeneration: true });
+    expect(imageToggle().getAttribute('data-gate')).toBe('premium');
+    expect(imageToggle().getAttribute('aria-pressed')).toBe('false');
+    expect(imageToggle().disabled).toBe(false);
+    expect(input().placeholder).toBe('Write a message…');
+    fireEvent.click(imageToggle());
+    expect(props.onNotice).toHaveBeenCalledWith('imageGenerationPremium');
+    expect(props.onImageGenerationChange).not.toHaveBeenCalled();
+  });
+
+  it('is not offered by a server that makes no images, and waits while the plan is unknown', () => {
+    renderComposer({ plan: withoutImageGeneration(basePlan) });
+    expect(screen.queryByTestId('image-generation-toggle')).toBeNull();
+    cleanup();
+    renderComposer({ plan: null });
+    expect(imageToggle().disabled).toBe(true);
   });
 });

@@ -20,6 +20,7 @@ import {
   documentGate,
   documentNotice,
   imageGate,
+  imageGenerationGate,
   webSearchGate,
   type GateNoticeKind,
 } from '../lib/gating';
@@ -29,7 +30,7 @@ import { useChatStore } from '../stores/chat-store';
 import { AttachMenu } from './attach-menu';
 import { AttachmentTray } from './attachment-tray';
 import { CameraDialog } from './camera-dialog';
-import { DeepSearchIcon, LockIcon, SearchGlobeIcon, SendIcon, StopIcon } from './chat-icons';
+import { CreateImageIcon, DeepSearchIcon, LockIcon, SearchGlobeIcon, SendIcon, StopIcon } from './chat-icons';
 import styles from './composer.module.css';
 
 /** docs/protocol.md chat.send: `chat.max_message_chars`. */
@@ -61,13 +62,16 @@ export interface ComposerProps {
   /** Deep search for the next send (with web search). */
   deepSearch: boolean;
   onDeepSearchChange: (on: boolean) => void;
+  /** "Create image" for the next send (never with web or deep search). */
+  imageGeneration: boolean;
+  onImageGenerationChange: (on: boolean) => void;
   /** A gated control was used: show its message. */
   onNotice: (notice: ComposerNoticeKind) => void;
   /** Ids of the notices above the composer, read with the text box. */
   describedBy?: string | undefined;
 }
 
-/** The message box with its controls: attach, web search, deep search, model, send or stop. */
+/** The message box with its controls: attach, web search, deep search, create image, model, send or stop. */
 export function Composer(props: ComposerProps) {
   const { t } = useTranslation(['chat', 'errors']);
   const { attachmentKey, text, onTextChange, onSend, onStop, streaming, stopping, sending, plan } = props;
@@ -85,6 +89,8 @@ export function Composer(props: ComposerProps) {
   const deep = deepSearchGate(plan);
   const deepHint = t('composer.deepSearchHint', { count: plan?.deepSearchSearches ?? 0 });
   const documents = documentGate(plan);
+  const image = imageGenerationGate(plan);
+  const imageOn = image === 'available' && props.imageGeneration;
   const tooLong = text.length > MAX_MESSAGE_CHARS;
   const busy = attachments.filter(isBusy);
   const hasFiles = attachments.some((item) => item.status === 'ready');
@@ -183,7 +189,7 @@ export function Composer(props: ComposerProps) {
         data-composer-input=""
         rows={1}
         value={text}
-        placeholder={t('composer.placeholder')}
+        placeholder={t(imageOn ? 'composer.imagePlaceholder' : 'composer.placeholder')}
         aria-describedby={[hintId, props.describedBy].filter(Boolean).join(' ')}
         aria-invalid={tooLong || undefined}
         onChange={(event) => onTextChange(event.target.value)}
@@ -250,6 +256,26 @@ export function Composer(props: ComposerProps) {
             <DeepSearchIcon width={18} height={18} />
             <span className={styles.toolLabel}>{t('composer.deepSearch')}</span>
             {deep === 'premium' && <LockIcon className={styles.lockInline} width={12} height={12} />}
+          </Button>
+        )}
+        {image !== 'comingSoon' && (
+          // A server that makes no images yet shows no toggle: it would sell what does not work.
+          <Button
+            variant="ghost"
+            size="small"
+            className={`${styles.tool} ${styles.toggle}`}
+            aria-pressed={imageOn}
+            data-testid="image-generation-toggle"
+            data-gate={image}
+            disabled={image === 'unknown'}
+            onClick={() => {
+              if (image === 'premium') props.onNotice('imageGenerationPremium');
+              else if (image === 'available') props.onImageGenerationChange(!props.imageGeneration);
+            }}
+          >
+            <CreateImageIcon width={18} height={18} />
+            <span className={styles.toolLabel}>{t('composer.createImage')}</span>
+            {image === 'premium' && <LockIcon className={styles.lockInline} width={12} height={12} />}
           </Button>
         )}
         {models.length > 0 && props.model && (

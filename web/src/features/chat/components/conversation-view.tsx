@@ -6,7 +6,15 @@ import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
 import { useChatSocket, useOpenConversation } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
-import { attachButtonGate, deepSearchGate, defaultModel, documentGate, resolveModel, webSearchGate } from '../lib/gating';
+import {
+  attachButtonGate,
+  deepSearchGate,
+  defaultModel,
+  documentGate,
+  imageGenerationGate,
+  resolveModel,
+  webSearchGate,
+} from '../lib/gating';
 import { attachFiles } from '../stores/attach-files';
 import { sendable, useAttachmentStore } from '../stores/attachment-store';
 import { DEFAULT_OPTIONS, NEW_CHAT, useChatStore, type PendingSend } from '../stores/chat-store';
@@ -68,8 +76,10 @@ export function ConversationView({ conversationId }: { conversationId: string | 
   const listed = useChatStore((s) => (conversationId ? s.list.items.find((c) => c._id === conversationId) : undefined));
   const conversation = entry?.conversation ?? listed ?? null;
   const model = resolveModel(options.model, defaultModel(plan, conversation?.model, messages), plan);
-  const searchAvailable = webSearchGate(plan) === 'available';
-  const deepSearch = options.deepSearch && deepSearchGate(plan) === 'available';
+  // "Create image" goes alone: while it is on, no web or deep search is sent or shown.
+  const imageGeneration = options.imageGeneration && imageGenerationGate(plan) === 'available';
+  const searchAvailable = webSearchGate(plan) === 'available' && !imageGeneration;
+  const deepSearch = options.deepSearch && deepSearchGate(plan) === 'available' && !imageGeneration;
   // Deep search is a web search too: on with it, whatever the web search toggle was.
   const webSearch = (options.webSearch || deepSearch) && searchAvailable;
   const status = entry?.status;
@@ -143,7 +153,7 @@ export function ConversationView({ conversationId }: { conversationId: string | 
     const attachments = sendable(useAttachmentStore.getState().items[key] ?? []);
     const clientId = useChatStore
       .getState()
-      .send({ conversationId, content: draft.trim(), model, webSearch, deepSearch, attachments });
+      .send({ conversationId, content: draft.trim(), model, webSearch, deepSearch, imageGeneration, attachments });
     // The previews move on to the pending message; the composer starts empty.
     if (clientId) useAttachmentStore.getState().handOver(key);
     if (clientId && !conversationId) setSentClientId(clientId);
@@ -266,10 +276,25 @@ export function ConversationView({ conversationId }: { conversationId: string | 
           model={model}
           onModelChange={(picked) => useChatStore.getState().setOptions(key, { model: picked })}
           webSearch={webSearch}
-          // Web search off ends deep search too; deep search on turns web search on.
-          onWebSearchChange={(on) => useChatStore.getState().setOptions(key, on ? { webSearch: true } : { webSearch: false, deepSearch: false })}
+          // Web search off ends deep search too; deep search on turns web search on. Either
+          // on ends "Create image", and "Create image" on ends both (the server takes one).
+          onWebSearchChange={(on) =>
+            useChatStore
+              .getState()
+              .setOptions(key, on ? { webSearch: true, imageGeneration: false } : { webSearch: false, deepSearch: false })
+          }
           deepSearch={deepSearch}
-          onDeepSearchChange={(on) => useChatStore.getState().setOptions(key, on ? { deepSearch: true, webSearch: true } : { deepSearch: false })}
+          onDeepSearchChange={(on) =>
+            useChatStore
+              .getState()
+              .setOptions(key, on ? { deepSearch: true, webSearch: true, imageGeneration: false } : { deepSearch: false })
+          }
+          imageGeneration={imageGeneration}
+          onImageGenerationChange={(on) =>
+            useChatStore
+              .getState()
+              .setOptions(key, on ? { imageGeneration: true, webSearch: false, deepSearch: false } : { imageGeneration: false })
+          }
           onNotice={setNotice}
           describedBy={noticeIds || undefined}
         />

@@ -282,3 +282,75 @@ describe('a web search preparing an answer', () => {
     expect(screen.queryByTestId('search-progress')).toBeNull();
   });
 });
+
+describe('an image answer (image generation)', () => {
+  const image = storedFile({
+    _id: 'img1',
+    name: 'a-red-fox-in-the-snow.jpg',
+    mime: 'image/jpeg',
+    width: 256,
+    height: 256,
+  });
+  const made = () =>
+    fromServer(
+      answer({
+        status: 'complete',
+        model: 'gpt-image-1',
+        content: 'Here is the image: *A red fox in the snow*',
+        attachments: [image],
+      }),
+      true,
+    );
+
+  it('says "Creating the image…" in a polite live region while it has no text, instead of the typing dots', () => {
+    const { container, rerender } = render(
+      <AssistantBubble message={fromServer(answer({ model: 'gpt-image-1' }), true)} stale={false} imageAnswer />,
+    );
+    const status = screen.getByRole('status');
+    expect(status.textContent).toBe('Creating the image…');
+    expect(status.getAttribute('aria-live')).toBe('polite');
+    expect(container.querySelector('[class*="typing"]')).toBeNull();
+    expect(screen.getByTestId('message-assistant').getAttribute('aria-busy')).toBeNull();
+    // Not an image answer: the dots as before.
+    rerender(<AssistantBubble message={fromServer(answer(), true)} stale={false} />);
+    expect(screen.queryByRole('status')).toBeNull();
+    expect(container.querySelector('[class*="typing"]')).not.toBeNull();
+  });
+
+  it('says it in Hungarian', async () => {
+    await i18n.changeLanguage('hu-HU');
+    render(<AssistantBubble message={fromServer(answer(), true)} stale={false} imageAnswer />);
+    expect(screen.getByRole('status').textContent).toBe('A kép készül…');
+  });
+
+  it('shows the image under the text, sized before it loads, with a Download link to the file', () => {
+    render(<AssistantBubble message={made()} stale={false} imageAnswer />);
+    expect(screen.queryByRole('status')).toBeNull();
+    const bubble = screen.getByTestId('message-assistant');
+    expect(within(bubble).getByRole('list', { name: 'Images in the answer' })).toBeDefined();
+    const img = within(bubble).getByRole<HTMLImageElement>('img', { name: 'a-red-fox-in-the-snow.jpg' });
+    expect(img.getAttribute('src')).toBe('/api/files/img1/thumbnail');
+    expect(img.getAttribute('width')).toBe('256');
+    expect(img.getAttribute('height')).toBe('256');
+    const download = within(bubble).getByTestId('message-image-download');
+    expect(download.textContent).toBe('Download');
+    expect(download.getAttribute('href')).toBe('/api/files/img1');
+    expect(download.getAttribute('download')).toBe('a-red-fox-in-the-snow.jpg');
+    expect(download.getAttribute('aria-label')).toBe('Download: a-red-fox-in-the-snow.jpg');
+    fireEvent.click(within(bubble).getByRole('link', { name: 'Open a-red-fox-in-the-snow.jpg' }));
+    expect(screen.getByTestId<HTMLImageElement>('lightbox-image').getAttribute('src')).toBe('/api/files/img1');
+  });
+
+  it('reads "Letöltés" in Hungarian', async () => {
+    await i18n.changeLanguage('hu-HU');
+    render(<AssistantBubble message={made()} stale={false} />);
+    expect(screen.getByTestId('message-image-download').textContent).toBe('Letöltés');
+    expect(screen.getByRole('list', { name: 'A válasz képei' })).toBeDefined();
+  });
+
+  it('shows an answer’s image from a reload too (no image answer known to this tab)', () => {
+    render(<AssistantBubble message={fromServer(made(), false)} stale={false} />);
+    expect(screen.getByRole('img', { name: 'a-red-fox-in-the-snow.jpg' })).toBeDefined();
+    expect(screen.getByTestId('message-image-download')).toBeDefined();
+  });
+});

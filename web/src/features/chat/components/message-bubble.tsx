@@ -167,21 +167,43 @@ function splitSources(sources: readonly MessageSource[] | undefined) {
   return { documents, web, citations };
 }
 
+/** An image answer being made: said instead of the typing dots, in a polite live region. */
+export function ImageProgressStatus() {
+  const { t } = useTranslation('chat');
+  return (
+    <p className={styles.progress} role="status" aria-live="polite" data-testid="image-progress">
+      {t('message.creatingImage')}
+    </p>
+  );
+}
+
 export const AssistantBubble = memo(function AssistantBubble({
   message,
   stale,
   progress,
+  imageAnswer = false,
 }: {
   message: ChatMessage;
   stale: boolean;
   /** The web search preparing this answer, while it streams. */
   progress?: SearchProgress | undefined;
+  /** The answer is an image being made (image generation): says so until its text comes. */
+  imageAnswer?: boolean;
 }) {
   const { t } = useTranslation('chat');
   const status = assistantStatus(message, stale);
   const streaming = status === 'streaming';
   const sources = useMemo(() => splitSources(message.sources), [message.sources]);
-  const searching = streaming && progress !== undefined && progress.steps.length > 0;
+  const [images, documents] = useMemo(() => {
+    const files = message.attachments;
+    return [
+      files.filter((file) => file.kind !== 'document').map((file) => ({ file })),
+      files.filter((file) => file.kind === 'document'),
+    ] as const;
+  }, [message.attachments]);
+  const creating = streaming && imageAnswer && message.content === '';
+  const searching = !creating && streaming && progress !== undefined && progress.steps.length > 0;
+  const waiting = streaming && message.content === '' && !searching && !creating;
   return (
     <article
       className={`${styles.row} ${styles.assistantRow}`}
@@ -195,15 +217,18 @@ export const AssistantBubble = memo(function AssistantBubble({
         <span className="visually-hidden">{t('message.assistant')}: </span>
         {message.content ? (
           <MarkdownContent source={message.content} citations={sources.citations} />
-        ) : streaming && !searching ? (
+        ) : waiting ? (
           <span className={styles.typing} aria-hidden="true">
             <span />
             <span />
             <span />
           </span>
         ) : null}
-        {streaming && message.content === '' && !searching && <span className="visually-hidden">{t('message.writing')}</span>}
+        {waiting && <span className="visually-hidden">{t('message.writing')}</span>}
+        {creating && <ImageProgressStatus />}
         {searching && <SearchProgressStatus progress={progress} />}
+        {images.length > 0 && <MessageImages images={images} answer />}
+        {documents.length > 0 && <MessageDocuments files={documents} />}
         {status === 'cancelled' && <p className={styles.note}>{t('message.cancelled')}</p>}
         {status === 'error' && (
           <p className={`${styles.note} ${styles.noteError}`}>

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { Dialog } from '@/components/dialog';
 import type { StoredFile } from '@/types/api';
 import { fitWithin } from '../lib/image-prep';
+import { DownloadIcon } from './chat-icons';
 import styles from './message-images.module.css';
 
 /** The server's thumbnails fit this square (docs/api.md `GET /api/files/{id}/thumbnail`). */
@@ -18,8 +19,9 @@ export interface BubbleImage {
  * A message's images as thumbnails. Their size is known before they load (width and
  * height from the file), so the conversation does not jump as they arrive. A click opens
  * the image in a lightbox; a middle or modified click opens it in a new tab, as links do.
+ * An answer's images (image generation) stand on the left, each with a "Download" link.
  */
-export function MessageImages({ images }: { images: readonly BubbleImage[] }) {
+export function MessageImages({ images, answer = false }: { images: readonly BubbleImage[]; answer?: boolean }) {
   const { t } = useTranslation('chat');
   const [shown, setShown] = useState<StoredFile | null>(null);
 
@@ -31,7 +33,11 @@ export function MessageImages({ images }: { images: readonly BubbleImage[] }) {
 
   return (
     <>
-      <ul className={styles.images} data-count={images.length} aria-label={t('message.images')}>
+      <ul
+        className={answer ? `${styles.images} ${styles.answerImages}` : styles.images}
+        data-count={images.length}
+        aria-label={t(answer ? 'message.answerImages' : 'message.images')}
+      >
         {images.map(({ file, previewUrl }) => {
           const size = fitWithin(file.width ?? THUMBNAIL_EDGE, file.height ?? THUMBNAIL_EDGE, THUMBNAIL_EDGE);
           return (
@@ -58,6 +64,18 @@ export function MessageImages({ images }: { images: readonly BubbleImage[] }) {
                   decoding="async"
                 />
               </a>
+              {answer && (
+                <a
+                  className={styles.download}
+                  href={file.url}
+                  download={file.name}
+                  aria-label={t('message.downloadName', { name: file.name })}
+                  data-testid="message-image-download"
+                >
+                  <DownloadIcon width={16} height={16} />
+                  {t('message.download')}
+                </a>
+              )}
             </li>
           );
         })}

@@ -1,8 +1,10 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
+import { isImageModel } from '../lib/gating';
 import { assistantStatus } from '../lib/message-status';
 import { useChatStore, type PendingSend } from '../stores/chat-store';
+import { usePlanStore } from '../stores/plan-store';
 import type { ChatMessage } from '../stores/thread';
 import { ArrowDownIcon } from './chat-icons';
 import { AssistantBubble, UserBubble } from './message-bubble';
@@ -32,6 +34,9 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
   const [atBottom, setAtBottom] = useState(true);
   // Web search steps of answers being prepared, by message id (search.progress).
   const progress = useChatStore((s) => s.progress);
+  // Image answers: this tab's image sends, and any answer by the plan's image model.
+  const imageSends = useChatStore((s) => s.imageSends);
+  const plan = usePlanStore((s) => s.plan);
 
   const scrollToBottom = useCallback(() => {
     const scroller = scrollerRef.current;
@@ -89,7 +94,15 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
             message.role === 'user' ? (
               <UserBubble key={message._id} content={message.content} attachments={message.attachments} />
             ) : (
-              <AssistantBubble key={message._id} message={message} stale={stale} progress={progress[message._id]} />
+              <AssistantBubble
+                key={message._id}
+                message={message}
+                stale={stale}
+                progress={progress[message._id]}
+                imageAnswer={
+                  (message.clientId !== null && imageSends[message.clientId] === true) || isImageModel(plan, message.model)
+                }
+              />
             ),
           )}
           {pending.map((send) => (

@@ -8,6 +8,7 @@ import {
   subscriptionAnswer,
   usageAnswer,
   withDocuments,
+  withoutImageGeneration,
   withoutImages,
   withoutSearch,
 } from '../test/fixtures';
@@ -21,6 +22,8 @@ import {
   documentNotice,
   exhaustedPeriod,
   imageGate,
+  imageGenerationGate,
+  isImageModel,
   maxImages,
   offersUpgrade,
   resolveModel,
@@ -77,6 +80,41 @@ describe('deep search', () => {
     expect(plan?.deepSearchSearches).toBe(0);
     expect(webSearchGate(plan)).toBe('available');
     expect(deepSearchGate(plan)).toBe('absent');
+  });
+});
+
+describe('image generation (premium)', () => {
+  it('works on a plan with the feature once the server makes images', () => {
+    expect(imageGenerationGate(basePlan)).toBe('available');
+  });
+
+  it('is premium on a plan without the feature, whatever the server makes', () => {
+    expect(imageGenerationGate(freePlan)).toBe('premium');
+    expect(imageGenerationGate(withoutImageGeneration(freePlan))).toBe('premium');
+  });
+
+  it('is "coming soon" on a plan with the feature while the server makes none (`available.imageGeneration`)', () => {
+    expect(imageGenerationGate(withoutImageGeneration(basePlan))).toBe('comingSoon');
+  });
+
+  it('waits while the plan is unknown', () => {
+    expect(imageGenerationGate(null)).toBe('unknown');
+  });
+
+  it('reads the server’s availability and the image model from the plan', () => {
+    const plan = planFromSubscription(subscriptionAnswer(basePlan));
+    expect(plan?.available.imageGeneration).toBe(true);
+    expect(plan?.models.imageGenerationPreprocessingModel).toBe('gpt-image-1');
+    expect(planFromSubscription(subscriptionAnswer(withoutImageGeneration(basePlan)))?.available.imageGeneration).toBe(false);
+  });
+
+  it('knows an image answer by the plan’s image model', () => {
+    expect(isImageModel(basePlan, 'gpt-image-1')).toBe(true);
+    expect(isImageModel(basePlan, 'gpt-4o-mini')).toBe(false);
+    expect(isImageModel(basePlan, null)).toBe(false);
+    expect(isImageModel(null, 'gpt-image-1')).toBe(false);
+    const { imageGenerationPreprocessingModel: _image, ...models } = basePlan.models;
+    expect(isImageModel({ ...basePlan, models }, 'gpt-image-1')).toBe(false);
   });
 });
 
@@ -185,10 +223,27 @@ describe('models', () => {
 
 describe('refused sends', () => {
   it('offer "Upgrade plan" where a bigger plan helps', () => {
-    for (const code of ['limit_reached', 'search_limit_reached', 'deep_search_limit', 'premium_required', 'model_not_allowed', 'too_many_images']) {
+    for (const code of [
+      'limit_reached',
+      'search_limit_reached',
+      'deep_search_limit',
+      'premium_required',
+      'model_not_allowed',
+      'too_many_images',
+      'image_limit_reached',
+    ]) {
       expect(offersUpgrade(code), code).toBe(true);
     }
-    for (const code of ['generation_in_progress', 'model_error', 'message_too_long', 'server_error', 'offline', 'search_unavailable']) {
+    for (const code of [
+      'generation_in_progress',
+      'model_error',
+      'message_too_long',
+      'server_error',
+      'offline',
+      'search_unavailable',
+      // A refused prompt is not a matter of plans.
+      'image_refused',
+    ]) {
       expect(offersUpgrade(code), code).toBe(false);
     }
   });
@@ -226,6 +281,7 @@ describe('the plan of a subscription answer', () => {
       documentProcessing: false,
       googleWebSearch: false,
       openaiWebSearch: false,
+      imageGeneration: false,
     });
     expect(plan?.deepSearchSearches).toBe(0);
     expect(plan?.maxImagesPerMessage).toBe(0);

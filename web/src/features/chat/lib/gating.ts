@@ -30,6 +30,15 @@ export type DocumentGate =
   | 'comingSoon'
   | 'unknown';
 
+export type ImageGenerationGate =
+  /** "Create image" works: the plan has image generation and the server makes images. */
+  | 'available'
+  /** "Image generation is a premium feature". */
+  | 'premium'
+  /** A plan with image generation on a server that makes no images yet: no toggle. */
+  | 'comingSoon'
+  | 'unknown';
+
 export type ImageGate =
   /** Images can be attached, up to `maxImagesPerMessage` a message. */
   | 'available'
@@ -63,6 +72,21 @@ export type DeepSearchGate = WebSearchGate | 'absent';
 export function deepSearchGate(plan: ChatPlan | null): DeepSearchGate {
   const gate = webSearchGate(plan);
   return gate === 'available' && (plan?.deepSearchSearches ?? 0) <= 0 ? 'absent' : gate;
+}
+
+export function imageGenerationGate(plan: ChatPlan | null): ImageGenerationGate {
+  if (!plan) return 'unknown';
+  if (!plan.features.imageGeneration) return 'premium';
+  return plan.available.imageGeneration ? 'available' : 'comingSoon';
+}
+
+/**
+ * Whether an answer is (or is becoming) an image: made by the plan's image model. Another
+ * tab knows an image answer only by its frames, and the model is in the first of them.
+ */
+export function isImageModel(plan: ChatPlan | null, model: string | null | undefined): boolean {
+  const imageModel = plan?.models.imageGenerationPreprocessingModel;
+  return !!model && !!imageModel && model === imageModel;
 }
 
 export function documentGate(plan: ChatPlan | null): DocumentGate {
@@ -107,6 +131,7 @@ export function attachButtonGate(plan: ChatPlan | null): AttachButtonGate {
 /** A gated control's message (SPEC §8), shown above the composer. */
 export type GateNoticeKind =
   | 'webSearchPremium'
+  | 'imageGenerationPremium'
   | 'documentUploadPremium'
   /** Before images: no attachment of any kind is taken yet. */
   | 'attachmentsComingSoon'
@@ -175,6 +200,8 @@ const UPGRADE_CODES = new Set([
   'model_not_allowed',
   // Bigger plans carry more images a message (free 1 … pro 5).
   'too_many_images',
+  // The day's or month's image generations are used up.
+  'image_limit_reached',
 ]);
 
 export function offersUpgrade(code: string): boolean {

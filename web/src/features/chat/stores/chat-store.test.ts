@@ -364,6 +364,101 @@ describe('deep search', () => {
   });
 });
 
+describe('image generation', () => {
+  it('is sent alone (no web or deep search), remembered for its answer, and off again for the next send', () => {
+    chat().setOptions(NEW_CHAT, { imageGeneration: true });
+    const clientId = chat().send({
+      conversationId: null,
+      content: 'A red fox in the snow',
+      model: 'gpt-4o-mini',
+      webSearch: false,
+      imageGeneration: true,
+    })!;
+    expect(emit).toHaveBeenCalledWith('chat.send', {
+      clientId,
+      conversationId: null,
+      content: 'A red fox in the snow',
+      model: 'gpt-4o-mini',
+      imageGeneration: true,
+    });
+    expect(chat().options[NEW_CHAT]).toMatchObject({ imageGeneration: false });
+    expect(chat().imageSends[clientId]).toBe(true);
+  });
+
+  it('never goes with a web search, even if one was asked (the server refuses both)', () => {
+    const clientId = chat().send({
+      conversationId: null,
+      content: 'A fox',
+      model: null,
+      webSearch: true,
+      deepSearch: true,
+      imageGeneration: true,
+    })!;
+    expect(emit).toHaveBeenCalledWith('chat.send', { clientId, conversationId: null, content: 'A fox', imageGeneration: true });
+  });
+
+  it('is not named in a send without it', () => {
+    const clientId = chat().send({ conversationId: null, content: 'Hi', model: null, webSearch: false })!;
+    expect(emit).toHaveBeenCalledWith('chat.send', { clientId, conversationId: null, content: 'Hi', webSearch: false });
+    expect(chat().imageSends).toEqual({});
+  });
+
+  it('comes back on with the text when the send is refused (limit reached), web and deep search off', () => {
+    chat().setDraft(NEW_CHAT, 'A red fox');
+    chat().setOptions(NEW_CHAT, { imageGeneration: true });
+    const clientId = chat().send({ conversationId: null, content: 'A red fox', model: null, webSearch: false, imageGeneration: true })!;
+    chat().onError({
+      clientId,
+      code: 'image_limit_reached',
+      message: 'You have reached your image generation limit. Upgrade your plan to continue.',
+    });
+    expect(chat().drafts[NEW_CHAT]).toBe('A red fox');
+    expect(chat().options[NEW_CHAT]).toMatchObject({ imageGeneration: true, webSearch: false, deepSearch: false });
+    expect(chat().errors[NEW_CHAT]?.code).toBe('image_limit_reached');
+    expect(chat().imageSends[clientId]).toBeUndefined();
+  });
+
+  it('shows a refused prompt (after the answer ended) in its conversation, the answer ended as an error', () => {
+    const clientId = chat().send({ conversationId: null, content: 'Something', model: null, webSearch: false, imageGeneration: true })!;
+    chat().onConversationCreated({ clientId, conversation: conversation() });
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: userMessage({ clientId }) });
+    chat().onMessageCreated({
+      conversationId: CONVERSATION_ID,
+      clientId,
+      message: answer({ clientId, model: 'gpt-image-1' }),
+    });
+    chat().onMessageCompleted({
+      conversationId: CONVERSATION_ID,
+      message: answer({ clientId, model: 'gpt-image-1', status: 'error' }),
+      finishReason: 'error',
+    });
+    const message = 'The image could not be made: the request was refused. Try describing it differently.';
+    chat().onError({ clientId, code: 'image_refused', message });
+    expect(chat().errors[CONVERSATION_ID]).toEqual({ code: 'image_refused', message });
+    expect(chat().threads[CONVERSATION_ID]?.messages.at(-1)).toMatchObject({ status: 'error', final: true });
+  });
+
+  it('keeps the answer’s image from message.completed', () => {
+    const clientId = chat().send({ conversationId: null, content: 'A red fox', model: null, webSearch: false, imageGeneration: true })!;
+    chat().onConversationCreated({ clientId, conversation: conversation() });
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: answer({ clientId, model: 'gpt-image-1' }) });
+    const image = storedFile({ _id: 'img1', name: 'a-red-fox.jpg', mime: 'image/jpeg', width: 256, height: 256 });
+    chat().onMessageCompleted({
+      conversationId: CONVERSATION_ID,
+      message: answer({ clientId, model: 'gpt-image-1', status: 'complete', content: 'Here is the image: *A red fox*', attachments: [image] }),
+      finishReason: 'stop',
+    });
+    expect(chat().threads[CONVERSATION_ID]?.messages.at(-1)?.attachments).toEqual([image]);
+  });
+
+  it('remembers only the latest few image sends', () => {
+    const ids = Array.from({ length: 25 }, (_, i) =>
+      chat().send({ conversationId: null, content: `Image ${i}`, model: null, webSearch: false, imageGeneration: true })!,
+    );
+    expect(Object.keys(chat().imageSends)).toEqual(ids.slice(-20));
+  });
+});
+
 describe('search progress (search.progress)', () => {
   const frame = (overrides: Record<string, unknown> = {}) => ({
     type: 'search.progress',

@@ -45,6 +45,9 @@ export const STALE_RECHECK_MS = 3000;
  */
 export const MAX_PROGRESS_ENTRIES = 20;
 
+/** This tab's image sends remembered at most (their answers show "Creating the image…"). */
+export const MAX_IMAGE_SENDS = 20;
+
 type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 
 export interface ThreadEntry {
@@ -69,6 +72,8 @@ export interface PendingSend {
   attachments: SentAttachment[];
   /** Sent as a deep search: a refused send turns deep search back on. */
   deepSearch?: boolean;
+  /** Sent to make an image: a refused send turns "Create image" back on. */
+  imageGeneration?: boolean;
   createdAt: string;
 }
 
@@ -87,6 +92,8 @@ export interface SendInput {
   webSearch: boolean;
   /** A deep search (sent with web search on); for this send only. */
   deepSearch?: boolean;
+  /** Make an image (never with a web search); for this send only. */
+  imageGeneration?: boolean;
   attachments?: SentAttachment[];
 }
 
@@ -117,6 +124,11 @@ export interface ChatState {
    * dropped at the answer's end. An answer this tab does not know yet may have some.
    */
   progress: Record<string, SearchProgress>;
+  /**
+   * clientIds of this tab's sends that asked for an image, the newest last: their answer
+   * is an image answer from its first frame (other tabs know it by its model).
+   */
+  imageSends: Record<string, true>;
 }
 
 export interface ComposerOptions {
@@ -125,6 +137,8 @@ export interface ComposerOptions {
   webSearch: boolean;
   /** Deep search for the next send (implies web search); off again once sent. */
   deepSearch: boolean;
+  /** "Create image" for the next send (never with web or deep search); off again once sent. */
+  imageGeneration: boolean;
 }
 
 export interface ChatActions {
@@ -176,9 +190,10 @@ const initialState: ChatState = {
   deletedHere: {},
   focusRequest: 0,
   progress: {},
+  imageSends: {},
 };
 
-export const DEFAULT_OPTIONS: ComposerOptions = { model: null, webSearch: false, deepSearch: false };
+export const DEFAULT_OPTIONS: ComposerOptions = { model: null, webSearch: false, deepSearch: false, imageGeneration: false };
 
 // Bookkeeping of the list's first-page fetch: what frames changed while it ran.
 let listRequest = 0;
@@ -340,7 +355,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     requestComposerFocus: () => set((state) => ({ focusRequest: state.focusRequest + 1 })),
 
-    send: ({ conversationId, content, model, webSearch, deepSearch = false, attachments = [] }) => {
+    send: ({ conversationId, content, model, webSearch, deepSearch = false, imageGeneration = false, attachments = [] }) => {
       const key = conversationId ?? NEW_CHAT;
       const clientId = randomId();
       const sent = chatSocket.emit('chat.send', {
@@ -348,9 +363,14 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         conversationId,
         content,
         ...(model ? { model } : {}),
-        // A deep search is a web search too.
-        webSearch: webSearch || deepSearch,
-        ...(deepSearch ? { deepSearch: true } : {}),
+        // An image is made alone: the server refuses it with a web search (invalid_frame).
+        ...(imageGeneration
+          ? { imageGeneration: true }
+          : {
+              // A deep search is a web search too.
+              webSearch: webSearch || deepSearch,
+              ...(deepSearch ? { deepSearch: true } : {}),
+            }),
         ...(attachments.length > 0 ? { attachments: attachments.map((a) => a.file._id) } : {}),
       });
       if (!sent) {
@@ -362,17 +382,26 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         conversationId,
         content,
         attachments,
-        ...(deepSearch ? { deepSearch: true } : {}),
+        ...(imageGeneration ? { imageGeneration: true } : deepSearch ? { deepSearch: true } : {}),
         createdAt: new Date().toISOString(),
       };
       set((state) => ({
         pending: { ...state.pending, [clientId]: pending },
         drafts: { ...state.drafts, [key]: '' },
         errors: { ...state.errors, [key]: undefined },
-        // Deep search is for one send (it reserves several searches); web search stays on.
-        ...(deepSearch
-          ? { options: { ...state.options, [key]: { ...DEFAULT_OPTIONS, ...state.options[key], webSearch: true, deepSearch: false } } }
-          : {}),
+        // "Create image" is for one send, as its answer is an image, not a conversation.
+        ...(imageGeneration
+          ? {
+              options: { ...state.options, [key]: { ...DEFAULT_OPTIONS, ...state.options[key], imageGeneration: false } },
+              imageSends: Object.fromEntries([
+                ...Object.entries(state.imageSends).slice(-(MAX_IMAGE_SENDS - 1)),
+                [clientId, true as const],
+              ]),
+            }
+          : // Deep search is for one send (it reserves several searches); web search stays on.
+            deepSearch
+            ? { options: { ...state.options, [key]: { ...DEFAULT_OPTIONS, ...state.options[key], webSearch: true, deepSearch: false } } }
+            : {}),
       }));
       return clientId;
     },
@@ -589,10 +618,18 @@ export const useChatStore = create<ChatStore>()((set, get) => {
             errors: { ...state.errors, [key]: error },
             // The refused text goes back into the composer to edit or retry.
             drafts: draft.trim() ? state.drafts : { ...state.drafts, [key]: pending.content },
-            // And a refused deep search stays chosen for the retry.
-            ...(pending.deepSearch
-              ? { options: { ...state.options, [key]: { ...DEFAULT_OPTIONS, ...state.options[key], webSearch: true, deepSearch: true } } }
-              : {}),
+            // And a refused deep search or image stays chosen for the retry.
+            ...(pending.imageGeneration
+              ? {
+                  options: {
+                    ...state.options,
+                    [key]: { ...DEFAULT_OPTIONS, ...state.options[key], imageGeneration: true, webSearch: false, deepSearch: false },
+                  },
+                  imageSends: omit(state.imageSends, clientId),
+                }
+              : pending.deepSearch
+                ? { options: { ...state.options, [key]: { ...DEFAULT_OPTIONS, ...state.options[key], webSearch: true, deepSearch: true } } }
+                : {}),
           };
         });
         return;

@@ -54,10 +54,21 @@ const NO_FEATURES = {
 };
 
 /**
- * What the server implements since image attachments (docs/api.md `available`), on a
- * server with a search provider for both kinds of web search.
+ * What the server implements since image generation (docs/api.md `available`), on a
+ * server with a search provider for both kinds of web search (documents apart: `withDocuments`).
  */
-const AVAILABLE = { imageUpload: true, documentProcessing: false, googleWebSearch: true, openaiWebSearch: true };
+const AVAILABLE = {
+  imageUpload: true,
+  documentProcessing: false,
+  googleWebSearch: true,
+  openaiWebSearch: true,
+  imageGeneration: true,
+};
+const MODELS = {
+  baseChatModel: 'gpt-4o-mini',
+  webSearchModel: 'gpt-4o-mini-search-preview',
+  imageGenerationPreprocessingModel: 'gpt-image-1',
+};
 const FILE_LIMITS = { imageMaxMb: 10, documentMaxMb: 20, storageMb: 100 };
 
 export const freePlan: ChatPlan = {
@@ -65,7 +76,7 @@ export const freePlan: ChatPlan = {
   name: 'Free',
   features: NO_FEATURES,
   chatModels: ['gpt-4o-mini'],
-  models: { baseChatModel: 'gpt-4o-mini', webSearchModel: 'gpt-4o-mini-search-preview' },
+  models: MODELS,
   available: AVAILABLE,
   deepSearchSearches: 6,
   maxImagesPerMessage: 1,
@@ -77,7 +88,7 @@ export const basePlan: ChatPlan = {
   name: 'Base',
   features: { ...NO_FEATURES, openaiWebSearch: true, documentProcessing: true, imageGeneration: true },
   chatModels: ['gpt-4o-mini', 'gpt-4.1-mini'],
-  models: { baseChatModel: 'gpt-4o-mini', webSearchModel: 'gpt-4o-mini-search-preview' },
+  models: MODELS,
   available: AVAILABLE,
   deepSearchSearches: 6,
   maxImagesPerMessage: 2,
@@ -92,6 +103,11 @@ export function withDocuments(plan: ChatPlan): ChatPlan {
 /** A plan as a server without a search provider shows it (`available` web searches false). */
 export function withoutSearch(plan: ChatPlan): ChatPlan {
   return { ...plan, available: { ...plan.available, googleWebSearch: false, openaiWebSearch: false } };
+}
+
+/** A plan as a server from before image generation showed it (`available.imageGeneration` false). */
+export function withoutImageGeneration(plan: ChatPlan): ChatPlan {
+  return { ...plan, available: { ...plan.available, imageGeneration: false } };
 }
 
 /** A plan as a server from before image attachments showed it: nothing can be attached. */
@@ -150,7 +166,6 @@ export function subscriptionAnswer(plan: ChatPlan) {
       ...plan,
       limits: {},
       models: { ...plan.models, embeddingModel: 'text-embedding-3-small' },
-      available: { ...plan.available, imageGeneration: false },
     },
     pendingSubscription: null,
     pendingSubscriptionPlan: null,

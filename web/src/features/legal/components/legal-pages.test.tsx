@@ -122,6 +122,26 @@ describe('LandingPage', () => {
     expect(within(screen.getByTestId('plan-summary-free')).queryByText('Web search')).toBeNull();
   });
 
+  it('lists image generation as working once the server makes images, not as coming soon, in both languages', async () => {
+    const making = {
+      ...plansAnswer,
+      data: plansAnswer.data.map((p) => ({ ...p, available: { ...p.available, imageGeneration: true } })),
+    };
+    vi.stubGlobal(
+      'fetch',
+      vi.fn<typeof fetch>(() => Promise.resolve(jsonResponse(200, making))),
+    );
+    renderPage(<LandingPage />);
+    const pro = await screen.findByTestId('plan-summary-pro');
+    expect(within(pro).getAllByRole('listitem').map((item) => item.textContent)).toContain('Image generation');
+    expect(within(pro).getByText(/^Coming soon \(not available yet\):/).textContent).not.toContain('Image generation');
+    expect(screen.getByTestId('plan-summary-free').textContent).not.toContain('Image generation');
+    await act(() => i18n.changeLanguage('hu-HU'));
+    const hu = screen.getByTestId('plan-summary-pro');
+    expect(within(hu).getAllByRole('listitem').map((item) => item.textContent)).toContain('Képgenerálás');
+    expect(within(hu).getByText(/^Hamarosan \(még nem érhető el\):/).textContent).not.toContain('Képgenerálás');
+  });
+
   it('links to the privacy policy', () => {
     renderPage(<LandingPage />);
     expect(screen.getByRole('link', { name: 'privacy policy' }).getAttribute('href')).toBe('/privacy-policy');

@@ -84,6 +84,30 @@ describe('plan prices (SPEC §9: net, VAT apart)', () => {
     expect(text(within(card).getByTestId('coming-soon-pro'))).not.toContain('Web search');
   });
 
+  it('offers image generation with its daily and monthly limit once the server makes images, never as coming soon', async () => {
+    const making = (planType: 'free' | 'base') => ({
+      ...plans[planType],
+      available: { ...plans[planType].available, imageGeneration: true },
+    });
+    render(<PlanCard plan={making('base')} vatRate={0.27} choice="upgrade" endDate={null} onChoose={vi.fn()} />);
+    const card = screen.getByTestId('plan-card-base');
+    expect(within(card).getByLabelText('Features').textContent).toContain('Image generation');
+    expect(text(card)).toContain('Image generations5 / day · 50 / month');
+    expect(text(within(card).getByTestId('coming-soon-base'))).not.toContain('Image generation');
+    // A plan without it neither sells it nor promises it.
+    render(<PlanCard plan={making('free')} vatRate={0.27} choice="current" endDate={null} onChoose={vi.fn()} />);
+    const free = screen.getByTestId('plan-card-free');
+    expect(text(free)).toContain('Image generationsNot included');
+    expect(within(free).queryByLabelText('Features')).toBeNull();
+    expect(within(free).queryByTestId('coming-soon-free')).toBeNull();
+
+    await i18n.changeLanguage('hu-HU');
+    const hu = screen.getByTestId('plan-card-base');
+    expect(within(hu).getByLabelText('Funkciók').textContent).toContain('Képgenerálás');
+    expect(text(hu)).toMatch(/Képgenerálások5 \/ nap · 50 \/ hó/);
+    expect(text(within(hu).getByTestId('coming-soon-base'))).not.toContain('Képgenerálás');
+  });
+
   it('shows a reverse-charged company no VAT', () => {
     const vat = { rate: 0, treatment: 'reverse_charge', basis: 'billingInfo', country: 'DE' } as const;
     render(<PlanCard plan={plans.base} vatRate={0} vat={vat} choice="upgrade" endDate={null} onChoose={vi.fn()} />);
