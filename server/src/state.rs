@@ -50,6 +50,11 @@ impl AppState {
             providers.google_available(),
             providers.openai_available(),
         );
-        plan.to_json(vat_rate, available, self.settings.search.deep_searches)
+        // 0 where this server cannot deep-search for the plan: clients show no toggle.
+        let deep_searches = match providers.engine(plan, true) {
+            Some(_) => self.settings.search.deep_searches,
+            None => 0,
+        };
+        plan.to_json(vat_rate, available, deep_searches)
     }
 }

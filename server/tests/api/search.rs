@@ -741,6 +741,8 @@ async fn with_only_a_model_endpoint_the_search_model_searches_and_its_links_are_
         ),
         (json!(true), json!(false))
     );
+    // The search model cannot do rounds: no deep search is offered.
+    assert_eq!(plus["deepSearchSearches"], json!(0));
     tab.send(search_send("m1", QUESTION, false)).await;
     let frames = tab.until("message.completed").await;
     let done = frames.last().unwrap();

@@ -279,6 +279,10 @@ export function Composer(props: ComposerProps) {
           </Button>
         )}
         {models.length > 0 && props.model && (
+          // On a phone the model goes on a row of its own above the tools and send.
+          <span className={styles.rowBreak} aria-hidden="true" />
+        )}
+        {models.length > 0 && props.model && (
           <select
             className={styles.model}
             aria-label={t('composer.model')}
