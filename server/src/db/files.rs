@@ -63,29 +63,10 @@ fn placeholders(from: usize, n: usize) -> String {
 }
 
 impl Db {
+    /// Inserts `f` whatever its user keeps (a file the user did not upload: an image an
+    /// answer made).
     pub async fn insert_file(&self, f: &FileRow) -> sqlx::Result<()> {
-        let sql = format!(
-            "INSERT INTO files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-        );
-        on_pool!(self, pool => sqlx::query(&sql)
-            .bind(&f.id)
-            .bind(&f.user_id)
-            .bind(&f.conversation_id)
-            .bind(&f.message_id)
-            .bind(&f.kind)
-            .bind(&f.name)
-            .bind(&f.mime)
-            .bind(f.size)
-            .bind(f.width)
-            .bind(f.height)
-            .bind(f.created_at)
-            .bind(&f.status)
-            .bind(f.progress)
-            .bind(f.pages)
-            .bind(&f.embedding_model)
-            .execute(pool)
-            .await
-            .map(drop))
+        self.insert_file_within(f, i64::MAX).await.map(drop)
     }
 
     /// Inserts `f` unless it and the bytes its user keeps would pass `limit`; `false`

@@ -349,6 +349,21 @@ impl TestApp {
         user
     }
 
+    /// Ann on `plan`, with a tab (the plan set before the socket reads it).
+    pub async fn user_on(&self, plan: &str) -> (TestUser, crate::ws::WsClient) {
+        let ann = self.register_ann().await;
+        self.set_plan(&ann.id, plan).await;
+        self.state.realtime.accounts.forget(&ann.id);
+        let (tab, _) = crate::ws::WsClient::ready(self, &ann.token).await;
+        (ann, tab)
+    }
+
+    /// The user's count of `service` (`responses`, `searches`, `images`) today.
+    pub async fn used_today(&self, token: &str, service: &str) -> Value {
+        let usage = assert_ok(self.get_auth("/api/usage/limits", token).await).await;
+        usage["limitInfo"]["services"][service]["daily"]["used"].clone()
+    }
+
     pub async fn register_ann(&self) -> TestUser {
         self.register("Ann", "ann@example.com", "secret1").await
     }

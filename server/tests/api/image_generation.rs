@@ -6,16 +6,8 @@ use chat_actors::quota::Service;
 use serde_json::{json, Value};
 
 use crate::chat::{send, stub_app_with};
-use crate::helpers::{assert_ok, spawn_app_with, TestApp, TestUser};
+use crate::helpers::{assert_ok, spawn_app_with};
 use crate::ws::WsClient;
-
-async fn user_on(app: &TestApp, plan: &str) -> (TestUser, WsClient) {
-    let ann = app.register_ann().await;
-    app.set_plan(&ann.id, plan).await;
-    app.state.realtime.accounts.forget(&ann.id);
-    let (tab, _) = WsClient::ready(app, &ann.token).await;
-    (ann, tab)
-}
 
 fn image_send(client_id: &str, conversation: Option<&Value>, prompt: &str) -> Value {
     let mut frame = send(client_id, conversation, prompt);
@@ -23,15 +15,10 @@ fn image_send(client_id: &str, conversation: Option<&Value>, prompt: &str) -> Va
     frame
 }
 
-async fn used(app: &TestApp, token: &str, service: &str) -> Value {
-    let usage = assert_ok(app.get_auth("/api/usage/limits", token).await).await;
-    usage["limitInfo"]["services"][service]["daily"]["used"].clone()
-}
-
 #[actix_web::test]
 async fn the_demo_draws_an_image_that_every_tab_shows_and_its_owner_downloads() {
     let app = spawn_app_with(|_| {}).await;
-    let (ann, mut tab) = user_on(&app, "base").await;
+    let (ann, mut tab) = app.user_on("base").await;
     let (mut other, _) = WsClient::ready(&app, &ann.token).await;
     tab.send(image_send("i1", None, "A red fox in the snow")).await;
     let frames = tab.until("message.completed").await;
@@ -85,8 +72,8 @@ async fn the_demo_draws_an_image_that_every_tab_shows_and_its_owner_downloads() 
         answer["attachments"]
     );
     assert_eq!(app.delete_auth(url, &ann.token).await.status(), 409);
-    assert_eq!(used(&app, &ann.token, "images").await, json!(1));
-    assert_eq!(used(&app, &ann.token, "responses").await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "images").await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(1));
 
     // Deleting the conversation takes the image with it.
     assert_ok(
@@ -100,7 +87,7 @@ async fn the_demo_draws_an_image_that_every_tab_shows_and_its_owner_downloads() 
 #[actix_web::test]
 async fn image_generation_is_refused_on_plans_without_it_and_beside_a_web_search() {
     let app = spawn_app_with(|_| {}).await;
-    let (ann, mut tab) = user_on(&app, "free").await;
+    let (ann, mut tab) = app.user_on("free").await;
     tab.send(image_send("f1", None, "A fox")).await;
     let error = tab.expect("error").await;
     assert_eq!(
@@ -134,14 +121,14 @@ async fn image_generation_is_refused_on_plans_without_it_and_beside_a_web_search
     both["webSearch"] = json!(true);
     hu.send(both).await;
     assert_eq!(hu.expect("error").await["code"], json!("invalid_frame"));
-    assert_eq!(used(&app, &ann.token, "responses").await, json!(0));
-    assert_eq!(used(&app, &ann.token, "images").await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "images").await, json!(0));
 }
 
 #[actix_web::test]
 async fn parallel_sends_cannot_pass_the_image_limit_together() {
     let app = spawn_app_with(|_| {}).await;
-    let (ann, mut tab) = user_on(&app, "base").await;
+    let (ann, mut tab) = app.user_on("base").await;
     // Base makes 5 images a day: 4 are made.
     for _ in 0..4 {
         app.state
@@ -155,30 +142,17 @@ async fn parallel_sends_cannot_pass_the_image_limit_together() {
         tab.send(image_send("p1", None, "A fox")),
         other.send(image_send("p2", None, "An owl")),
     );
-    let mut outcomes = Vec::new();
-    for (client, t) in [("p1", &mut tab), ("p2", &mut other)] {
-        loop {
-            let f = t.next().await.expect("a frame");
-            if f["type"] == "error" && f["clientId"] == client {
-                outcomes.push(f["code"].as_str().unwrap().to_owned());
-                break;
-            }
-            if f["type"] == "message.completed" && f["message"]["clientId"] == client {
-                outcomes.push("made".to_owned());
-                break;
-            }
-        }
-    }
+    let mut outcomes = [tab.outcome_of("p1").await, other.outcome_of("p2").await];
     outcomes.sort();
-    assert_eq!(outcomes, ["image_limit_reached", "made"]);
-    assert_eq!(used(&app, &ann.token, "images").await, json!(5));
-    assert_eq!(used(&app, &ann.token, "responses").await, json!(1));
+    assert_eq!(outcomes, ["answered", "image_limit_reached"]);
+    assert_eq!(app.used_today(&ann.token, "images").await, json!(5));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(1));
 }
 
 #[actix_web::test]
 async fn an_images_api_is_asked_for_one_image_and_its_failures_count_nothing() {
     let (app, stub) = stub_app_with(5, |s| s.model.total_timeout_secs = 2).await;
-    let (ann, mut tab) = user_on(&app, "base").await;
+    let (ann, mut tab) = app.user_on("base").await;
     tab.send(image_send("o1", None, "A lighthouse at night")).await;
     let frames = tab.until("message.completed").await;
     let answer = &frames.last().unwrap()["message"];
@@ -203,7 +177,7 @@ async fn an_images_api_is_asked_for_one_image_and_its_failures_count_nothing() {
             None
         )
     );
-    assert_eq!(used(&app, &ann.token, "images").await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "images").await, json!(1));
 
     // A follow-up question: the model is not shown the answer's image as a turn of its own.
     let conversation = frames.last().unwrap()["conversationId"].clone();
@@ -243,21 +217,21 @@ async fn an_images_api_is_asked_for_one_image_and_its_failures_count_nothing() {
         error_text,
         json!("The image could not be made: the request was refused. Try describing it differently.")
     );
-    assert_eq!(used(&app, &ann.token, "images").await, json!(1));
-    assert_eq!(used(&app, &ann.token, "responses").await, json!(2));
+    assert_eq!(app.used_today(&ann.token, "images").await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(2));
 }
 
 #[actix_web::test]
 async fn an_image_cancelled_while_it_is_made_counts_nothing_and_stores_nothing() {
     let (app, _stub) = stub_app_with(5, |_| {}).await;
-    let (ann, mut tab) = user_on(&app, "base").await;
+    let (ann, mut tab) = app.user_on("base").await;
     tab.send(image_send("c1", None, "hang a while")).await;
     let created = tab.expect("conversation.created").await;
     tab.send(json!({"type": "chat.cancel", "conversationId": created["conversation"]["_id"]}))
         .await;
     let frames = tab.until("message.completed").await;
     assert_eq!(frames.last().unwrap()["finishReason"], json!("cancelled"));
-    assert_eq!(used(&app, &ann.token, "images").await, json!(0));
-    assert_eq!(used(&app, &ann.token, "responses").await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "images").await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(0));
     assert_eq!(app.state.db.stored_bytes(&ann.id).await.unwrap(), 0);
 }

@@ -13,7 +13,7 @@ use chat_server::search::fetch::Refused;
 use serde_json::{json, Value};
 
 use crate::chat::{send, stub_app_with};
-use crate::helpers::{assert_ok, spawn_app_with, TestApp, TestUser};
+use crate::helpers::{assert_ok, spawn_app_with, TestApp};
 use crate::ws::WsClient;
 
 const QUESTION: &str = "What is the keeper's code?";
@@ -214,14 +214,6 @@ async fn search_app(configure: impl FnOnce(&mut chat_server::config::Settings, &
     (app, stubs)
 }
 
-async fn user_on(app: &TestApp, plan: &str) -> (TestUser, WsClient) {
-    let ann = app.register_ann().await;
-    app.set_plan(&ann.id, plan).await;
-    app.state.realtime.accounts.forget(&ann.id);
-    let (tab, _) = WsClient::ready(app, &ann.token).await;
-    (ann, tab)
-}
-
 fn search_send(client_id: &str, content: &str, deep: bool) -> Value {
     let mut frame = send(client_id, None, content);
     frame["webSearch"] = json!(true);
@@ -233,16 +225,6 @@ fn search_send(client_id: &str, content: &str, deep: bool) -> Value {
 
 fn of_type<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
     frames.iter().filter(|f| f["type"] == kind).collect()
-}
-
-async fn searches_used(app: &TestApp, token: &str) -> Value {
-    let usage = assert_ok(app.get_auth("/api/usage/limits", token).await).await;
-    usage["limitInfo"]["services"]["searches"]["daily"]["used"].clone()
-}
-
-async fn responses_used(app: &TestApp, token: &str) -> Value {
-    let usage = assert_ok(app.get_auth("/api/usage/limits", token).await).await;
-    usage["limitInfo"]["services"]["responses"]["daily"]["used"].clone()
 }
 
 #[actix_web::test]
@@ -260,7 +242,7 @@ async fn a_web_search_reads_the_pages_and_the_answer_cites_them_in_every_tab() {
             "The snippet of a page that is gone.",
         ),
     ]);
-    let (ann, mut tab) = user_on(&app, "plus").await;
+    let (ann, mut tab) = app.user_on("plus").await;
     let (mut other, _) = WsClient::ready(&app, &ann.token).await;
     tab.send(search_send("w1", QUESTION, false)).await;
     let frames = tab.until("message.completed").await;
@@ -320,7 +302,7 @@ async fn a_web_search_reads_the_pages_and_the_answer_cites_them_in_every_tab() {
     assert_eq!(stored["data"]["messages"][1]["sources"], sources);
 
     // A missing page stood in by its snippet: the model got both, numbered.
-    assert_eq!(searches_used(&app, &ann.token).await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(1));
 }
 
 #[actix_web::test]
@@ -381,7 +363,7 @@ async fn pages_are_fetched_only_from_public_addresses() {
         result(&stubs.page("to-inside"), "Redirected inside", "redirect snippet"),
         result("file:///etc/passwd", "A file", "never a source"),
     ]);
-    let (_, mut tab) = user_on(&app, "base").await;
+    let (_, mut tab) = app.user_on("base").await;
     tab.send(search_send("s1", QUESTION, false)).await;
     let frames = tab.until("message.completed").await;
     let done = frames.last().unwrap();
@@ -426,13 +408,13 @@ async fn slow_huge_binary_and_hostile_pages_give_way_to_their_snippets() {
             "lighthouse snippet",
         ),
     ]);
-    let (ann, mut tab) = user_on(&app, "plus").await;
+    let (ann, mut tab) = app.user_on("plus").await;
     tab.send(search_send("b1", QUESTION, false)).await;
     let frames = tab.until("message.completed").await;
     let done = frames.last().unwrap();
     assert_eq!(done["finishReason"], json!("stop"));
     assert_eq!(done["message"]["sources"].as_array().unwrap().len(), 4);
-    assert_eq!(searches_used(&app, &ann.token).await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(1));
 }
 
 #[actix_web::test]
@@ -443,7 +425,7 @@ async fn a_provider_that_fails_or_hangs_leaves_an_answer_without_web_results_and
         "The lighthouse page",
         "x",
     )]);
-    let (ann, mut tab) = user_on(&app, "plus").await;
+    let (ann, mut tab) = app.user_on("plus").await;
     for (i, switch) in [&stubs.web.fail, &stubs.web.hang].into_iter().enumerate() {
         switch.store(true, Ordering::SeqCst);
         tab.send(search_send(&format!("f{i}"), QUESTION, false)).await;
@@ -455,8 +437,8 @@ async fn a_provider_that_fails_or_hangs_leaves_an_answer_without_web_results_and
         switch.store(false, Ordering::SeqCst);
     }
     // The answers count; the searches that found nothing do not.
-    assert_eq!(searches_used(&app, &ann.token).await, json!(0));
-    assert_eq!(responses_used(&app, &ann.token).await, json!(2));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(2));
 }
 
 #[actix_web::test]
@@ -472,7 +454,7 @@ async fn google_searches_for_plans_with_it_and_searxng_for_the_others() {
         "The lighthouse page",
         "x",
     )]);
-    let (ann, mut tab) = user_on(&app, "plus").await;
+    let (ann, mut tab) = app.user_on("plus").await;
     tab.send(search_send("g1", QUESTION, false)).await;
     let done = tab.until("message.completed").await.last().unwrap().clone();
     assert!(done["message"]["content"].as_str().unwrap().contains(FACT));
@@ -505,7 +487,7 @@ async fn google_searches_for_plans_with_it_and_searxng_for_the_others() {
 #[actix_web::test]
 async fn without_a_provider_web_search_is_refused_clearly_and_counts_nothing() {
     let app = spawn_app_with(|_| {}).await;
-    let (ann, mut tab) = user_on(&app, "plus").await;
+    let (ann, mut tab) = app.user_on("plus").await;
     let plans = assert_ok(app.get_auth("/api/plans", &ann.token).await).await;
     for plan in plans["data"].as_array().unwrap() {
         assert_eq!(plan["available"]["googleWebSearch"], json!(false));
@@ -540,8 +522,8 @@ async fn without_a_provider_web_search_is_refused_clearly_and_counts_nothing() {
         error["message"],
         json!("A webes keresés nincs beállítva ezen a szerveren")
     );
-    assert_eq!(responses_used(&app, &ann.token).await, json!(0));
-    assert_eq!(searches_used(&app, &ann.token).await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(0));
     // A free user still reads that web search is premium.
     let bob = app.register("Bob", "bob@example.com", "password-2").await;
     let (mut free, _) = WsClient::ready(&app, &bob.token).await;
@@ -557,7 +539,7 @@ async fn parallel_sends_cannot_pass_the_search_limit_together() {
         "The lighthouse page",
         "x",
     )]);
-    let (ann, mut tab) = user_on(&app, "base").await;
+    let (ann, mut tab) = app.user_on("base").await;
     // Base allows 20 searches a day: 19 are gone.
     for _ in 0..19 {
         app.state
@@ -571,24 +553,11 @@ async fn parallel_sends_cannot_pass_the_search_limit_together() {
         tab.send(search_send("p1", QUESTION, false)),
         other.send(search_send("p2", QUESTION, false)),
     );
-    let mut outcomes = Vec::new();
-    for (client, t) in [("p1", &mut tab), ("p2", &mut other)] {
-        loop {
-            let f = t.next().await.expect("a frame");
-            if f["type"] == "error" && f["clientId"] == client {
-                outcomes.push(f["code"].as_str().unwrap().to_owned());
-                break;
-            }
-            if f["type"] == "message.completed" && f["message"]["clientId"] == client {
-                outcomes.push("answered".to_owned());
-                break;
-            }
-        }
-    }
+    let mut outcomes = [tab.outcome_of("p1").await, other.outcome_of("p2").await];
     outcomes.sort();
     assert_eq!(outcomes, ["answered", "search_limit_reached"]);
-    assert_eq!(searches_used(&app, &ann.token).await, json!(20));
-    assert_eq!(responses_used(&app, &ann.token).await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(20));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(1));
 }
 
 #[actix_web::test]
@@ -598,7 +567,7 @@ async fn a_deep_search_runs_rounds_and_ends_in_a_cited_report() {
         result(&stubs.page("lighthouse.html"), "The lighthouse page", "x"),
         result(&stubs.page("to-lighthouse"), "The lighthouse again", "y"),
     ]);
-    let (ann, mut tab) = user_on(&app, "pro").await;
+    let (ann, mut tab) = app.user_on("pro").await;
     let (mut other, _) = WsClient::ready(&app, &ann.token).await;
     tab.send(search_send("d1", QUESTION, true)).await;
     let frames = tab.until("message.completed").await;
@@ -643,7 +612,7 @@ async fn a_deep_search_runs_rounds_and_ends_in_a_cited_report() {
         done["message"]["sources"]
     );
     // Two searches made of the six reserved: the four others went back.
-    assert_eq!(searches_used(&app, &ann.token).await, json!(2));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(2));
 }
 
 #[actix_web::test]
@@ -653,7 +622,7 @@ async fn a_deep_search_cancelled_midway_stops_and_keeps_only_the_searches_made()
         .web
         .set_results(vec![result(&stubs.page("hold.html"), "Held", "held snippet")]);
     stubs.web.hold.store(true, Ordering::SeqCst);
-    let (ann, mut tab) = user_on(&app, "pro").await;
+    let (ann, mut tab) = app.user_on("pro").await;
     tab.send(search_send("c1", QUESTION, true)).await;
     let mut conversation = Value::Null;
     loop {
@@ -676,15 +645,15 @@ async fn a_deep_search_cancelled_midway_stops_and_keeps_only_the_searches_made()
     );
     stubs.web.hold.store(false, Ordering::SeqCst);
     // The one search made counts; the answer, which had no text, does not.
-    assert_eq!(searches_used(&app, &ann.token).await, json!(1));
-    assert_eq!(responses_used(&app, &ann.token).await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(0));
     assert_eq!(stubs.web.searxng_queries.lock().unwrap().len(), 1);
 }
 
 #[actix_web::test]
 async fn a_deep_search_is_refused_when_fewer_searches_are_left_than_it_needs() {
     let (app, _stubs) = search_app(|_, _| {}).await;
-    let (ann, mut tab) = user_on(&app, "base").await;
+    let (ann, mut tab) = app.user_on("base").await;
     // Base: 20 a day; 15 gone leaves 5 of the 6 a deep search reserves.
     for _ in 0..15 {
         app.state
@@ -702,8 +671,8 @@ async fn a_deep_search_is_refused_when_fewer_searches_are_left_than_it_needs() {
             json!("A deep search needs 6 web searches, and fewer are left in your limit")
         )
     );
-    assert_eq!(searches_used(&app, &ann.token).await, json!(15));
-    assert_eq!(responses_used(&app, &ann.token).await, json!(0));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(15));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(0));
     assert_ok(
         app.put_auth("/api/settings", &ann.token, json!({"language": "hu-HU"}))
             .await,
@@ -719,13 +688,13 @@ async fn a_deep_search_is_refused_when_fewer_searches_are_left_than_it_needs() {
     // A plain web search still fits.
     hu.send(search_send("r3", QUESTION, false)).await;
     hu.until("message.completed").await;
-    assert_eq!(searches_used(&app, &ann.token).await, json!(16));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(16));
 }
 
 #[actix_web::test]
 async fn with_only_a_model_endpoint_the_search_model_searches_and_its_links_are_the_sources() {
     let (app, stub) = stub_app_with(5, |_| {}).await;
-    let (ann, mut tab) = user_on(&app, "plus").await;
+    let (ann, mut tab) = app.user_on("plus").await;
     let plans = assert_ok(app.get_auth("/api/plans", &ann.token).await).await;
     let plus = plans["data"]
         .as_array()
@@ -757,7 +726,7 @@ async fn with_only_a_model_endpoint_the_search_model_searches_and_its_links_are_
     assert!(of_type(&frames, "search.progress").is_empty());
     let asked = stub.requests.lock().unwrap().last().unwrap()["model"].clone();
     assert_eq!(asked, json!("gpt-4o-mini-search-preview"));
-    assert_eq!(searches_used(&app, &ann.token).await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(1));
     // Rounds need a search provider: deep search says it is not set up.
     tab.send(search_send("m2", QUESTION, true)).await;
     // The first answer's title may come first.

@@ -133,6 +133,20 @@ impl WsClient {
     }
 
     /// Sends a websocket ping and waits for the server's pong.
+    /// How the send `client_id` ended: its error's code, or `"answered"` once its
+    /// answer completed (other frames are skipped).
+    pub async fn outcome_of(&mut self, client_id: &str) -> String {
+        loop {
+            let f = self.next().await.expect("a frame");
+            if f["type"] == "error" && f["clientId"] == client_id {
+                return f["code"].as_str().unwrap().to_owned();
+            }
+            if f["type"] == "message.completed" && f["message"]["clientId"] == client_id {
+                return "answered".to_owned();
+            }
+        }
+    }
+
     pub async fn ping_answered(&mut self) -> bool {
         self.ws.send(Message::Ping(b"hi".to_vec().into())).await.unwrap();
         loop {
