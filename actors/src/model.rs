@@ -122,6 +122,19 @@ impl Task {
     }
 }
 
+/// How the system turn that carries a project's instructions starts.
+pub const PROJECT_HEADER: &str = "The user's instructions for this project";
+
+/// What the demo model says of a project's instructions (a system turn that starts with
+/// [`PROJECT_HEADER`]): `Following the instructions of Garden: «…».`, so tests can see
+/// they reached the model.
+pub fn quote_instructions(turn: &str) -> Option<String> {
+    let rest = turn.strip_prefix(PROJECT_HEADER)?.trim_start();
+    let (name, instructions) = rest.strip_prefix('(')?.split_once("):\n")?;
+    let first: String = instructions.lines().next()?.chars().take(120).collect();
+    Some(format!("Following the instructions of {name}: «{first}»."))
+}
+
 /// How the system turn that carries a web search's results starts.
 pub const WEB_RESULTS_HEADER: &str = "Results of a web search follow.";
 /// How the system turn that carries a deep search's notes starts.
@@ -333,6 +346,18 @@ impl ModelProvider for DemoProvider {
             .find_map(|t| {
                 quote_web(&t.content, &question.0).or_else(|| quote_excerpt(&t.content, &question.0))
             });
+        let told = request
+            .messages
+            .iter()
+            .filter(|t| t.role == "system")
+            .find_map(|t| quote_instructions(&t.content));
+        if let Some(told) = told {
+            question.1 = if question.1.is_empty() {
+                told
+            } else {
+                format!("{told} {}", question.1)
+            };
+        }
         if let Some(quoted) = quoted {
             // Said first, like what it says of images.
             question.1 = if question.1.is_empty() {

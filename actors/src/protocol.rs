@@ -43,6 +43,10 @@ pub struct ChatSend {
     /// Answer with an image made from the message (plans with `imageGeneration`).
     #[serde(default)]
     pub image_generation: bool,
+    /// The project a new conversation starts in (plans with `projectManagement`);
+    /// ignored for an existing conversation, which stays where it is.
+    #[serde(default)]
+    pub project_id: Option<String>,
     /// Ids of files the user uploaded (`POST /api/files`) and has not sent yet.
     #[serde(default)]
     pub attachments: Vec<String>,
@@ -110,6 +114,20 @@ pub enum SearchStage {
     Writing,
 }
 
+/// A project as frames and the REST API show it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub name: String,
+    pub instructions: String,
+    /// How many conversations it holds.
+    pub conversations: u64,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
 /// A conversation as frames and the REST API show it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -121,6 +139,8 @@ pub struct Conversation {
     pub web_search: bool,
     pub created_at: String,
     pub updated_at: String,
+    /// The project it is in, if any.
+    pub project_id: Option<String>,
 }
 
 /// A message as frames and the REST API show it.
@@ -214,6 +234,12 @@ pub enum ServerFrame {
     /// A document's processing went on or ended.
     #[serde(rename = "file.updated")]
     FileUpdated { file: Attachment },
+    /// A project was created or changed (name, instructions, conversation count).
+    #[serde(rename = "project.updated")]
+    ProjectUpdated { project: Project },
+    /// A project was deleted; its conversations left it or were deleted (each announced).
+    #[serde(rename = "project.deleted", rename_all = "camelCase")]
+    ProjectDeleted { project_id: String },
     /// A step of a web search that prepares an answer (never stored, not replayed).
     #[serde(rename = "search.progress", rename_all = "camelCase")]
     SearchProgress {

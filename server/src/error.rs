@@ -170,6 +170,8 @@ error_codes! {
     ImageRefused = "image_refused", BAD_REQUEST,
         "The image could not be made: the request was refused. Try describing it differently.",
         "A kép nem készült el: a kérést elutasították. Próbálja másképp leírni.";
+    TooManyProjects = "too_many_projects", BAD_REQUEST,
+        "You can have at most {max} projects", "Legfeljebb {max} projektje lehet";
     ModelError = "model_error", BAD_GATEWAY,
         "The AI model is not available right now. Please try again later.",
         "Az AI modell most nem érhető el. Kérjük, próbálja újra később.";
@@ -263,6 +265,8 @@ fn field_label(field: &str, lang: Lang) -> &str {
         "day" => ("daily", "napi"),
         "webSearch" => ("Web search", "A webes keresés"),
         "imageGeneration" => ("Image generation", "A képgenerálás"),
+        "projectManagement" => ("Project management", "A projektkezelés"),
+        "instructions" => ("Instructions", "Az utasítások"),
         "documentUpload" => ("Document upload", "A dokumentumfeltöltés"),
         "title" => ("Title", "A cím"),
         "month" => ("monthly", "havi"),

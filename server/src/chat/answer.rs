@@ -46,6 +46,7 @@ pub async fn start(
         files,
         engine,
         image_generation,
+        project,
     } = checked;
     let user = &account.user;
     let now = state.now();
@@ -61,6 +62,7 @@ pub async fn start(
                 web_search: send.web_search,
                 created_at: now,
                 updated_at: answer_at,
+                project_id: project.as_ref().map(|p| p.id.clone()),
             };
             (c, true)
         }
@@ -163,9 +165,14 @@ pub async fn start(
         let fresh: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
         let retrieved = documents::retrieve(state, &history_files, &fresh, &content).await?;
         let settings = &state.settings.model;
+        let mut messages = prompt::turns(user, &history, images, retrieved.prompt);
+        if let Some(instructions) = project.as_ref().and_then(prompt::project_instructions) {
+            // Right after the service's own system turn: the user's standing orders.
+            messages.insert(1, instructions);
+        }
         let request = ModelRequest {
             model: model_used,
-            messages: prompt::turns(user, &history, images, retrieved.prompt),
+            messages,
             max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
         };
         let search = match &engine {

@@ -58,3 +58,25 @@ pub fn cancel_everywhere(state: &AppState, user_id: &str, conversation_id: &str)
         state.realtime.hubs.publish(user_id, event);
     }
 }
+
+/// Deletes the user's conversation: its running answer stops first (wherever it runs, so
+/// it does not write into a deleted conversation), its attachments go from the store
+/// now rather than at the next sweep, and every tab is told. `false` when it is not the
+/// user's.
+pub async fn delete_conversation(state: &AppState, user_id: &str, id: &str) -> anyhow::Result<bool> {
+    if state.db.conversation(user_id, id).await?.is_none() {
+        return Ok(false);
+    }
+    cancel_everywhere(state, user_id, id);
+    if !state.db.delete_conversation(user_id, id).await? {
+        return Ok(false);
+    }
+    state.files.sweep_soon();
+    state.realtime.publish(
+        user_id,
+        &ServerFrame::ConversationDeleted {
+            conversation_id: id.to_owned(),
+        },
+    );
+    Ok(true)
+}

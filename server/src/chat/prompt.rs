@@ -101,3 +101,17 @@ pub fn turns(
     }
     turns
 }
+
+/// How the system turn that carries a project's instructions starts: the demo model
+/// looks for it to say what it was told.
+pub use chat_actors::model::PROJECT_HEADER;
+
+/// The system turn of a project's instructions; `None` when it has none.
+pub fn project_instructions(project: &crate::db::projects::ProjectRow) -> Option<Turn> {
+    let instructions = project.instructions.trim();
+    (!instructions.is_empty()).then(|| Turn {
+        role: "system",
+        content: format!("{PROJECT_HEADER} ({}):\n{instructions}", project.name),
+        images: Vec::new(),
+    })
+}

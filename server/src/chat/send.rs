@@ -13,6 +13,7 @@ use crate::chat::answer;
 use crate::chat::cache::Account;
 use crate::db::conversations::ConversationRow;
 use crate::db::files::FileRow;
+use crate::db::projects::ProjectRow;
 use crate::error::{ApiError, ErrorCode};
 use crate::plans::{Plan, PlanType};
 use crate::search::Engine;
@@ -40,6 +41,8 @@ pub struct Checked {
     pub engine: Option<Engine>,
     /// The answer is an image made from the message.
     pub image_generation: bool,
+    /// The project the conversation is (or starts) in: its instructions are followed.
+    pub project: Option<ProjectRow>,
 }
 
 impl Checked {
@@ -189,6 +192,28 @@ async fn check(
         (None, Some(c)) if plan.chat_models.contains(&c.model) => c.model.clone(),
         (None, _) => plan.models.base_chat_model.clone().unwrap_or_default(),
     };
+    // A new conversation may start in a project; an existing one stays where it is.
+    let project = match (&existing, send.project_id.as_deref().filter(|p| !p.is_empty())) {
+        (None, Some(wanted)) => {
+            if !plan.features.project_management {
+                return Err(ApiError::field(ErrorCode::PremiumRequired, "projectManagement"));
+            }
+            Some(
+                state
+                    .db
+                    .project(user_id, wanted)
+                    .await?
+                    .ok_or(ErrorCode::NotFound)?,
+            )
+        }
+        (
+            Some(ConversationRow {
+                project_id: Some(id), ..
+            }),
+            _,
+        ) => state.db.project(user_id, id).await?,
+        _ => None,
+    };
     let searching = send.web_search || send.deep_search;
     if send.image_generation {
         if searching {
@@ -253,6 +278,7 @@ async fn check(
         files,
         engine,
         image_generation: send.image_generation,
+        project,
     }))
 }
 

@@ -4,6 +4,7 @@ use chat_actors::protocol;
 
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
+use crate::db::projects::ProjectRow;
 use crate::files::attachment_view;
 use crate::quota::iso;
 
@@ -15,6 +16,18 @@ pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
         web_search: c.web_search,
         created_at: iso(c.created_at).unwrap_or_default(),
         updated_at: iso(c.updated_at).unwrap_or_default(),
+        project_id: c.project_id.clone(),
+    }
+}
+
+pub fn project_view(p: &ProjectRow) -> protocol::Project {
+    protocol::Project {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        instructions: p.instructions.clone(),
+        conversations: p.conversations.max(0) as u64,
+        created_at: iso(p.created_at).unwrap_or_default(),
+        updated_at: iso(p.updated_at).unwrap_or_default(),
     }
 }
 

@@ -11,6 +11,8 @@ pub struct ConversationRow {
     pub web_search: bool,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The project it is in, if any.
+    pub project_id: Option<String>,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -45,7 +47,8 @@ pub struct History {
     pub has_documents: bool,
 }
 
-const CONVERSATION_COLUMNS: &str = "id, user_id, title, model, web_search, created_at, updated_at";
+const CONVERSATION_COLUMNS: &str =
+    "id, user_id, title, model, web_search, created_at, updated_at, project_id";
 const MESSAGE_COLUMNS: &str =
     "id, conversation_id, role, content, status, model, client_id, finish_reason, created_at, sources";
 
@@ -65,7 +68,7 @@ impl Db {
     ) -> sqlx::Result<Option<(i64, Option<ConversationRow>)>> {
         use sqlx::Row;
         let sql = "SELECT u.token_version, c.id, c.user_id, c.title, c.model, c.web_search, c.created_at, \
-                   c.updated_at FROM users u LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id \
+                   c.updated_at, c.project_id FROM users u LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id \
                    WHERE u.id = $1";
         // An id no conversation has when the send starts a new one.
         let wanted = conversation_id.unwrap_or("");
@@ -83,6 +86,7 @@ impl Db {
                         web_search: row.try_get(5)?,
                         created_at: row.try_get(6)?,
                         updated_at: row.try_get(7)?,
+                        project_id: row.try_get(8)?,
                     }),
                     None => None,
                 };
@@ -94,25 +98,36 @@ impl Db {
 
     /// A page of the user's conversations, newest first, after the cursor
     /// (`updated_at`, `id`) of the previous page's last one.
+    /// With `project`, only that project's.
     pub async fn conversations(
         &self,
         user_id: &str,
+        project: Option<&str>,
         after: Option<(i64, &str)>,
         limit: i64,
     ) -> sqlx::Result<Vec<ConversationRow>> {
         let (before_time, before_id) = after.unwrap_or((i64::MAX, ""));
+        let in_project = if project.is_some() {
+            "AND project_id = $5"
+        } else {
+            ""
+        };
         let sql = format!(
-            "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE user_id = $1 \
+            "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE user_id = $1 {in_project} \
              AND (updated_at < $2 OR (updated_at = $2 AND id < $3)) ORDER BY updated_at DESC, id DESC LIMIT $4"
         );
         let before_id = if after.is_some() { before_id } else { "\u{10FFFF}" };
-        on_pool!(self, pool => sqlx::query_as(&sql)
-            .bind(user_id)
-            .bind(before_time)
-            .bind(before_id)
-            .bind(limit)
-            .fetch_all(pool)
-            .await)
+        on_pool!(self, pool => {
+            let mut query = sqlx::query_as(&sql)
+                .bind(user_id)
+                .bind(before_time)
+                .bind(before_id)
+                .bind(limit);
+            if let Some(project) = project {
+                query = query.bind(project);
+            }
+            query.fetch_all(pool).await
+        })
     }
 
     pub async fn rename_conversation(
@@ -142,6 +157,28 @@ impl Db {
         Ok(done == 1)
     }
 
+    /// Moves the user's conversation into the user's project (`None`: out of any);
+    /// `false` when either is not the user's. Its place in the list (by its last
+    /// message) does not change.
+    pub async fn move_conversation(
+        &self,
+        user_id: &str,
+        id: &str,
+        project_id: Option<&str>,
+    ) -> sqlx::Result<bool> {
+        let sql = "UPDATE conversations SET project_id = $3 WHERE id = $1 AND user_id = $2 \
+                   AND ($3 IS NULL OR EXISTS (SELECT 1 FROM projects WHERE id = $3 AND user_id = $2))";
+        let (id, user_id, project_id) = (id.to_owned(), user_id.to_owned(), project_id.map(str::to_owned));
+        let done = on_writer!(self, conn => sqlx::query(sql)
+            .bind(id)
+            .bind(user_id)
+            .bind(project_id)
+            .execute(&mut *conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
     /// Deletes the conversation (its messages go with it) and marks its files gone for
     /// the sweep (see `db::files`).
     pub async fn delete_conversation(&self, user_id: &str, id: &str) -> sqlx::Result<bool> {
@@ -166,7 +203,9 @@ impl Db {
         attachments: &[String],
     ) -> sqlx::Result<()> {
         let conversation =
-            format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)");
+            // A project deleted since the send's checks leaves the conversation in none.
+            format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+                     (SELECT id FROM projects WHERE id = $8 AND user_id = $2))");
         let message = format!(
             "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)"
         );
@@ -185,6 +224,7 @@ impl Db {
                     .bind(c.web_search)
                     .bind(c.created_at)
                     .bind(c.updated_at)
+                    .bind(&c.project_id)
                     .execute(&mut *conn)
                     .await?;
             }

@@ -18,7 +18,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route("", web::get().to(list))
             .route("/{id}", web::get().to(get_one))
             .route("/{id}", web::patch().to(rename))
-            .route("/{id}", web::delete().to(delete)),
+            .route("/{id}", web::delete().to(delete))
+            .route("/{id}/project", web::put().to(super::projects::move_conversation)),
     );
 }
 
@@ -29,9 +30,12 @@ const MAX_PAGE: i64 = 100;
 const MAX_TITLE_CHARS: usize = 200;
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Page {
     limit: Option<i64>,
     cursor: Option<String>,
+    /// Only the conversations of this project.
+    project_id: Option<String>,
 }
 
 /// A cursor is the last conversation's `updated_at` and id: `1763800000000_<id>`.
@@ -48,7 +52,11 @@ async fn list(state: Data, user: AuthUser, page: web::Query<Page>) -> Result<Htt
         .filter(|c| !c.is_empty())
         .map(parse_cursor)
         .transpose()?;
-    let mut rows = state.db.conversations(user.id(), after, limit + 1).await?;
+    let project = page.project_id.as_deref().filter(|p| !p.is_empty());
+    let mut rows = state
+        .db
+        .conversations(user.id(), project, after, limit + 1)
+        .await?;
     let next_cursor = if rows.len() as i64 > limit {
         rows.truncate(limit as usize);
         rows.last().map(|c| format!("{}_{}", c.updated_at, c.id))
@@ -125,22 +133,8 @@ async fn rename(
 }
 
 async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    state
-        .db
-        .conversation(user.id(), &id)
-        .await?
-        .ok_or(ErrorCode::NotFound)?;
-    // A running answer stops first (wherever it runs), so it does not write into a
-    // deleted conversation.
-    crate::chat::cancel_everywhere(&state, user.id(), &id);
-    state.db.delete_conversation(user.id(), &id).await?;
-    // Its attachments go from the store now rather than at the next sweep.
-    state.files.sweep_soon();
-    state.realtime.publish(
-        user.id(),
-        &ServerFrame::ConversationDeleted {
-            conversation_id: id.to_string(),
-        },
-    );
+    if !crate::chat::delete_conversation(&state, user.id(), &id).await? {
+        return Err(ErrorCode::NotFound.into());
+    }
     Ok(HttpResponse::Ok().json(json!({ "success": true })))
 }

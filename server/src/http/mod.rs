@@ -7,6 +7,7 @@ pub mod files;
 pub mod health;
 pub mod invoices;
 pub mod payments;
+pub mod projects;
 pub mod settings;
 pub mod subscription;
 pub mod usage;
@@ -41,6 +42,7 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(payments::routes)
             .configure(invoices::routes)
             .configure(conversations::routes)
+            .configure(projects::routes)
             .configure(files::routes)
             .configure(ws::routes)
             .default_service(aweb::to(|| async {

@@ -19,6 +19,7 @@ mod model_stub;
 mod operator;
 mod password_reset;
 mod profile;
+mod projects;
 mod quota;
 mod rate_limit;
 mod register;

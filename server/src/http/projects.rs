@@ -1,0 +1,284 @@
+//! `/api/projects`: folders of conversations with their own instructions (plans with
+//! `projectManagement`), and `PUT /api/conversations/{id}/project` to move a conversation
+//! in or out. Another user's project is a 404. A user whose plan lost the feature still
+//! reads, empties and deletes their projects, but creates, changes and fills none.
+
+use actix_web::{web, HttpResponse};
+use chat_actors::protocol::ServerFrame;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::auth::AuthUser;
+use crate::chat::views::{conversation_view, project_view};
+use crate::db::projects::ProjectRow;
+use crate::error::{ApiError, ErrorCode, Result};
+use crate::http::{self, JsonAfterAuth};
+use crate::plans::PlanType;
+use crate::state::AppState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/projects")
+            .route("", web::get().to(list))
+            .route("", web::post().to(create))
+            .route("/{id}", web::get().to(get_one))
+            .route("/{id}", web::patch().to(update))
+            .route("/{id}", web::delete().to(delete)),
+    );
+}
+
+type Data = web::Data<AppState>;
+
+/// The most projects one user keeps.
+pub const MAX_PROJECTS: i64 = 100;
+const MAX_NAME_CHARS: usize = 100;
+const MAX_INSTRUCTIONS_CHARS: usize = 8000;
+
+/// Refused with `premium_required` unless the user's plan has projects.
+async fn require_projects(state: &AppState, user_id: &str) -> Result<()> {
+    let subscription = state.db.subscription(user_id, state.now()).await?;
+    let plan = state.catalogue.plan(PlanType::from_db(&subscription.plan_type));
+    if plan.features.project_management {
+        Ok(())
+    } else {
+        Err(ApiError::field(ErrorCode::PremiumRequired, "projectManagement"))
+    }
+}
+
+#[derive(Deserialize)]
+struct ProjectBody {
+    name: Option<String>,
+    instructions: Option<String>,
+}
+
+/// A checked name: trimmed, 1 to 100 characters, one line.
+fn checked_name(name: Option<&str>) -> Result<String> {
+    let name = name.map(str::trim).unwrap_or("");
+    if name.is_empty() {
+        return Err(ApiError::field(ErrorCode::FieldRequired, "name"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(ApiError::field(ErrorCode::ValidationError, "name"));
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(ApiError::with_max(
+            ErrorCode::FieldTooLong,
+            Some("name"),
+            MAX_NAME_CHARS as u64,
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// Checked instructions: trimmed, at most 8,000 characters; lines and tabs are kept.
+fn checked_instructions(instructions: Option<&str>) -> Result<String> {
+    let instructions = instructions.map(str::trim).unwrap_or("");
+    if instructions
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return Err(ApiError::field(ErrorCode::ValidationError, "instructions"));
+    }
+    if instructions.chars().count() > MAX_INSTRUCTIONS_CHARS {
+        return Err(ApiError::with_max(
+            ErrorCode::FieldTooLong,
+            Some("instructions"),
+            MAX_INSTRUCTIONS_CHARS as u64,
+        ));
+    }
+    Ok(instructions.to_owned())
+}
+
+/// Tells every tab of the user the project as it now is.
+async fn announce(state: &AppState, user_id: &str, id: &str) -> Result<ProjectRow> {
+    let project = state.db.project(user_id, id).await?.ok_or(ErrorCode::NotFound)?;
+    state.realtime.publish(
+        user_id,
+        &ServerFrame::ProjectUpdated {
+            project: project_view(&project),
+        },
+    );
+    Ok(project)
+}
+
+async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
+    let projects = state.db.projects(user.id()).await?;
+    let data: Vec<_> = projects.iter().map(project_view).collect();
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
+}
+
+async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
+    let project = state
+        .db
+        .project(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": project_view(&project) })))
+}
+
+async fn create(state: Data, user: AuthUser, body: JsonAfterAuth<ProjectBody>) -> Result<HttpResponse> {
+    let body = http::body(body)?;
+    require_projects(&state, user.id()).await?;
+    let name = checked_name(body.name.as_deref())?;
+    let instructions = checked_instructions(body.instructions.as_deref())?;
+    // Counted before the insert: two creates at once may pass 100 by one, which costs
+    // nothing (the limit keeps lists short, not a quota anyone pays for).
+    if state.db.count_projects(user.id()).await? >= MAX_PROJECTS {
+        return Err(ApiError::with_max(
+            ErrorCode::TooManyProjects,
+            None,
+            MAX_PROJECTS as u64,
+        ));
+    }
+    let now = state.now();
+    let row = ProjectRow {
+        id: uuid::Uuid::now_v7().to_string(),
+        user_id: user.id().to_owned(),
+        name,
+        instructions,
+        created_at: now,
+        updated_at: now,
+        conversations: 0,
+    };
+    state.db.insert_project(&row).await?;
+    let project = announce(&state, user.id(), &row.id).await?;
+    Ok(HttpResponse::Created().json(json!({ "success": true, "data": project_view(&project) })))
+}
+
+async fn update(
+    state: Data,
+    user: AuthUser,
+    id: web::Path<String>,
+    body: JsonAfterAuth<ProjectBody>,
+) -> Result<HttpResponse> {
+    let body = http::body(body)?;
+    let current = state
+        .db
+        .project(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    require_projects(&state, user.id()).await?;
+    // Each field is optional: what is left out stays.
+    let name = match body.name.as_deref() {
+        Some(name) => checked_name(Some(name))?,
+        None => current.name,
+    };
+    let instructions = match body.instructions.as_deref() {
+        Some(instructions) => checked_instructions(Some(instructions))?,
+        None => current.instructions,
+    };
+    if !state
+        .db
+        .update_project(user.id(), &id, &name, &instructions, state.now())
+        .await?
+    {
+        return Err(ErrorCode::NotFound.into());
+    }
+    let project = announce(&state, user.id(), &id).await?;
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": project_view(&project) })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteQuery {
+    /// `true`: its conversations are deleted too; otherwise they leave it.
+    #[serde(default)]
+    delete_conversations: bool,
+}
+
+async fn delete(
+    state: Data,
+    user: AuthUser,
+    id: web::Path<String>,
+    query: web::Query<DeleteQuery>,
+) -> Result<HttpResponse> {
+    state
+        .db
+        .project(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    let conversations = state.db.project_conversations(user.id(), &id).await?;
+    if query.delete_conversations {
+        for conversation in &conversations {
+            crate::chat::delete_conversation(&state, user.id(), conversation).await?;
+        }
+    }
+    if !state.db.delete_project(user.id(), &id).await? {
+        return Err(ErrorCode::NotFound.into());
+    }
+    if !query.delete_conversations {
+        // Each conversation that left the project is shown where it now is.
+        for conversation in &conversations {
+            if let Some(c) = state.db.conversation(user.id(), conversation).await? {
+                state.realtime.publish(
+                    user.id(),
+                    &ServerFrame::ConversationUpdated {
+                        conversation: conversation_view(&c),
+                    },
+                );
+            }
+        }
+    }
+    state.realtime.publish(
+        user.id(),
+        &ServerFrame::ProjectDeleted {
+            project_id: id.to_string(),
+        },
+    );
+    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MoveBody {
+    /// The project to move into; `null` moves the conversation out of any.
+    project_id: Option<String>,
+}
+
+/// `PUT /api/conversations/{id}/project` (routed with the conversations).
+pub async fn move_conversation(
+    state: Data,
+    user: AuthUser,
+    id: web::Path<String>,
+    body: JsonAfterAuth<MoveBody>,
+) -> Result<HttpResponse> {
+    let body = http::body(body)?;
+    let before = state
+        .db
+        .conversation(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    let into = body.project_id.as_deref().filter(|p| !p.is_empty());
+    if let Some(project) = into {
+        require_projects(&state, user.id()).await?;
+        state
+            .db
+            .project(user.id(), project)
+            .await?
+            .ok_or(ErrorCode::NotFound)?;
+    }
+    if !state.db.move_conversation(user.id(), &id, into).await? {
+        // The project was deleted meanwhile.
+        return Err(ErrorCode::NotFound.into());
+    }
+    let conversation = state
+        .db
+        .conversation(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    let view = conversation_view(&conversation);
+    state.realtime.publish(
+        user.id(),
+        &ServerFrame::ConversationUpdated {
+            conversation: view.clone(),
+        },
+    );
+    // Both projects' conversation counts changed.
+    for project in [before.project_id.as_deref(), into].into_iter().flatten() {
+        if before.project_id.as_deref() != into {
+            // A project deleted meanwhile has nothing to announce.
+            let _ = announce(&state, user.id(), project).await;
+        }
+    }
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": view })))
+}
