@@ -172,6 +172,8 @@ error_codes! {
         "A kép nem készült el: a kérést elutasították. Próbálja másképp leírni.";
     TooManyProjects = "too_many_projects", BAD_REQUEST,
         "You can have at most {max} projects", "Legfeljebb {max} projektje lehet";
+    TooManyProjectFiles = "too_many_project_files", BAD_REQUEST,
+        "A project can hold at most {max} files", "Egy projektben legfeljebb {max} fájl lehet";
     ModelError = "model_error", BAD_GATEWAY,
         "The AI model is not available right now. Please try again later.",
         "Az AI modell most nem érhető el. Kérjük, próbálja újra később.";
@@ -267,6 +269,7 @@ fn field_label(field: &str, lang: Lang) -> &str {
         "imageGeneration" => ("Image generation", "A képgenerálás"),
         "projectManagement" => ("Project management", "A projektkezelés"),
         "instructions" => ("Instructions", "Az utasítások"),
+        "fileId" => ("The file", "A fájl"),
         "documentUpload" => ("Document upload", "A dokumentumfeltöltés"),
         "title" => ("Title", "A cím"),
         "month" => ("monthly", "havi"),

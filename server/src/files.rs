@@ -291,6 +291,7 @@ pub async fn upload(
         progress: if prepared.document.is_some() { 0 } else { 100 },
         pages: prepared.pages,
         embedding_model: None,
+        project_id: None,
     };
     // The row first: objects written after it are never without one. An upload whose
     // objects fail to be written is marked gone, and the sweep takes what was written.

@@ -163,7 +163,16 @@ pub async fn start(
         };
         let images = prompt::images_of(state, &history, &history_files).await?;
         let fresh: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
-        let retrieved = documents::retrieve(state, &history_files, &fresh, &content).await?;
+        // A project's documents are read like the conversation's own.
+        let readable = match &project {
+            Some(p) => {
+                let mut all = history_files.clone();
+                all.extend(state.db.files_of_project(&p.id).await?);
+                all
+            }
+            None => history_files.clone(),
+        };
+        let retrieved = documents::retrieve(state, &readable, &fresh, &content).await?;
         let settings = &state.settings.model;
         let mut messages = prompt::turns(user, &history, images, retrieved.prompt);
         if let Some(instructions) = project.as_ref().and_then(prompt::project_instructions) {
@@ -240,6 +249,7 @@ pub async fn start(
                 progress: 100,
                 pages: None,
                 embedding_model: None,
+                project_id: None,
             };
             let (model, prompt) = (request.model, content.clone());
             // One chunk, once the image is stored: an answer with text has its image.

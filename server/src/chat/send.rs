@@ -108,7 +108,8 @@ fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Resul
             .position(|f| &f.id == id)
             .ok_or(ErrorCode::NotFound)?;
         let file = found.swap_remove(at);
-        if file.message_id.is_some() {
+        // Sent already, or a project's (which its conversations read, and none sends).
+        if file.message_id.is_some() || file.project_id.is_some() {
             return Err(ErrorCode::FileInUse.into());
         }
         files.push(file);

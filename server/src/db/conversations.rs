@@ -211,7 +211,7 @@ impl Db {
         );
         let touch = "UPDATE conversations SET updated_at = $2 WHERE id = $1";
         let bind = "UPDATE files SET message_id = $1, conversation_id = $2 \
-                    WHERE id = $3 AND user_id = $4 AND message_id IS NULL";
+                    WHERE id = $3 AND user_id = $4 AND message_id IS NULL AND project_id IS NULL";
         let (conversation_row, rows) = (new_conversation.cloned(), [question.clone(), answer.clone()]);
         let (user_id, attachments) = (user_id.to_owned(), attachments.to_vec());
         on_writer!(self, conn => {

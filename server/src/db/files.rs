@@ -31,6 +31,8 @@ pub struct FileRow {
     pub pages: Option<i32>,
     /// The model that embedded a document's pieces; `None`: ranked by BM25.
     pub embedding_model: Option<String>,
+    /// The project whose file it is (never sent in a message), if any.
+    pub project_id: Option<String>,
 }
 
 /// A piece of a document's text, as stored (`documents::chunks` cuts them).
@@ -52,7 +54,7 @@ const NOT_GONE: &str = "(message_id IS NULL OR message_id <> '')";
 
 const FILE_COLUMNS: &str =
     "id, user_id, conversation_id, message_id, kind, name, mime, size, width, height, \
-     created_at, status, progress, pages, embedding_model";
+     created_at, status, progress, pages, embedding_model, project_id";
 
 /// `$from, $from+1, …` for `n` values.
 fn placeholders(from: usize, n: usize) -> String {
@@ -76,8 +78,8 @@ impl Db {
         let lock = matches!(self, Db::Postgres(_)).then_some("SELECT id FROM users WHERE id = $1 FOR UPDATE");
         let insert = format!(
             "INSERT INTO files ({FILE_COLUMNS}) \
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 \
-             WHERE (SELECT COALESCE(SUM(size), 0) FROM files WHERE user_id = $2 AND {NOT_GONE}) + $8 <= $16"
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 \
+             WHERE (SELECT COALESCE(SUM(size), 0) FROM files WHERE user_id = $2 AND {NOT_GONE}) + $8 <= $17"
         );
         let f = f.clone();
         let inserted = on_writer!(self, conn => {
@@ -100,6 +102,7 @@ impl Db {
                 .bind(f.progress)
                 .bind(f.pages)
                 .bind(&f.embedding_model)
+                .bind(&f.project_id)
                 .bind(limit)
                 .execute(&mut *conn)
                 .await
@@ -170,6 +173,41 @@ impl Db {
         on_pool!(self, pool => sqlx::query(sql).bind(GONE).bind(id).execute(pool).await.map(drop))
     }
 
+    /// Makes the user's unsent file a file of the user's project; `false` when either is
+    /// not the user's, or the file was sent or is in a project already.
+    pub async fn add_project_file(
+        &self,
+        user_id: &str,
+        project_id: &str,
+        file_id: &str,
+    ) -> sqlx::Result<bool> {
+        let sql = "UPDATE files SET project_id = $3 WHERE id = $1 AND user_id = $2 AND message_id IS NULL \
+                   AND project_id IS NULL AND EXISTS (SELECT 1 FROM projects WHERE id = $3 AND user_id = $2)";
+        let (file_id, user_id, project_id) = (file_id.to_owned(), user_id.to_owned(), project_id.to_owned());
+        let done = on_writer!(self, conn => sqlx::query(sql)
+            .bind(file_id)
+            .bind(user_id)
+            .bind(project_id)
+            .execute(&mut *conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
+    /// The files of a project, oldest first, unless deleted.
+    pub async fn files_of_project(&self, project_id: &str) -> sqlx::Result<Vec<FileRow>> {
+        let sql = format!(
+            "SELECT {FILE_COLUMNS} FROM files WHERE project_id = $1 AND {NOT_GONE} ORDER BY created_at, id"
+        );
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(project_id).fetch_all(pool).await)
+    }
+
+    /// Marks a project's files gone (the project is being deleted).
+    pub async fn mark_project_files_gone(&self, user_id: &str, project_id: &str) -> sqlx::Result<()> {
+        let sql = "UPDATE files SET message_id = $1 WHERE user_id = $2 AND project_id = $3";
+        on_pool!(self, pool => sqlx::query(sql).bind(GONE).bind(user_id).bind(project_id).execute(pool).await.map(drop))
+    }
+
     /// Marks the user's files gone (only those of one conversation, if given).
     pub async fn mark_files_gone(&self, user_id: &str, conversation_id: Option<&str>) -> sqlx::Result<()> {
         let sql = match conversation_id {
@@ -187,7 +225,8 @@ impl Db {
 
     /// Marks gone the files uploaded before `before` and never sent.
     pub async fn mark_unsent_files_gone(&self, before: i64) -> sqlx::Result<()> {
-        let sql = "UPDATE files SET message_id = $2 WHERE message_id IS NULL AND created_at < $1";
+        // A project's files are kept: they are never sent.
+        let sql = "UPDATE files SET message_id = $2 WHERE message_id IS NULL AND project_id IS NULL AND created_at < $1";
         on_pool!(self, pool => sqlx::query(sql).bind(before).bind(GONE).execute(pool).await.map(drop))
     }
 

@@ -12,6 +12,7 @@ use crate::auth::AuthUser;
 use crate::chat::views::{conversation_view, project_view};
 use crate::db::projects::ProjectRow;
 use crate::error::{ApiError, ErrorCode, Result};
+use crate::files::attachment_view;
 use crate::http::{self, JsonAfterAuth};
 use crate::plans::PlanType;
 use crate::state::AppState;
@@ -23,7 +24,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route("", web::post().to(create))
             .route("/{id}", web::get().to(get_one))
             .route("/{id}", web::patch().to(update))
-            .route("/{id}", web::delete().to(delete)),
+            .route("/{id}", web::delete().to(delete))
+            .route("/{id}/files", web::post().to(add_file)),
     );
 }
 
@@ -33,6 +35,8 @@ type Data = web::Data<AppState>;
 pub const MAX_PROJECTS: i64 = 100;
 const MAX_NAME_CHARS: usize = 100;
 const MAX_INSTRUCTIONS_CHARS: usize = 8000;
+/// The most documents one project holds.
+pub const MAX_PROJECT_FILES: usize = 20;
 
 /// Refused with `premium_required` unless the user's plan has projects.
 async fn require_projects(state: &AppState, user_id: &str) -> Result<()> {
@@ -107,13 +111,82 @@ async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
 }
 
+/// The project with its files.
+async fn with_files(state: &AppState, project: &ProjectRow) -> Result<serde_json::Value> {
+    let files = state.db.files_of_project(&project.id).await?;
+    let mut data = json!(project_view(project));
+    data["files"] = json!(files.iter().map(attachment_view).collect::<Vec<_>>());
+    Ok(data)
+}
+
 async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
     let project = state
         .db
         .project(user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": project_view(&project) })))
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": with_files(&state, &project).await? })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AddFileBody {
+    file_id: Option<String>,
+}
+
+/// Makes an uploaded document (not sent in a message) one of the project's: every
+/// conversation of the project retrieves from it.
+async fn add_file(
+    state: Data,
+    user: AuthUser,
+    id: web::Path<String>,
+    body: JsonAfterAuth<AddFileBody>,
+) -> Result<HttpResponse> {
+    let body = http::body(body)?;
+    let project = state
+        .db
+        .project(user.id(), &id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    require_projects(&state, user.id()).await?;
+    let file_id = body
+        .file_id
+        .filter(|f| !f.is_empty())
+        .ok_or_else(|| ApiError::field(ErrorCode::FieldRequired, "fileId"))?;
+    let file = state
+        .db
+        .file(user.id(), &file_id)
+        .await?
+        .ok_or(ErrorCode::NotFound)?;
+    if file.project_id.as_deref() == Some(project.id.as_str()) {
+        // Added already: nothing to do.
+        return Ok(
+            HttpResponse::Ok().json(json!({ "success": true, "data": with_files(&state, &project).await? }))
+        );
+    }
+    if file.message_id.is_some() || file.project_id.is_some() {
+        return Err(ErrorCode::FileInUse.into());
+    }
+    if file.kind != "document" {
+        return Err(ApiError::field(ErrorCode::ValidationError, "fileId"));
+    }
+    if state.db.files_of_project(&project.id).await?.len() >= MAX_PROJECT_FILES {
+        return Err(ApiError::with_max(
+            ErrorCode::TooManyProjectFiles,
+            None,
+            MAX_PROJECT_FILES as u64,
+        ));
+    }
+    if !state
+        .db
+        .add_project_file(user.id(), &project.id, &file.id)
+        .await?
+    {
+        // Sent, deleted or added elsewhere meanwhile.
+        return Err(ErrorCode::FileInUse.into());
+    }
+    let project = announce(&state, user.id(), &project.id).await?;
+    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": with_files(&state, &project).await? })))
 }
 
 async fn create(state: Data, user: AuthUser, body: JsonAfterAuth<ProjectBody>) -> Result<HttpResponse> {
@@ -206,6 +279,9 @@ async fn delete(
     if !state.db.delete_project(user.id(), &id).await? {
         return Err(ErrorCode::NotFound.into());
     }
+    // Its files go with it, from the store now rather than at the next sweep.
+    state.db.mark_project_files_gone(user.id(), &id).await?;
+    state.files.sweep_soon();
     if !query.delete_conversations {
         // Each conversation that left the project is shown where it now is.
         for conversation in &conversations {

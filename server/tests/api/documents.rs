@@ -750,6 +750,7 @@ async fn a_documents_pieces_leave_with_its_conversation_and_a_stalled_one_fails(
         progress: 50,
         pages: Some(1),
         embedding_model: None,
+        project_id: None,
     };
     app.state.db.insert_file(&stalled).await.unwrap();
     let unsent = std::time::Duration::from_secs(24 * 3600);

@@ -301,6 +301,7 @@ async fn uploads_are_judged_by_content_and_the_plan_and_a_refusal_stores_nothing
         progress: 100,
         pages: None,
         embedding_model: None,
+        project_id: None,
     };
     app.state.db.insert_file(&kept).await.unwrap();
     let body = assert_error(
@@ -738,6 +739,7 @@ async fn two_uploads_at_once_cannot_both_take_the_last_room() {
         progress: 100,
         pages: None,
         embedding_model: None,
+        project_id: None,
     };
     app.state.db.insert_file(&kept).await.unwrap();
     // Both read what is stored before either is decoded, so only the second look, as

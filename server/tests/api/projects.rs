@@ -407,3 +407,115 @@ async fn projects_need_the_plan_and_bad_input_changes_nothing() {
     assert_ok(app.delete_auth("/api/projects/p1", &ann.token).await).await;
     assert_eq!(projects_of(&app, &ann).await.len(), 99);
 }
+
+async fn upload_note(app: &TestApp, user: &TestUser, name: &str, text: &str) -> Value {
+    use reqwest::multipart::{Form, Part};
+    let form = Form::new().part(
+        "file",
+        Part::bytes(text.as_bytes().to_vec()).file_name(name.to_owned()),
+    );
+    let response = app
+        .client
+        .post(app.url("/api/files"))
+        .bearer_auth(&user.token)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    let file = response.json::<Value>().await.unwrap()["data"].clone();
+    // Read in the background: wait until it is.
+    let info = format!("/api/files/{}/info", file["_id"].as_str().unwrap());
+    for _ in 0..200 {
+        let now = assert_ok(app.get_auth(&info, &user.token).await).await;
+        if now["data"]["status"] == "ready" {
+            return now["data"].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("{name} was not read in time");
+}
+
+async fn add_file(app: &TestApp, user: &TestUser, project: &Value, file: &Value) -> Response {
+    app.client
+        .post(app.url(&format!(
+            "/api/projects/{}/files",
+            project["_id"].as_str().unwrap()
+        )))
+        .bearer_auth(&user.token)
+        .json(&json!({ "fileId": file["_id"] }))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn a_projects_documents_answer_its_conversations_and_leave_with_it() {
+    let app = spawn_app_with(|s| s.model.demo_reply_tokens = 3).await;
+    let (ann, mut tab) = app.user_on("plus").await;
+    let harbour = project(&app, &ann, "Harbour", "").await;
+    let note = upload_note(
+        &app,
+        &ann,
+        "notes.md",
+        "# Harbour\n\nThe harbour code is ANCHOR-31.\n",
+    )
+    .await;
+    let added = assert_ok(add_file(&app, &ann, &harbour, &note).await).await;
+    assert_eq!(added["data"]["files"][0]["_id"], note["_id"]);
+    assert_eq!(added["data"]["files"].as_array().unwrap().len(), 1);
+    // Adding it again changes nothing.
+    let again = assert_ok(add_file(&app, &ann, &harbour, &note).await).await;
+    assert_eq!(again["data"]["files"].as_array().unwrap().len(), 1);
+
+    let (_, answer) = converse(&mut tab, "h1", Some(&harbour), "What is the harbour code?").await;
+    let content = answer["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("From your documents (notes.md): «The harbour code is ANCHOR-31»."),
+        "{content}"
+    );
+    assert_eq!(
+        answer["sources"],
+        json!([{ "fileId": note["_id"], "name": "notes.md", "page": null }])
+    );
+    // Outside the project the document is not read.
+    let (_, outside) = converse(&mut tab, "h2", None, "What is the harbour code?").await;
+    assert_eq!(outside["sources"], json!([]));
+
+    // A project's file is never sent in a message, nor put in another project.
+    let mut frame = send("h3", None, "Here");
+    frame["attachments"] = json!([note["_id"]]);
+    tab.send(frame).await;
+    assert_eq!(next_of(&mut tab, "error").await["code"], json!("file_in_use"));
+    let other = project(&app, &ann, "Other", "").await;
+    assert_error(add_file(&app, &ann, &other, &note).await, 409, "file_in_use").await;
+    // Another user's file is not found; a file id left out is required.
+    let bob = app.register("Bob", "bob@example.com", "password-2").await;
+    app.set_plan(&bob.id, "plus").await;
+    let bobs = upload_note(&app, &bob, "bob.md", "Bob's notes.").await;
+    assert_error(add_file(&app, &ann, &other, &bobs).await, 404, "not_found").await;
+    let missing = app
+        .client
+        .post(app.url(&format!("/api/projects/{}/files", other["_id"].as_str().unwrap())))
+        .bearer_auth(&ann.token)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_error(missing, 400, "field_required").await;
+    // Bob cannot add his file to Ann's project either.
+    assert_error(add_file(&app, &bob, &harbour, &bobs).await, 404, "not_found").await;
+
+    // Kept by the sweep of files never sent; gone with the project.
+    let far = app.clock_now() + 365 * 24 * 3600 * 1000;
+    app.state.db.mark_unsent_files_gone(far).await.unwrap();
+    let url = format!("/api/files/{}", note["_id"].as_str().unwrap());
+    assert_eq!(app.get_auth(&url, &ann.token).await.status(), 200);
+    let harbour_id = harbour["_id"].as_str().unwrap();
+    assert_ok(
+        app.delete_auth(&format!("/api/projects/{harbour_id}"), &ann.token)
+            .await,
+    )
+    .await;
+    assert_eq!(app.get_auth(&url, &ann.token).await.status(), 404);
+}
