@@ -57,18 +57,32 @@ export async function saveBillingInfo(page, { name, address, city, postalCode, c
 }
 
 /**
- * A 360 px wide phone context signed in as `context` (its cookies and local storage), on
- * the app's home page: the same user, seen on a small screen.
+ * A 360 px wide phone context signed in as `context` (the same session token), on the
+ * app's home page: the same user, seen on a small screen. The token is written by the
+ * page itself before any of the app's scripts run (a cookie copied into the context
+ * through the browser's protocol was sometimes not there for the page, which then showed
+ * the phone signed out).
  */
 export async function phoneSignedInAs(browser, context, server) {
+  const { cookies, origins } = await context.storageState();
+  const token = cookies.find((c) => c.name === 'token' && c.value !== '')?.value;
+  assert.ok(token, 'the context to copy has a session');
+  // Its local storage too (the cookie consent, so no banner covers the page).
+  const items = origins.find((o) => o.origin === server.url)?.localStorage ?? [];
   const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 360, height: 740 }, locale: 'en-US' });
-  const storage = await context.storageState();
-  await phone.addCookies(storage.cookies);
+  await phone.addInitScript(
+    ([value, stored]) => {
+      if (!document.cookie.split('; ').some((c) => c.startsWith('token='))) {
+        document.cookie = `token=${value}; Max-Age=86400; Path=/; SameSite=Strict`;
+      }
+      for (const { name, value: item } of stored) {
+        if (localStorage.getItem(name) === null) localStorage.setItem(name, item);
+      }
+    },
+    [token, items],
+  );
   const page = await phone.newPage();
   await page.goto('/');
-  await page.evaluate((items) => {
-    for (const { name, value } of items) localStorage.setItem(name, value);
-  }, storage.origins.find((o) => o.origin === server.url)?.localStorage ?? []);
   return { phone, page };
 }
 
