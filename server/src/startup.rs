@@ -101,6 +101,13 @@ impl Application {
                 _ => "demo (payments complete on a local checkout page)",
             },
             model = realtime.provider.name(),
+            search = match (settings.search.searxng_configured(), settings.search.google_configured()) {
+                (true, true) => "searxng and google",
+                (true, false) => "searxng",
+                (false, true) => "google",
+                (false, false) if realtime.provider.name() != "demo" => "the model's search model only (no deep search)",
+                (false, false) => "none (web search not set up)",
+            },
             "backends"
         );
 
