@@ -1,14 +1,49 @@
 /// <reference types="vitest/config" />
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+
+/**
+ * Fills in dist/sw.js (copied from public/): its cache version, a hash of the build's
+ * file names (hashed themselves, so any change of code gives a new cache), and the assets
+ * to cache at install. heic-to (3 MB, loaded only for an iPhone photo) is left to be
+ * cached when fetched.
+ */
+function serviceWorker(): Plugin {
+  let files: string[] = [];
+  let outDir = 'dist';
+  return {
+    name: 'chat-service-worker',
+    apply: 'build',
+    configResolved(config) {
+      outDir = config.build.outDir;
+    },
+    generateBundle(_options, bundle) {
+      files = Object.keys(bundle)
+        .filter((name) => name.startsWith('assets/') && !name.includes('heic-to'))
+        .sort();
+    },
+    closeBundle() {
+      const path = join(outDir, 'sw.js');
+      if (!existsSync(path)) return;
+      const version = createHash('sha256').update(files.join('\n')).digest('hex').slice(0, 16);
+      const source = readFileSync(path, 'utf8')
+        .replace("'__SW_VERSION__'", JSON.stringify(version))
+        .replace('/* __SW_PRECACHE__ */ []', JSON.stringify(files.map((name) => `/${name}`)));
+      writeFileSync(path, source);
+    },
+  };
+}
 
 // The dev server proxies the API (and its websocket) to a locally running chat-server,
 // so the client always talks to its own origin, as it does in production.
 const apiTarget = process.env.CHAT_SERVER_URL ?? 'http://127.0.0.1:8080';
 
 export default defineConfig({
-  plugins: [react()],
+  plugins: [react(), serviceWorker()],
   resolve: {
     alias: { '@': fileURLToPath(new URL('./src', import.meta.url)) },
   },

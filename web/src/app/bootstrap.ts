@@ -3,6 +3,7 @@
  * app connects them here, once, before the first render.
  */
 import { useAuthStore } from '@/features/auth';
+import { startAnswerNotifications } from '@/features/chat';
 import { initAppearance } from '@/features/settings';
 import { setUnauthorizedHandler } from '@/lib/api-client';
 import { detectLanguage, setLanguage } from '@/lib/i18n';
@@ -17,6 +18,8 @@ export function startApp(): void {
   const auth = () => useAuthStore.getState();
 
   initAppearance();
+  // A finished answer may be announced by a browser notification while the app is hidden.
+  startAnswerNotifications();
   // The browser's language first; the user's saved one replaces it once logged in.
   void setLanguage(detectLanguage());
 

@@ -1,2 +1,2 @@
-/** The chat feature's public surface (nothing shared yet; its page is in routes.ts). */
-export {};
+/** The chat feature's public surface (its page is in routes.ts). */
+export { startAnswerNotifications } from './lib/answer-notifications';

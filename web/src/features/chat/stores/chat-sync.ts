@@ -5,6 +5,7 @@
  */
 import { useAuthStore } from '@/features/auth';
 import { chatSocket } from '@/lib/socket';
+import { setConversationTitleLookup } from '../lib/answer-notifications';
 import { useAttachmentStore } from './attachment-store';
 import { useChatStore } from './chat-store';
 import { usePlanStore } from './plan-store';
@@ -22,6 +23,10 @@ export function startChatSync(): void {
   started = true;
   const chat = () => useChatStore.getState();
   const plan = () => usePlanStore.getState();
+  // A notification's title: the conversation as this tab's list or thread knows it.
+  setConversationTitleLookup(
+    (id) => chat().list.items.find((c) => c._id === id)?.title ?? chat().threads[id]?.conversation?.title,
+  );
 
   // The first `ready` of a session follows the page's own REST loads, which missed
   // nothing; every later one is a reconnect that may have.

@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Checkbox } from '@/components/checkbox';
 import { useAuthStore } from '@/features/auth';
@@ -7,6 +7,10 @@ import { FONT_SIZES, THEMES, useLocalSettingsStore } from '../stores/local-setti
 import { SelectField } from './select-field';
 import styles from './settings-page.module.css';
 import { SettingsSection } from './settings-section';
+
+type Permission = NotificationPermission | 'unsupported';
+
+const readPermission = (): Permission => (typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
 
 /**
  * Language (saved to the account, applied at once) and the appearance kept in this
@@ -22,6 +26,21 @@ export function AppSection() {
   const setFontSize = useLocalSettingsStore((s) => s.setFontSize);
   const setNotifications = useLocalSettingsStore((s) => s.setNotifications);
   const notificationsHintId = useId();
+  const blockedId = useId();
+  const [permission, setPermission] = useState(readPermission);
+
+  // The browser's permission is asked for only here, in answer to the user's own click.
+  const changeNotifications = (enabled: boolean) => {
+    setNotifications(enabled);
+    if (!enabled || typeof Notification === 'undefined') return;
+    if (Notification.permission !== 'default') {
+      setPermission(Notification.permission);
+      return;
+    }
+    void Notification.requestPermission()
+      .then(setPermission)
+      .catch(() => setPermission(readPermission()));
+  };
 
   return (
     <SettingsSection id="app" title={t('app.title')}>
@@ -54,13 +73,18 @@ export function AppSection() {
         <Checkbox
           label={t('app.notifications')}
           checked={notifications}
-          onChange={(event) => setNotifications(event.target.checked)}
-          aria-describedby={notificationsHintId}
+          onChange={(event) => changeNotifications(event.target.checked)}
+          aria-describedby={permission === 'denied' ? `${notificationsHintId} ${blockedId}` : notificationsHintId}
           data-testid="settings-notifications"
         />
         <span id={notificationsHintId} className={styles.hint}>
           {t('app.notificationsHint')}
         </span>
+        {permission === 'denied' && (
+          <span id={blockedId} className={styles.error} data-testid="settings-notifications-blocked">
+            {t('app.notificationsBlocked')}
+          </span>
+        )}
       </div>
       <p className={styles.hint}>{t('app.localHint')}</p>
     </SettingsSection>

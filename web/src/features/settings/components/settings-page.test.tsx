@@ -172,6 +172,58 @@ describe('app settings', () => {
   });
 });
 
+describe('notifications setting', () => {
+  function stubNotification(permission: NotificationPermission, asked: NotificationPermission = permission) {
+    const requestPermission = vi.fn(() => Promise.resolve(asked));
+    vi.stubGlobal('Notification', Object.assign(function Notification() {}, { permission, requestPermission }));
+    return requestPermission;
+  }
+
+  it('asks for the permission when turned on, in answer to the click only', async () => {
+    useLocalSettingsStore.setState({ notifications: false });
+    const requestPermission = stubNotification('default', 'granted');
+    renderPage();
+    expect(requestPermission).not.toHaveBeenCalled();
+    await act(async () => {
+      fireEvent.click(screen.getByLabelText('Notifications'));
+      await Promise.resolve();
+    });
+    expect(requestPermission).toHaveBeenCalledTimes(1);
+    expect(useLocalSettingsStore.getState().notifications).toBe(true);
+    expect(screen.queryByTestId('settings-notifications-blocked')).toBeNull();
+    // Turning it off asks nothing.
+    fireEvent.click(screen.getByLabelText('Notifications'));
+    expect(requestPermission).toHaveBeenCalledTimes(1);
+    expect(useLocalSettingsStore.getState().notifications).toBe(false);
+    await screen.findByTestId('usage-responses-daily');
+  });
+
+  it('says when the browser blocks notifications, and the toggle still works', async () => {
+    const requestPermission = stubNotification('denied');
+    renderPage();
+    const toggle = screen.getByLabelText<HTMLInputElement>('Notifications');
+    const blocked = screen.getByTestId('settings-notifications-blocked');
+    expect(blocked.textContent).toMatch(/^Notifications are blocked in this browser/);
+    expect(toggle.getAttribute('aria-describedby')).toContain(blocked.id);
+    expect(toggle.disabled).toBe(false);
+    fireEvent.click(toggle);
+    fireEvent.click(toggle);
+    expect(useLocalSettingsStore.getState().notifications).toBe(true);
+    expect(requestPermission).not.toHaveBeenCalled();
+    await screen.findByTestId('usage-responses-daily');
+  });
+
+  it('says it in Hungarian too', async () => {
+    stubNotification('denied');
+    await i18n.changeLanguage('hu-HU');
+    renderPage();
+    expect(screen.getByTestId('settings-notifications-blocked').textContent).toMatch(
+      /^Az értesítések le vannak tiltva ebben a böngészőben/,
+    );
+    await screen.findByTestId('usage-responses-daily');
+  });
+});
+
 describe('usage limits', () => {
   it('shows used, remaining and unlimited counters', async () => {
     renderPage();
