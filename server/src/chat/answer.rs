@@ -528,14 +528,7 @@ impl Ended<'_> {
             .set_generated_title(&self.conversation.id, &title)
             .await?
         {
-            if let Some(c) = state.db.conversation(self.user_id, &self.conversation.id).await? {
-                state.realtime.publish(
-                    self.user_id,
-                    &ServerFrame::ConversationUpdated {
-                        conversation: conversation_view(&c),
-                    },
-                );
-            }
+            super::announce_conversation(state, self.user_id, &self.conversation.id).await?;
         }
         Ok(())
     }

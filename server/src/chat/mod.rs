@@ -80,3 +80,23 @@ pub async fn delete_conversation(state: &AppState, user_id: &str, id: &str) -> a
     );
     Ok(true)
 }
+
+/// Reads the user's conversation as it now is and tells every tab (`conversation.updated`);
+/// `None` when it is gone.
+pub async fn announce_conversation(
+    state: &AppState,
+    user_id: &str,
+    id: &str,
+) -> sqlx::Result<Option<chat_actors::protocol::Conversation>> {
+    let Some(conversation) = state.db.conversation(user_id, id).await? else {
+        return Ok(None);
+    };
+    let view = views::conversation_view(&conversation);
+    state.realtime.publish(
+        user_id,
+        &ServerFrame::ConversationUpdated {
+            conversation: view.clone(),
+        },
+    );
+    Ok(Some(view))
+}

@@ -2,13 +2,12 @@
 //! Another user's conversation is a 404, as on the websocket.
 
 use actix_web::{web, HttpResponse};
-use chat_actors::protocol::ServerFrame;
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::AuthUser;
 use crate::chat::views::{conversation_view, message_with_files};
-use crate::error::{ApiError, ErrorCode, Result};
+use crate::error::{ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
 
@@ -96,39 +95,17 @@ async fn rename(
     body: JsonAfterAuth<RenameBody>,
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    let title = body.title.as_deref().map(str::trim).unwrap_or("");
-    if title.is_empty() {
-        return Err(ApiError::field(ErrorCode::FieldRequired, "title"));
-    }
-    if title.chars().any(char::is_control) {
-        return Err(ApiError::field(ErrorCode::ValidationError, "title"));
-    }
-    if title.chars().count() > MAX_TITLE_CHARS {
-        return Err(ApiError::with_max(
-            ErrorCode::FieldTooLong,
-            Some("title"),
-            MAX_TITLE_CHARS as u64,
-        ));
-    }
+    let title = http::one_line(body.title.as_deref(), "title", MAX_TITLE_CHARS)?;
     if !state
         .db
-        .rename_conversation(user.id(), &id, title, state.now())
+        .rename_conversation(user.id(), &id, &title, state.now())
         .await?
     {
         return Err(ErrorCode::NotFound.into());
     }
-    let conversation = state
-        .db
-        .conversation(user.id(), &id)
+    let view = crate::chat::announce_conversation(&state, user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    let view = conversation_view(&conversation);
-    state.realtime.publish(
-        user.id(),
-        &ServerFrame::ConversationUpdated {
-            conversation: view.clone(),
-        },
-    );
     Ok(HttpResponse::Ok().json(json!({ "success": true, "data": view })))
 }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::AuthUser;
-use crate::chat::views::{conversation_view, project_view};
+use crate::chat::views::project_view;
 use crate::db::projects::ProjectRow;
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::files::attachment_view;
@@ -53,25 +53,6 @@ async fn require_projects(state: &AppState, user_id: &str) -> Result<()> {
 struct ProjectBody {
     name: Option<String>,
     instructions: Option<String>,
-}
-
-/// A checked name: trimmed, 1 to 100 characters, one line.
-fn checked_name(name: Option<&str>) -> Result<String> {
-    let name = name.map(str::trim).unwrap_or("");
-    if name.is_empty() {
-        return Err(ApiError::field(ErrorCode::FieldRequired, "name"));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(ApiError::field(ErrorCode::ValidationError, "name"));
-    }
-    if name.chars().count() > MAX_NAME_CHARS {
-        return Err(ApiError::with_max(
-            ErrorCode::FieldTooLong,
-            Some("name"),
-            MAX_NAME_CHARS as u64,
-        ));
-    }
-    Ok(name.to_owned())
 }
 
 /// Checked instructions: trimmed, at most 8,000 characters; lines and tabs are kept.
@@ -192,7 +173,7 @@ async fn add_file(
 async fn create(state: Data, user: AuthUser, body: JsonAfterAuth<ProjectBody>) -> Result<HttpResponse> {
     let body = http::body(body)?;
     require_projects(&state, user.id()).await?;
-    let name = checked_name(body.name.as_deref())?;
+    let name = http::one_line(body.name.as_deref(), "name", MAX_NAME_CHARS)?;
     let instructions = checked_instructions(body.instructions.as_deref())?;
     // Counted before the insert: two creates at once may pass 100 by one, which costs
     // nothing (the limit keeps lists short, not a quota anyone pays for).
@@ -233,7 +214,7 @@ async fn update(
     require_projects(&state, user.id()).await?;
     // Each field is optional: what is left out stays.
     let name = match body.name.as_deref() {
-        Some(name) => checked_name(Some(name))?,
+        Some(name) => http::one_line(Some(name), "name", MAX_NAME_CHARS)?,
         None => current.name,
     };
     let instructions = match body.instructions.as_deref() {
@@ -285,14 +266,7 @@ async fn delete(
     if !query.delete_conversations {
         // Each conversation that left the project is shown where it now is.
         for conversation in &conversations {
-            if let Some(c) = state.db.conversation(user.id(), conversation).await? {
-                state.realtime.publish(
-                    user.id(),
-                    &ServerFrame::ConversationUpdated {
-                        conversation: conversation_view(&c),
-                    },
-                );
-            }
+            crate::chat::announce_conversation(&state, user.id(), conversation).await?;
         }
     }
     state.realtime.publish(
@@ -337,21 +311,12 @@ pub async fn move_conversation(
         // The project was deleted meanwhile.
         return Err(ErrorCode::NotFound.into());
     }
-    let conversation = state
-        .db
-        .conversation(user.id(), &id)
+    let view = crate::chat::announce_conversation(&state, user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    let view = conversation_view(&conversation);
-    state.realtime.publish(
-        user.id(),
-        &ServerFrame::ConversationUpdated {
-            conversation: view.clone(),
-        },
-    );
     // Both projects' conversation counts changed.
-    for project in [before.project_id.as_deref(), into].into_iter().flatten() {
-        if before.project_id.as_deref() != into {
+    if before.project_id.as_deref() != into {
+        for project in [before.project_id.as_deref(), into].into_iter().flatten() {
             // A project deleted meanwhile has nothing to announce.
             let _ = announce(&state, user.id(), project).await;
         }
