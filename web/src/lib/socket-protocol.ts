@@ -7,6 +7,7 @@ import type {
   Conversation,
   LimitInfo,
   Message,
+  Project,
   StoredFile,
   User,
   UserSettings,
@@ -29,6 +30,16 @@ export interface ServerFrames {
   'message.completed': { conversationId: string; message: Message; finishReason: FinishReason };
   'conversation.updated': { conversation: Conversation };
   'conversation.deleted': { conversationId: string };
+  /**
+   * A project was created or changed: its name, instructions, documents (added), or how
+   * many conversations it holds (one moved in or out). Sent to every tab.
+   */
+  'project.updated': { project: Project };
+  /**
+   * A project was deleted. Its conversations came first: each as `conversation.deleted`
+   * when deleted with it, else as `conversation.updated` with `projectId: null`.
+   */
+  'project.deleted': { projectId: string };
   /** Same shape as `ready`'s `usage` and `GET /api/usage/limits`. */
   'usage.updated': { hasActiveLimit: boolean; limitInfo: LimitInfo };
   /** The user's name or profile image changed (in any tab or device). */
@@ -87,6 +98,8 @@ export interface ClientFrames {
     deepSearch?: boolean;
     /** Answer with an image made from the message; never with `webSearch` or `deepSearch` (`invalid_frame`). */
     imageGeneration?: boolean;
+    /** The project a new conversation starts in (ignored with a `conversationId`). */
+    projectId?: string;
     /**
      * Ids of files uploaded with `POST /api/files`: at most the plan's
      * `maxImagesPerMessage` images and 10 documents, every document ready.

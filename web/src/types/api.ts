@@ -81,7 +81,26 @@ export interface Conversation {
   title: string | null;
   model: string;
   webSearch: boolean;
+  /** The project it is in; null (or missing, from a server before projects) when none. */
+  projectId?: string | null;
   createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * A folder of conversations with its own instructions and documents (docs/api.md
+ * "Projects"): every answer in one of its conversations follows the instructions and
+ * reads the documents.
+ */
+export interface Project {
+  _id: string;
+  name: string;
+  /** Lines kept; "" when none. */
+  instructions: string;
+  /** How many conversations it holds. */
+  conversations: number;
+  createdAt: string;
+  /** Changes with the name and instructions only (not with its conversations or documents). */
   updatedAt: string;
 }
 

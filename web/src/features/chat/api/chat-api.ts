@@ -1,9 +1,10 @@
 /**
- * The REST calls of the chat (docs/api.md): conversations, uploaded files, and the two
- * answers the chat reads for gating and counters (the subscription's plan, the usage limits).
+ * The REST calls of the chat (docs/api.md): conversations, projects, uploaded files, and
+ * the two answers the chat reads for gating and counters (the subscription's plan, the
+ * usage limits).
  */
 import { api } from '@/lib/api-client';
-import type { Conversation, LimitInfo, Message, PlanType, StoredFile, Usage } from '@/types/api';
+import type { Conversation, LimitInfo, Message, PlanType, Project, StoredFile, Usage } from '@/types/api';
 import { normalizeFile } from '../lib/files';
 
 export interface ConversationPage {
@@ -13,6 +14,17 @@ export interface ConversationPage {
 
 export interface ConversationWithMessages extends Conversation {
   messages: Message[];
+}
+
+/** `GET /api/projects/{id}` and `POST /api/projects/{id}/files`: the project and its documents. */
+export interface ProjectWithFiles extends Project {
+  files: StoredFile[];
+}
+
+/** What `POST /api/projects` and `PATCH /api/projects/{id}` take; a field left out stays. */
+export interface ProjectInput {
+  name?: string;
+  instructions?: string;
 }
 
 /** What the chat needs of a plan object (docs/api.md "The plan object"). */
@@ -121,10 +133,18 @@ export function usageFrom(value: unknown): Usage | null {
   return { hasActiveLimit: value.hasActiveLimit === true, limitInfo };
 }
 
+const projectPath = (id: string) => `/projects/${encodeURIComponent(id)}`;
+
+function withFiles(answer: { success: true; data: ProjectWithFiles }) {
+  return { ...answer, data: { ...answer.data, files: (answer.data.files ?? []).map(normalizeFile) } };
+}
+
 export const chatApi = {
-  listConversations: (cursor: string | null, limit = CONVERSATION_PAGE_SIZE) => {
+  /** Newest activity first; with `projectId`, only that project's conversations. */
+  listConversations: (cursor: string | null, limit = CONVERSATION_PAGE_SIZE, projectId: string | null = null) => {
     const query = new URLSearchParams({ limit: String(limit) });
     if (cursor) query.set('cursor', cursor);
+    if (projectId) query.set('projectId', projectId);
     return api.get<{ success: true } & ConversationPage>(`/conversations?${query.toString()}`);
   },
   getConversation: (id: string) =>
@@ -132,6 +152,21 @@ export const chatApi = {
   renameConversation: (id: string, title: string) =>
     api.patch<{ success: true; data: Conversation }>(`/conversations/${encodeURIComponent(id)}`, { title }),
   deleteConversation: (id: string) => api.delete<{ success: true }>(`/conversations/${encodeURIComponent(id)}`),
+  /** Into a project, or out of any with null; its place in the list stays. */
+  moveConversation: (id: string, projectId: string | null) =>
+    api.put<{ success: true; data: Conversation }>(`/conversations/${encodeURIComponent(id)}/project`, { projectId }),
+  /** Most recently changed first. */
+  listProjects: () => api.get<{ success: true; data: Project[] }>('/projects'),
+  getProject: async (id: string) => withFiles(await api.get<{ success: true; data: ProjectWithFiles }>(projectPath(id))),
+  createProject: (input: Required<Pick<ProjectInput, 'name'>> & ProjectInput) =>
+    api.post<{ success: true; data: Project }>('/projects', input),
+  updateProject: (id: string, input: ProjectInput) => api.patch<{ success: true; data: Project }>(projectPath(id), input),
+  /** Its conversations leave it, or are deleted with it (`deleteConversations`). */
+  deleteProject: (id: string, deleteConversations: boolean) =>
+    api.delete<{ success: true }>(`${projectPath(id)}${deleteConversations ? '?deleteConversations=true' : ''}`),
+  /** Makes an uploaded document (never sent) one of the project's; removed by deleting the file. */
+  addProjectFile: async (id: string, fileId: string) =>
+    withFiles(await api.post<{ success: true; data: ProjectWithFiles }>(`${projectPath(id)}/files`, { fileId })),
   /** `POST /api/files`: one part named `file`, with its name. An image, or a document that is still being read. */
   uploadFile: async (file: Blob, name: string, signal?: AbortSignal) => {
     const body = new FormData();

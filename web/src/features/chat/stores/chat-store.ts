@@ -36,6 +36,19 @@ import {
 /** The key of drafts and errors of the "new chat" view (no conversation yet). */
 export const NEW_CHAT = 'new';
 
+/**
+ * The key of a new chat's drafts, errors, options and files: a new chat in a project
+ * keeps its own, so what is typed there is not sent outside the project (or the reverse).
+ */
+export function newChatKey(projectId: string | null | undefined): string {
+  return projectId ? `${NEW_CHAT}:${projectId}` : NEW_CHAT;
+}
+
+/** Where a send's draft and errors live: its conversation, or the new chat it started from. */
+function sendKey(send: Pick<PendingSend, 'conversationId' | 'projectId'>): string {
+  return send.conversationId ?? newChatKey(send.projectId);
+}
+
 /** How long after `conversation.opened` (not streaming) a still-streaming answer is rechecked. */
 export const STALE_RECHECK_MS = 3000;
 
@@ -74,6 +87,8 @@ export interface PendingSend {
   deepSearch?: boolean;
   /** Sent to make an image: a refused send turns "Create image" back on. */
   imageGeneration?: boolean;
+  /** The project a new conversation was asked to start in. */
+  projectId?: string;
   createdAt: string;
 }
 
@@ -95,6 +110,8 @@ export interface SendInput {
   /** Make an image (never with a web search); for this send only. */
   imageGeneration?: boolean;
   attachments?: SentAttachment[];
+  /** A new conversation starts in this project (ignored with a conversationId). */
+  projectId?: string | null;
 }
 
 export interface ChatState {
@@ -106,7 +123,7 @@ export interface ChatState {
   pending: Record<string, PendingSend>;
   /** clientId of a send → the conversation `conversation.created` made for it. */
   createdFor: Record<string, string>;
-  /** Keyed by conversation id, or NEW_CHAT. */
+  /** Keyed by conversation id, or a new chat's key (newChatKey). */
   drafts: Record<string, string>;
   errors: Record<string, ChatError | undefined>;
   /** The conversation the page shows, reopened and reloaded after a reconnect. */
@@ -156,6 +173,11 @@ export interface ChatActions {
   cancel: (conversationId: string) => boolean;
   rename: (id: string, title: string) => Promise<void>;
   remove: (id: string) => Promise<void>;
+  /**
+   * These conversations are being deleted by this tab (with their project): their
+   * `conversation.deleted` is not news to this tab.
+   */
+  markDeletedHere: (ids: readonly string[]) => void;
 
   onReady: () => void;
   onConversationCreated: (frame: ServerFrames['conversation.created']) => void;
@@ -355,13 +377,25 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     requestComposerFocus: () => set((state) => ({ focusRequest: state.focusRequest + 1 })),
 
-    send: ({ conversationId, content, model, webSearch, deepSearch = false, imageGeneration = false, attachments = [] }) => {
-      const key = conversationId ?? NEW_CHAT;
+    send: ({
+      conversationId,
+      content,
+      model,
+      webSearch,
+      deepSearch = false,
+      imageGeneration = false,
+      attachments = [],
+      projectId = null,
+    }) => {
+      // A project only places a new conversation; an existing one stays where it is.
+      const project = conversationId === null && projectId ? projectId : undefined;
+      const key = conversationId ?? newChatKey(project);
       const clientId = randomId();
       const sent = chatSocket.emit('chat.send', {
         clientId,
         conversationId,
         content,
+        ...(project ? { projectId: project } : {}),
         ...(model ? { model } : {}),
         // An image is made alone: the server refuses it with a web search (invalid_frame).
         ...(imageGeneration
@@ -383,6 +417,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         content,
         attachments,
         ...(imageGeneration ? { imageGeneration: true } : deepSearch ? { deepSearch: true } : {}),
+        ...(project ? { projectId: project } : {}),
         createdAt: new Date().toISOString(),
       };
       set((state) => ({
@@ -429,6 +464,11 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       get().onConversationDeleted({ conversationId: id });
     },
 
+    markDeletedHere: (ids) => {
+      if (ids.length === 0) return;
+      set((state) => ({ deletedHere: { ...state.deletedHere, ...Object.fromEntries(ids.map((id) => [id, true as const])) } }));
+    },
+
     // --- frames ---------------------------------------------------------------------
 
     onReady: () => {
@@ -455,7 +495,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         void (id ? reloads.get(id)! : Promise.resolve()).then(() => {
           if (!get().pending[send.clientId]) return;
           const stored = id ? get().threads[id]?.messages.some((m) => m.clientId === send.clientId) : false;
-          const key = id ?? NEW_CHAT;
+          const key = sendKey(send);
           if (stored) releaseSent(send.attachments);
           else useAttachmentStore.getState().restore(key, send.attachments);
           set((state) => ({
@@ -481,8 +521,9 @@ export const useChatStore = create<ChatStore>()((set, get) => {
           next.pending = { ...state.pending, [clientId]: { ...mine, conversationId: conversation._id } };
           next.createdFor = { ...state.createdFor, [clientId]: conversation._id };
           // The new chat's choices go along to the conversation.
-          const options = state.options[NEW_CHAT];
-          if (options) next.options = { ...omit(state.options, NEW_CHAT), [conversation._id]: options };
+          const from = newChatKey(mine.projectId);
+          const options = state.options[from];
+          if (options) next.options = { ...omit(state.options, from), [conversation._id]: options };
           // This tab made it: its frames are applied from the start, no reload needed.
           next.threads = {
             ...state.threads,
@@ -608,7 +649,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       const error: ChatError = { code, message, ...(field ? { field } : {}) };
       const pending = get().pending[clientId];
       if (pending) {
-        const key = pending.conversationId ?? NEW_CHAT;
+        const key = sendKey(pending);
         // The images come back with the text, to send again or remove.
         useAttachmentStore.getState().restore(key, pending.attachments);
         set((state) => {

@@ -9,6 +9,7 @@ import { setConversationTitleLookup } from '../lib/answer-notifications';
 import { useAttachmentStore } from './attachment-store';
 import { useChatStore } from './chat-store';
 import { usePlanStore } from './plan-store';
+import { useProjectStore } from './project-store';
 
 let started = false;
 
@@ -23,6 +24,7 @@ export function startChatSync(): void {
   started = true;
   const chat = () => useChatStore.getState();
   const plan = () => usePlanStore.getState();
+  const projects = () => useProjectStore.getState();
   // A notification's title: the conversation as this tab's list or thread knows it.
   setConversationTitleLookup(
     (id) => chat().list.items.find((c) => c._id === id)?.title ?? chat().threads[id]?.conversation?.title,
@@ -40,14 +42,30 @@ export function startChatSync(): void {
     // subscription.updated may have been missed while disconnected.
     if (plan().planStatus !== 'idle') void plan().loadPlan();
     chat().onReady();
+    projects().onReady();
     // file.updated may have been missed too: documents still being read are asked for.
     void useAttachmentStore.getState().refreshProcessing();
   });
-  chatSocket.on('conversation.created', (frame) => chat().onConversationCreated(frame));
-  chatSocket.on('conversation.updated', (frame) => chat().onConversationUpdated(frame));
-  chatSocket.on('conversation.deleted', (frame) => chat().onConversationDeleted(frame));
+  // The conversation frames keep both lists live: all conversations, and the project's.
+  chatSocket.on('conversation.created', (frame) => {
+    chat().onConversationCreated(frame);
+    projects().onConversationCreated(frame);
+  });
+  chatSocket.on('conversation.updated', (frame) => {
+    chat().onConversationUpdated(frame);
+    projects().onConversationUpdated(frame);
+  });
+  chatSocket.on('conversation.deleted', (frame) => {
+    chat().onConversationDeleted(frame);
+    projects().onConversationDeleted(frame);
+  });
+  chatSocket.on('project.updated', (frame) => projects().onProjectUpdated(frame));
+  chatSocket.on('project.deleted', (frame) => projects().onProjectDeleted(frame));
   chatSocket.on('conversation.opened', (frame) => chat().onConversationOpened(frame));
-  chatSocket.on('message.created', (frame) => chat().onMessageCreated(frame));
+  chatSocket.on('message.created', (frame) => {
+    chat().onMessageCreated(frame);
+    projects().onMessageCreated(frame);
+  });
   chatSocket.on('message.snapshot', (frame) => chat().onMessageSnapshot(frame));
   chatSocket.on('message.completed', (frame) => chat().onMessageCompleted(frame));
   // A web search's steps, before and between its answer's text (not stored, not replayed).
@@ -58,8 +76,11 @@ export function startChatSync(): void {
   });
   chatSocket.on('usage.updated', (frame) => plan().applyUsage(frame));
   chatSocket.on('subscription.updated', ({ subscription }) => plan().applySubscription(subscription));
-  // A document being read: its progress and end, for whichever composer holds it.
-  chatSocket.on('file.updated', ({ file }) => useAttachmentStore.getState().onFileUpdated(file));
+  // A document being read: its progress and end, for whichever composer or project holds it.
+  chatSocket.on('file.updated', ({ file }) => {
+    useAttachmentStore.getState().onFileUpdated(file);
+    projects().onFileUpdated(file);
+  });
   chatSocket.on('error', (frame) => {
     chat().onError(frame);
     if (PLAN_CHANGED_CODES.has(frame.code)) void plan().loadPlan();
@@ -73,6 +94,7 @@ export function startChatSync(): void {
     connected = false;
     chat().reset();
     plan().reset();
+    projects().reset();
     // Another user must not find the previous one's pictures in the composer.
     useAttachmentStore.getState().reset();
   });

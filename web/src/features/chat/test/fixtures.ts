@@ -1,5 +1,5 @@
 import type { ChatPlan } from '../api/chat-api';
-import type { Conversation, Message, StoredFile } from '@/types/api';
+import type { Conversation, Message, Project, StoredFile } from '@/types/api';
 
 export const CONVERSATION_ID = '01959b10-4c2e-7a01-8f3d-2b6e9c0a1d47';
 
@@ -94,6 +94,30 @@ export const basePlan: ChatPlan = {
   maxImagesPerMessage: 2,
   fileLimits: FILE_LIMITS,
 };
+
+/** Plus: projects and documents on top of Base (the default catalogue). */
+export const plusPlan: ChatPlan = {
+  ...basePlan,
+  planType: 'plus',
+  name: 'Plus',
+  features: { ...basePlan.features, googleWebSearch: true, projectManagement: true },
+  available: { ...AVAILABLE, documentProcessing: true },
+  maxImagesPerMessage: 3,
+};
+
+export const PROJECT_ID = '01a20ae9-dc6b-7235-91b6-b57c82486ed7';
+
+export function project(overrides: Partial<Project> = {}): Project {
+  return {
+    _id: PROJECT_ID,
+    name: 'Garden',
+    instructions: 'Answer as a gardener.\nKeep it short.',
+    conversations: 0,
+    createdAt: '2025-03-14T10:00:00.000+00:00',
+    updatedAt: '2025-03-14T10:00:00.000+00:00',
+    ...overrides,
+  };
+}
 
 /** A plan as a server that takes documents shows it (`available.documentProcessing`). */
 export function withDocuments(plan: ChatPlan): ChatPlan {
