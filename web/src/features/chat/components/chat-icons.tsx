@@ -106,3 +106,17 @@ export const AlertIcon = (props: IconProps) => (
     <path d="M12 8v4M12 16h.01" />
   </Icon>
 );
+
+export const FolderIcon = (props: IconProps) => (
+  <Icon {...props}>
+    <path d="M22 19a2 2 0 0 1-2 2H4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2h5l2 3h9a2 2 0 0 1 2 2z" />
+  </Icon>
+);
+
+/** Move to a project: a folder with an arrow going in. */
+export const FolderMoveIcon = (props: IconProps) => (
+  <Icon {...props}>
+    <path d="M22 19a2 2 0 0 1-2 2H4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2h5l2 3h9a2 2 0 0 1 2 2z" />
+    <path d="M8 13.5h8M13 10.5l3 3-3 3" />
+  </Icon>
+);

@@ -1,31 +1,42 @@
 import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
-import { useParams } from 'react-router';
+import { useParams, useSearchParams } from 'react-router';
 import { LayoutSidebar } from '@/components/layout/sidebar-slot';
-import { useChatStore } from '../stores/chat-store';
+import { newChatKey, useChatStore } from '../stores/chat-store';
 import { startChatSync } from '../stores/chat-sync';
 import { usePlanStore } from '../stores/plan-store';
+import { useProjectStore } from '../stores/project-store';
 import styles from './chat-page.module.css';
 import { ConversationSidebar } from './conversation-sidebar';
 import { ConversationView } from './conversation-view';
 
 /**
  * /chat and /chat/:id: the conversation list in the layout's sidebar (the drawer on
- * phones) and the conversation, or a new chat, beside it.
+ * phones) and the conversation, or a new chat, beside it. `/chat?project=<id>` is a new
+ * chat that starts its conversation in that project.
  */
 export function ChatPage() {
   const { t } = useTranslation('chat');
   const { id } = useParams();
+  const [search] = useSearchParams();
   const conversationId = id ?? null;
+  const projectId = conversationId ? null : search.get('project') || null;
 
   useEffect(() => {
     startChatSync();
     const chat = useChatStore.getState();
     if (chat.listStatus === 'idle' || chat.listStatus === 'error') void chat.loadConversations();
+    const projects = useProjectStore.getState();
+    if (projects.status === 'idle' || projects.status === 'error') void projects.loadProjects();
     const plan = usePlanStore.getState();
     void plan.loadPlan();
     void plan.loadUsage();
   }, []);
+
+  // A new chat in a project shows that project in the sidebar.
+  useEffect(() => {
+    if (projectId) useProjectStore.getState().select(projectId);
+  }, [projectId]);
 
   return (
     <div className={styles.page}>
@@ -33,7 +44,11 @@ export function ChatPage() {
       <LayoutSidebar>
         <ConversationSidebar activeId={conversationId} />
       </LayoutSidebar>
-      <ConversationView key={conversationId ?? 'new'} conversationId={conversationId} />
+      <ConversationView
+        key={conversationId ?? newChatKey(projectId)}
+        conversationId={conversationId}
+        projectId={projectId}
+      />
     </div>
   );
 }

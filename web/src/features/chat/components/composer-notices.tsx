@@ -12,7 +12,7 @@ import styles from './composer-notices.module.css';
 /** Where "Upgrade plan" leads: the subscription section of the settings page. */
 export const UPGRADE_PATH = '/settings#subscription';
 
-function UpgradeLink() {
+export function UpgradeLink() {
   const { t } = useTranslation('chat');
   return (
     <Link to={UPGRADE_PATH} className={buttonClassName({ size: 'small' })} data-testid="upgrade-plan-link">

@@ -17,8 +17,10 @@ import {
 } from '../lib/gating';
 import { attachFiles } from '../stores/attach-files';
 import { sendable, useAttachmentStore } from '../stores/attachment-store';
-import { DEFAULT_OPTIONS, NEW_CHAT, useChatStore, type PendingSend } from '../stores/chat-store';
+import { DEFAULT_OPTIONS, newChatKey, useChatStore, type PendingSend } from '../stores/chat-store';
 import { usePlanStore } from '../stores/plan-store';
+import { projectOf, useProjectStore } from '../stores/project-store';
+import { FolderIcon } from './chat-icons';
 import { EMPTY_THREAD, streamingMessage } from '../stores/thread';
 import { Composer, type ComposerNoticeKind } from './composer';
 import { ChatErrorNotice, GateNotice, UsageCounter } from './composer-notices';
@@ -38,13 +40,24 @@ let focusNextView = false;
 
 const carriesFiles = (event: DragEvent | globalThis.DragEvent) => event.dataTransfer?.types.includes('Files') ?? false;
 
-/** One conversation (or the new chat): its messages, then the composer with its notices. */
-export function ConversationView({ conversationId }: { conversationId: string | null }) {
+/**
+ * One conversation (or the new chat, possibly in a project): its messages, then the
+ * composer with its notices.
+ */
+export function ConversationView({
+  conversationId,
+  projectId = null,
+}: {
+  conversationId: string | null;
+  /** A new chat whose conversation starts in this project (ignored with a conversationId). */
+  projectId?: string | null;
+}) {
   const { t } = useTranslation('chat');
   const navigate = useNavigate();
   const { emit } = useChatSocket();
   const noticeId = useId();
-  const key = conversationId ?? NEW_CHAT;
+  const newInProject = conversationId ? null : projectId;
+  const key = conversationId ?? newChatKey(newInProject);
 
   useOpenConversation(conversationId);
 
@@ -75,6 +88,10 @@ export function ConversationView({ conversationId }: { conversationId: string | 
   );
   const listed = useChatStore((s) => (conversationId ? s.list.items.find((c) => c._id === conversationId) : undefined));
   const conversation = entry?.conversation ?? listed ?? null;
+  const projects = useProjectStore((s) => s.projects);
+  const projectsStatus = useProjectStore((s) => s.status);
+  // The project the conversation is in, or the new chat starts in.
+  const project = newInProject ? (projects.find((p) => p._id === newInProject) ?? null) : projectOf(projects, conversation);
   const model = resolveModel(options.model, defaultModel(plan, conversation?.model, messages), plan);
   // "Create image" goes alone: while it is on, no web or deep search is sent or shown.
   const imageGeneration = options.imageGeneration && imageGenerationGate(plan) === 'available';
@@ -117,6 +134,15 @@ export function ConversationView({ conversationId }: { conversationId: string | 
     void navigate('/chat', { replace: true });
   }, [status, conversationId, navigate, t]);
 
+  // The new chat's project is gone (deleted here, in another tab, or never the user's):
+  // a new chat outside any project instead.
+  const projectMissing = newInProject !== null && projectsStatus === 'ready' && project === null;
+  useEffect(() => {
+    if (!projectMissing || !newInProject) return;
+    if (!useProjectStore.getState().deletedHere[newInProject]) toast.info(t('projects.notFound'));
+    void navigate('/chat', { replace: true });
+  }, [projectMissing, newInProject, navigate, t]);
+
   // An answer that shows streaming but stopped moving: ask the server again.
   const streamingId = streaming?._id;
   const lastActivity = entry?.lastActivity ?? 0;
@@ -153,7 +179,16 @@ export function ConversationView({ conversationId }: { conversationId: string | 
     const attachments = sendable(useAttachmentStore.getState().items[key] ?? []);
     const clientId = useChatStore
       .getState()
-      .send({ conversationId, content: draft.trim(), model, webSearch, deepSearch, imageGeneration, attachments });
+      .send({
+        conversationId,
+        content: draft.trim(),
+        model,
+        webSearch,
+        deepSearch,
+        imageGeneration,
+        attachments,
+        projectId: newInProject,
+      });
     // The previews move on to the pending message; the composer starts empty.
     if (clientId) useAttachmentStore.getState().handOver(key);
     if (clientId && !conversationId) setSentClientId(clientId);
@@ -227,8 +262,21 @@ export function ConversationView({ conversationId }: { conversationId: string | 
       )}
       <header className={styles.header}>
         <h2 id={`${noticeId}-title`} className={styles.title} data-testid="conversation-title">
-          {conversationId ? (conversation?.title ?? t('untitled')) : t('newChat')}
+          {conversationId
+            ? (conversation?.title ?? t('untitled'))
+            : project
+              ? t('projects.newChatIn', { name: project.name })
+              : t('newChat')}
         </h2>
+        {conversationId && project && (
+          <span className={styles.project} data-testid="conversation-project" title={t('projects.inProject', { name: project.name })}>
+            <FolderIcon width={14} height={14} />
+            <span className="visually-hidden">{t('projects.inProject', { name: project.name })}</span>
+            <span className={styles.projectName} aria-hidden="true">
+              {project.name}
+            </span>
+          </span>
+        )}
       </header>
 
       {loading ? (
@@ -244,7 +292,9 @@ export function ConversationView({ conversationId }: { conversationId: string | 
             conversationId ? undefined : (
               <>
                 <h3 className={styles.greeting}>{t('view.emptyTitle')}</h3>
-                <p>{t('view.emptyHint')}</p>
+                <p data-testid="new-chat-hint">
+                  {project ? t('projects.newChatHint', { name: project.name }) : t('view.emptyHint')}
+                </p>
               </>
             )
           }

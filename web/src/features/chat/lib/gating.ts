@@ -39,6 +39,16 @@ export type ImageGenerationGate =
   | 'comingSoon'
   | 'unknown';
 
+export type ProjectGate =
+  /** Projects can be created, changed, filled and moved into: the plan has `projectManagement`. */
+  | 'available'
+  /**
+   * "Project management is a premium feature": projects the user already has (from a
+   * bigger plan) are still listed, read, emptied and deleted.
+   */
+  | 'premium'
+  | 'unknown';
+
 export type ImageGate =
   /** Images can be attached, up to `maxImagesPerMessage` a message. */
   | 'available'
@@ -95,6 +105,16 @@ export function documentGate(plan: ChatPlan | null): DocumentGate {
   return plan.available.documentProcessing ? 'available' : 'comingSoon';
 }
 
+/**
+ * Projects follow the plan's feature flag alone. `available.projectManagement` is left
+ * out on purpose: it was false while the server had projects but no client offered them,
+ * and it only keeps the plan cards from selling them; this client is that offer.
+ */
+export function projectGate(plan: ChatPlan | null): ProjectGate {
+  if (!plan) return 'unknown';
+  return plan.features.projectManagement ? 'available' : 'premium';
+}
+
 /** Images are for every plan (free gets one a message), once the server takes them. */
 export function imageGate(plan: ChatPlan | null): ImageGate {
   if (!plan) return 'unknown';
@@ -133,6 +153,8 @@ export type GateNoticeKind =
   | 'webSearchPremium'
   | 'imageGenerationPremium'
   | 'documentUploadPremium'
+  /** Creating, changing, filling a project or moving a conversation into one. */
+  | 'projectsPremium'
   /** Before images: no attachment of any kind is taken yet. */
   | 'attachmentsComingSoon'
   /** Images are taken, documents not yet. */
