@@ -12,14 +12,17 @@
 //! - [`generation`]: one actor per answer streaming from the model, and its registry;
 //! - [`quota`]: the quota actor per active user and the hub that finds it;
 //! - [`model`]: model providers (the built-in demo model);
-//! - [`protocol`]: the frames of the websocket protocol.
+//! - [`protocol`]: the frames of the websocket protocol (defined in `chat-contract`).
 
 pub mod frames;
 pub mod generation;
 pub mod hub;
 pub mod model;
-pub mod protocol;
 pub mod quota;
 pub mod session;
 pub mod shard;
 pub mod tab;
+
+/// The websocket protocol's frames live with the REST answers in `chat-contract`, the one
+/// source of the web client's generated types.
+pub use chat_contract::frames as protocol;

@@ -4,7 +4,7 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::json;
+use chat_contract::answers::ErrorAnswer;
 
 use crate::i18n::{self, Lang};
 
@@ -375,11 +375,12 @@ impl ResponseError for ApiError {
         if let ApiError::Internal(cause) = self {
             tracing::error!(error = ?cause, "request failed");
         }
-        let mut body = json!({
-            "success": false,
-            "code": self.code().as_str(),
-            "message": self.message(i18n::current()),
-        });
+        let mut body = ErrorAnswer {
+            success: false,
+            code: self.code().as_str().to_owned(),
+            message: self.message(i18n::current()),
+            field: None,
+        };
         let mut response = HttpResponse::build(self.status_code());
         if let ApiError::Client {
             field,
@@ -387,9 +388,7 @@ impl ResponseError for ApiError {
             ..
         } = self
         {
-            if let Some(field) = field {
-                body["field"] = json!(field);
-            }
+            body.field = field.map(str::to_owned);
             if let Some(secs) = retry_after_secs {
                 response.insert_header((header::RETRY_AFTER, secs.to_string()));
             }

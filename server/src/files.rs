@@ -6,12 +6,12 @@
 //! written before its objects and removed only after them (see `db::files`), so the
 //! store never holds an object that no row names.
 
+use chat_contract::states::{FileKind, FileStatus};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use chat_actors::model::ImagePart;
-use chat_actors::protocol::Attachment;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::sync::Notify;
@@ -26,7 +26,6 @@ use crate::documents::{
 };
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::plans::Plan;
-use crate::quota::iso;
 use crate::state::AppState;
 
 const MB: u64 = 1024 * 1024;
@@ -189,7 +188,7 @@ pub fn largest_upload(plan: &Plan) -> usize {
 
 /// What an upload becomes before it is stored.
 struct Prepared {
-    kind: &'static str,
+    kind: FileKind,
     name: String,
     mime: String,
     width: Option<i32>,
@@ -240,7 +239,7 @@ pub async fn upload(
             .run(move |d| d.attachment(&bytes, max_px, thumb_px))
             .await?;
         Prepared {
-            kind: "image",
+            kind: FileKind::Image,
             name: stored_name(
                 name,
                 if image.mime == "image/png" { "png" } else { "jpg" },
@@ -256,7 +255,7 @@ pub async fn upload(
     } else {
         let (format, opened, bytes) = documents::open(state, name, bytes).await?;
         Prepared {
-            kind: "document",
+            kind: FileKind::Document,
             name: stored_name(name, format.extension(), "document"),
             mime: format.mime().into(),
             width: None,
@@ -275,7 +274,7 @@ pub async fn upload(
         user_id: user_id.to_owned(),
         conversation_id: None,
         message_id: None,
-        kind: prepared.kind.into(),
+        kind: prepared.kind,
         name: prepared.name,
         mime: prepared.mime,
         size: size as i64,
@@ -283,11 +282,10 @@ pub async fn upload(
         height: prepared.height,
         created_at: state.now(),
         status: if prepared.document.is_some() {
-            "processing"
+            FileStatus::Processing
         } else {
-            "ready"
-        }
-        .into(),
+            FileStatus::Ready
+        },
         progress: if prepared.document.is_some() { 0 } else { 100 },
         pages: prepared.pages,
         embedding_model: None,
@@ -321,30 +319,11 @@ pub async fn upload(
     Ok(file)
 }
 
-/// A file as the API and frames show it.
-pub fn attachment_view(f: &FileRow) -> Attachment {
-    Attachment {
-        id: f.id.clone(),
-        kind: f.kind.clone(),
-        name: f.name.clone(),
-        mime: f.mime.clone(),
-        size: f.size.max(0) as u64,
-        width: f.width.map(|w| w.max(0) as u32),
-        height: f.height.map(|h| h.max(0) as u32),
-        url: format!("/api/files/{}", f.id),
-        thumbnail_url: (f.kind == "image").then(|| format!("/api/files/{}/thumbnail", f.id)),
-        created_at: iso(f.created_at).unwrap_or_default(),
-        status: f.status.clone(),
-        progress: f.progress.clamp(0, 100) as u8,
-        pages: f.pages.map(|p| p.max(0) as u32),
-    }
-}
-
 /// Each of `files` as the model receives it, in order; `None` for one that is not an
 /// image or that the store lost. The reads run at once (each may be a round trip to S3).
 pub async fn image_parts(state: &AppState, files: &[FileRow]) -> Result<Vec<Option<ImagePart>>> {
     let reads = files.iter().map(|f| async move {
-        if f.kind != "image" {
+        if f.kind != FileKind::Image {
             return Ok(None);
         }
         let data = state.files.get(f, false).await.map_err(ApiError::Internal)?;

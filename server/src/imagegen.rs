@@ -4,6 +4,7 @@
 //! everything works with no key. The image is then treated like an upload (decoded under
 //! the same limits, re-encoded, a thumbnail made) and stored as a file of the answer.
 
+use chat_contract::states::FileKind;
 use std::io::Cursor;
 use std::time::Duration;
 
@@ -167,7 +168,7 @@ pub async fn make(
     let extension = if image.mime == "image/png" { "png" } else { "jpg" };
     let file = FileRow {
         id: uuid::Uuid::now_v7().to_string(),
-        kind: "image".into(),
+        kind: FileKind::Image,
         name: format!("{}.{extension}", file_stem(prompt)),
         mime: image.mime.into(),
         size: (image.data.len() + image.thumbnail.len()) as i64,

@@ -30,3 +30,6 @@ pub mod state;
 pub mod subscriptions;
 pub mod telemetry;
 pub mod vat;
+#[cfg(test)]
+mod generated_types;
+pub mod views;

@@ -7,14 +7,15 @@ use crate::config::Settings;
 use crate::db::subscriptions::Activation;
 use crate::db::Db;
 use crate::domain::Email;
-use crate::plans::PlanType;
+use crate::plans::{Currency, PlanType};
+use chat_contract::states::BillingCycle;
 use crate::quota::iso;
 
 /// `chat-server users set-plan EMAIL PLAN [--days N]`: the plan starts now, for `days`
 /// days, with no payment and no renewal; `free` ends any paid plan at once.
 pub async fn set_plan(settings: &Settings, email: &str, plan: &str, days: i64) -> anyhow::Result<String> {
-    let plan = PlanType::parse(Some(plan))
-        .map_err(|_| anyhow::anyhow!("unknown plan {plan:?}: use free, base, plus or pro"))?;
+    let plan = PlanType::parse(plan)
+        .ok_or_else(|| anyhow::anyhow!("unknown plan {plan:?}: use free, base, plus or pro"))?;
     anyhow::ensure!(days >= 1, "--days must be at least 1");
     let email =
         Email::parse(Some(email)).map_err(|_| anyhow::anyhow!("{email:?} is not an e-mail address"))?;
@@ -35,7 +36,7 @@ pub async fn set_plan(settings: &Settings, email: &str, plan: &str, days: i64) -
             "{} is now on {} until {}",
             email.as_str(),
             plan.as_str(),
-            iso(activation.end_date).unwrap_or_default()
+            iso(activation.end_date)
         )
     };
     db.close().await;
@@ -69,8 +70,8 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
         !seed.prefix.is_empty() && seed.prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
         "--prefix takes letters, digits and '-'"
     );
-    let plan = PlanType::parse(Some(seed.plan))
-        .map_err(|_| anyhow::anyhow!("unknown plan {:?}: use free, base, plus or pro", seed.plan))?;
+    let plan = PlanType::parse(seed.plan)
+        .ok_or_else(|| anyhow::anyhow!("unknown plan {:?}: use free, base, plus or pro", seed.plan))?;
     let password = Password::parse(Some(seed.password), ErrorCode::PasswordRequired)
         .map_err(|_| anyhow::anyhow!("the password must be 6 to 128 characters"))?;
     let data_dir = &settings.server.data_dir;
@@ -143,10 +144,10 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
 /// A paid plan from `now` for `days` days, granted by an operator: no payment, no renewal.
 fn operator_activation(plan: PlanType, now: i64, days: i64) -> Activation<'static> {
     Activation {
-        plan_type: plan.as_str(),
-        billing_cycle: "one_time",
+        plan_type: plan,
+        billing_cycle: BillingCycle::OneTime,
         payment_method: "operator",
-        currency: "EUR",
+        currency: Currency::Eur,
         start_date: now,
         end_date: now + days * DAY_MS,
     }

@@ -8,51 +8,20 @@ use std::path::Path;
 use anyhow::Context;
 use chat_actors::quota::{Limits, Service};
 use chrono_tz::Tz;
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use chat_contract::views;
+use serde::Deserialize;
 
 use crate::error::{ErrorCode, Result};
 use crate::vat::VatRules;
 
 const EMBEDDED_PLANS: &str = include_str!("../../config/plans.toml");
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PlanType {
-    Free,
-    Base,
-    Plus,
-    Pro,
-}
+pub use chat_contract::states::{Currency, PlanType};
+pub use chat_contract::views::{Availability, Features, FileLimits, Models};
 
-impl PlanType {
-    pub const ALL: [PlanType; 4] = [PlanType::Free, PlanType::Base, PlanType::Plus, PlanType::Pro];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PlanType::Free => "free",
-            PlanType::Base => "base",
-            PlanType::Plus => "plus",
-            PlanType::Pro => "pro",
-        }
-    }
-
-    /// A plan named by a client; anything but the four plans is `invalid_plan`.
-    pub fn parse(value: Option<&str>) -> Result<PlanType> {
-        let value = value.unwrap_or("");
-        PlanType::ALL
-            .into_iter()
-            .find(|p| p.as_str() == value)
-            .ok_or_else(|| ErrorCode::InvalidPlan.into())
-    }
-
-    /// A plan stored in the database (always valid there).
-    pub fn from_db(value: &str) -> PlanType {
-        PlanType::ALL
-            .into_iter()
-            .find(|p| p.as_str() == value)
-            .unwrap_or(PlanType::Free)
-    }
+/// A plan named by a client; anything but the four plans is `invalid_plan`.
+pub fn plan_named(value: Option<&str>) -> Result<PlanType> {
+    PlanType::parse(value.unwrap_or("")).ok_or_else(|| ErrorCode::InvalidPlan.into())
 }
 
 /// Which features work on this server. A plan card offers only what is available
@@ -67,70 +36,31 @@ pub const AVAILABLE: Availability = Availability {
     image_upload: true,
 };
 
-impl Availability {
-    /// [`AVAILABLE`], with web search as this server's configuration allows.
-    pub fn with_search(google: bool, openai: bool) -> Availability {
-        Availability {
-            google_web_search: google,
-            openai_web_search: openai,
-            ..AVAILABLE
+/// [`AVAILABLE`], with web search as this server's configuration allows.
+pub fn available_with_search(google: bool, openai: bool) -> Availability {
+    Availability {
+        google_web_search: google,
+        openai_web_search: openai,
+        ..AVAILABLE
+    }
+}
+
+/// `models` with the SPEC §9 default in every role it leaves out.
+fn with_default_models(mut models: Models) -> Models {
+    let fill = |slot: &mut Option<String>, default: &str| {
+        if slot.as_deref().is_none_or(str::is_empty) {
+            *slot = Some(default.to_owned());
         }
-    }
-}
-
-/// The features of [`Features`], plus image upload (`maxImagesPerMessage`).
-#[derive(Debug, Clone, Copy, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Availability {
-    pub google_web_search: bool,
-    pub openai_web_search: bool,
-    pub document_processing: bool,
-    pub project_management: bool,
-    pub image_generation: bool,
-    pub image_upload: bool,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Features {
-    pub google_web_search: bool,
-    pub openai_web_search: bool,
-    pub document_processing: bool,
-    pub project_management: bool,
-    pub image_generation: bool,
-}
-
-/// The models of SPEC §3; any a plan leaves out takes the SPEC §9 default.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Models {
-    pub base_chat_model: Option<String>,
-    pub web_preprocessing_model: Option<String>,
-    pub web_content_processing_model: Option<String>,
-    pub web_search_model: Option<String>,
-    pub document_processing_model: Option<String>,
-    pub embedding_model: Option<String>,
-    pub image_generation_preprocessing_model: Option<String>,
-    pub image_analysis_model: Option<String>,
-}
-
-impl Models {
-    fn with_defaults(mut self) -> Models {
-        let fill = |slot: &mut Option<String>, default: &str| {
-            if slot.as_deref().is_none_or(str::is_empty) {
-                *slot = Some(default.to_owned());
-            }
-        };
-        fill(&mut self.base_chat_model, "gpt-4o-mini");
-        fill(&mut self.web_preprocessing_model, "gpt-4.1-nano");
-        fill(&mut self.web_content_processing_model, "gpt-4.1-nano");
-        fill(&mut self.web_search_model, "gpt-4o-mini-search-preview");
-        fill(&mut self.document_processing_model, "gpt-4.1-nano");
-        fill(&mut self.embedding_model, "text-embedding-3-small");
-        fill(&mut self.image_generation_preprocessing_model, "gpt-image-1");
-        fill(&mut self.image_analysis_model, "gpt-4.1-nano");
-        self
-    }
+    };
+    fill(&mut models.base_chat_model, "gpt-4o-mini");
+    fill(&mut models.web_preprocessing_model, "gpt-4.1-nano");
+    fill(&mut models.web_content_processing_model, "gpt-4.1-nano");
+    fill(&mut models.web_search_model, "gpt-4o-mini-search-preview");
+    fill(&mut models.document_processing_model, "gpt-4.1-nano");
+    fill(&mut models.embedding_model, "text-embedding-3-small");
+    fill(&mut models.image_generation_preprocessing_model, "gpt-image-1");
+    fill(&mut models.image_analysis_model, "gpt-4.1-nano");
+    models
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -148,18 +78,6 @@ struct PlanDef {
     chat_models: Vec<String>,
     #[serde(default)]
     models: Models,
-}
-
-/// What a plan may upload and keep (attachments), in MB.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FileLimits {
-    /// The largest image accepted.
-    pub image_max_mb: u64,
-    /// The largest document accepted (documents need `documentProcessing`).
-    pub document_max_mb: u64,
-    /// All of a user's files together.
-    pub storage_mb: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -198,69 +116,51 @@ impl Plan {
     /// The plan as the API shows it (`subscriptionPlan`, plan cards).
     /// `available`: what works on this server; `deep_searches`: the searches one deep
     /// search reserves.
-    pub fn to_json(&self, vat_rate: f64, available: Availability, deep_searches: u32) -> Value {
+    pub fn view(&self, vat_rate: f64, available: Availability, deep_searches: u32) -> views::Plan {
         let limit = |service: Service| {
             let l = self.limits(service);
-            json!({ "daily": l.day, "monthly": l.month })
+            views::Limit {
+                daily: l.day,
+                monthly: l.month,
+            }
         };
-        json!({
-            "planType": self.plan_type,
-            "name": self.name,
-            "rank": self.rank,
-            "features": self.features,
-            "available": available,
-            "deepSearchSearches": deep_searches,
-            "limits": {
-                "responseLimit": limit(Service::Responses),
-                "webSearchLimit": limit(Service::WebSearches),
-                "imageGenerationLimit": limit(Service::ImageGenerations),
+        views::Plan {
+            plan_type: self.plan_type,
+            name: self.name.clone(),
+            rank: self.rank,
+            features: self.features,
+            available,
+            deep_search_searches: deep_searches,
+            limits: views::PlanLimits {
+                response_limit: limit(Service::Responses),
+                web_search_limit: limit(Service::WebSearches),
+                image_generation_limit: limit(Service::ImageGenerations),
             },
-            "maxImagesPerMessage": self.max_images_per_message,
-            "fileLimits": self.files,
-            "chatModels": self.chat_models,
-            "models": self.models,
-            "prices": {
-                "EUR": price_json(self.price_eur_minor, vat_rate),
-                "HUF": price_json(self.price_huf_minor, vat_rate),
+            max_images_per_message: self.max_images_per_message,
+            file_limits: self.files,
+            chat_models: self.chat_models.clone(),
+            models: self.models.clone(),
+            prices: views::Prices {
+                eur: price(self.price_eur_minor, vat_rate),
+                huf: price(self.price_huf_minor, vat_rate),
             },
-        })
+        }
     }
 }
 
-fn price_json(net_minor: i64, vat_rate: f64) -> Value {
+fn price(net_minor: i64, vat_rate: f64) -> views::Price {
     let (vat, total) = vat_of(net_minor, vat_rate);
-    json!({ "net": net_minor as f64 / 100.0, "vat": vat as f64 / 100.0, "total": total as f64 / 100.0 })
+    views::Price {
+        net: net_minor as f64 / 100.0,
+        vat: vat as f64 / 100.0,
+        total: total as f64 / 100.0,
+    }
 }
 
 /// VAT and gross of a net amount in minor units, VAT rounded half up.
 pub fn vat_of(net_minor: i64, vat_rate: f64) -> (i64, i64) {
     let vat = (net_minor as f64 * vat_rate).round() as i64;
     (vat, net_minor + vat)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Currency {
-    #[serde(rename = "EUR")]
-    Eur,
-    #[serde(rename = "HUF")]
-    Huf,
-}
-
-impl Currency {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Currency::Eur => "EUR",
-            Currency::Huf => "HUF",
-        }
-    }
-
-    pub fn from_db(value: &str) -> Currency {
-        if value == "HUF" {
-            Currency::Huf
-        } else {
-            Currency::Eur
-        }
-    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -308,7 +208,7 @@ impl Catalogue {
             tracing::warn!("plans.toml: vat_rate is ignored; VAT rates are in vat.toml");
         }
         let mut plans = BTreeMap::new();
-        for plan_type in PlanType::ALL {
+        for &plan_type in PlanType::ALL {
             let def = file
                 .plans
                 .get(&plan_type)
@@ -323,7 +223,7 @@ impl Catalogue {
                 "plan {} lists no chat_models",
                 plan_type.as_str()
             );
-            let models = def.models.clone().with_defaults();
+            let models = with_default_models(def.models.clone());
             plans.insert(
                 plan_type,
                 Plan {
@@ -424,9 +324,9 @@ mod tests {
 
     #[test]
     fn only_the_four_plans_parse() {
-        assert_eq!(PlanType::parse(Some("plus")).unwrap(), PlanType::Plus);
+        assert_eq!(plan_named(Some("plus")).unwrap(), PlanType::Plus);
         for bad in [None, Some(""), Some("Pro"), Some("gold")] {
-            assert_eq!(PlanType::parse(bad).unwrap_err().code(), ErrorCode::InvalidPlan);
+            assert_eq!(plan_named(bad).unwrap_err().code(), ErrorCode::InvalidPlan);
         }
     }
 

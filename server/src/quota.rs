@@ -15,7 +15,7 @@ use chat_actors::shard::Shards;
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 use futures_util::future::BoxFuture;
-use serde_json::{json, Value};
+use chat_contract::views::{LimitInfo, Usage, UsageCounter, UsageService, UsageServices};
 
 use crate::clock::{SharedClock, DAY_MS};
 use crate::db::Db;
@@ -70,8 +70,11 @@ pub fn window(now_ms: i64, tz: Tz) -> Window {
     }
 }
 
-pub fn iso(ms: i64) -> Option<String> {
-    DateTime::<Utc>::from_timestamp_millis(ms).map(|t| t.to_rfc3339())
+pub fn iso(ms: i64) -> String {
+    // Every stored time is in range; the epoch stands in for one that is not.
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339()
 }
 
 /// How often counted units are written to the database (and at shutdown).
@@ -120,7 +123,7 @@ impl Quotas {
 
     async fn plan_of(&self, user_id: &str) -> Result<PlanType> {
         let sub = self.db.subscription(user_id, self.clock.now_ms()).await?;
-        Ok(PlanType::from_db(&sub.plan_type))
+        Ok(sub.plan_type)
     }
 
     /// Writes the usage counted so far to the database (at shutdown, and in tests).
@@ -188,14 +191,14 @@ impl Quotas {
         Ok(self.actors.ask(msg).await.context("quota actor")?)
     }
 
-    /// `limitInfo` of `GET /api/usage/limits`.
-    pub async fn limit_info(&self, user_id: &str) -> Result<(bool, Value)> {
+    /// The user's counters (`GET /api/usage/limits`, `usage.updated`).
+    pub async fn usage(&self, user_id: &str) -> Result<Usage> {
         let plan = self.plan_of(user_id).await?;
-        self.limit_info_on(user_id, plan).await
+        self.usage_on(user_id, plan).await
     }
 
-    /// `limitInfo` for a user whose plan is known.
-    pub async fn limit_info_on(&self, user_id: &str, plan: PlanType) -> Result<(bool, Value)> {
+    /// The counters of a user whose plan is known.
+    pub async fn usage_on(&self, user_id: &str, plan: PlanType) -> Result<Usage> {
         let used = self
             .actors
             .ask(GetUsage {
@@ -204,48 +207,44 @@ impl Quotas {
             })
             .await
             .context("quota actor")?;
-        Ok(self.limit_info_of(plan, &used))
+        Ok(self.usage_of(plan, &used))
     }
 
-    /// `limitInfo` for `plan` from usage already known (a check's [`Counted::usage`]).
-    pub fn limit_info_of(&self, plan: PlanType, used: &HashMap<Service, Used>) -> (bool, Value) {
+    /// The counters of `plan` from usage already known (a check's [`Counted::usage`]).
+    pub fn usage_of(&self, plan: PlanType, used: &HashMap<Service, Used>) -> Usage {
         let plan = self.catalogue.plan(plan);
         let w = self.window();
-        let counter = |limit: Option<u32>, used: u32, resets_at: i64| {
-            json!({
-                "limit": limit,
-                "used": used,
-                "remaining": limit.map(|l| l.saturating_sub(used)),
-                "unlimited": limit.is_none(),
-                "resetsAt": iso(resets_at),
-            })
+        let counter = |limit: Option<u32>, used: u32, resets_at: i64| UsageCounter {
+            limit,
+            used,
+            remaining: limit.map(|l| l.saturating_sub(used)),
+            unlimited: limit.is_none(),
+            resets_at: iso(resets_at),
         };
-        let mut services = serde_json::Map::new();
-        for (name, service) in [
-            ("responses", Service::Responses),
-            ("searches", Service::WebSearches),
-            ("images", Service::ImageGenerations),
-        ] {
+        let service = |service: Service| {
             let limits = plan.limits(service);
             let u = used.get(&service).copied().unwrap_or_default();
-            services.insert(
-                name.to_owned(),
-                json!({
-                    "daily": counter(limits.day, u.day, w.day_end),
-                    "monthly": counter(limits.month, u.month, w.month_end),
-                }),
-            );
+            UsageService {
+                daily: counter(limits.day, u.day, w.day_end),
+                monthly: counter(limits.month, u.month, w.month_end),
+            }
+        };
+        Usage {
+            has_active_limit: plan.has_limits(),
+            limit_info: LimitInfo {
+                limit_type: plan.plan_type,
+                start_date: iso(w.day_start),
+                end_date: iso(w.day_end),
+                month_start_date: iso(w.month_start),
+                month_end_date: iso(w.month_end),
+                timezone: self.catalogue.timezone.name().to_owned(),
+                services: UsageServices {
+                    responses: service(Service::Responses),
+                    searches: service(Service::WebSearches),
+                    images: service(Service::ImageGenerations),
+                },
+            },
         }
-        let info = json!({
-            "limitType": plan.plan_type,
-            "startDate": iso(w.day_start),
-            "endDate": iso(w.day_end),
-            "monthStartDate": iso(w.month_start),
-            "monthEndDate": iso(w.month_end),
-            "timezone": self.catalogue.timezone.name(),
-            "services": services,
-        });
-        (plan.has_limits(), info)
     }
 }
 

@@ -44,9 +44,9 @@ impl AppState {
     }
 
     /// The plan as the API shows it, with what works on this server.
-    pub fn plan_json(&self, plan: &crate::plans::Plan, vat_rate: f64) -> serde_json::Value {
+    pub fn plan_view(&self, plan: &crate::plans::Plan, vat_rate: f64) -> chat_contract::views::Plan {
         let providers = &self.search.providers;
-        let available = crate::plans::Availability::with_search(
+        let available = crate::plans::available_with_search(
             providers.google_available(),
             providers.openai_available(),
         );
@@ -55,6 +55,6 @@ impl AppState {
             Some(_) => self.settings.search.deep_searches,
             None => 0,
         };
-        plan.to_json(vat_rate, available, deep_searches)
+        plan.view(vat_rate, available, deep_searches)
     }
 }

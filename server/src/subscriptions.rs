@@ -3,45 +3,25 @@
 //! by the scheduler.
 
 use chrono::{DateTime, Months};
-use serde_json::{json, Value};
+use chat_contract::states::{BillingCycle, PaymentKind, PaymentStatus};
 
 use crate::billing::{Checkout, RenewalChange};
 use crate::db::payments::PaymentRow;
 use crate::db::subscriptions::{Activation, SubscriptionRow};
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::plans::{vat_of, Currency, PlanType};
-use crate::quota::iso;
 use crate::state::AppState;
 use chat_actors::protocol::ServerFrame;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BillingCycle {
-    /// Renews every month until cancelled.
-    Monthly,
-    /// `one_time_days` of access, no renewal.
-    OneTime,
-}
-
-impl BillingCycle {
-    pub fn parse(value: Option<&str>) -> Result<BillingCycle> {
-        match value.unwrap_or("monthly") {
-            "monthly" => Ok(BillingCycle::Monthly),
-            "one_time" => Ok(BillingCycle::OneTime),
-            _ => Err(ErrorCode::InvalidBillingCycle.into()),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BillingCycle::Monthly => "monthly",
-            BillingCycle::OneTime => "one_time",
-        }
-    }
+/// A billing cycle named by a client (monthly when none is named); anything else is
+/// `invalid_billing_cycle`.
+pub fn billing_cycle_named(value: Option<&str>) -> Result<BillingCycle> {
+    BillingCycle::parse(value.unwrap_or("monthly")).ok_or_else(|| ErrorCode::InvalidBillingCycle.into())
 }
 
 /// The end of a period of `cycle` starting at `start`.
-pub fn period_end(state: &AppState, cycle: &str, start: i64) -> i64 {
-    if cycle == "one_time" {
+pub fn period_end(state: &AppState, cycle: BillingCycle, start: i64) -> i64 {
+    if cycle == BillingCycle::OneTime {
         return start + state.catalogue.one_time_days * crate::clock::DAY_MS;
     }
     DateTime::from_timestamp_millis(start)
@@ -49,50 +29,11 @@ pub fn period_end(state: &AppState, cycle: &str, start: i64) -> i64 {
         .map_or(start + 30 * crate::clock::DAY_MS, |t| t.timestamp_millis())
 }
 
-/// `GET /api/subscription` and the answer of every call that changes it.
-/// Its plans' prices carry the seller's domestic VAT, as list prices; the buyer's own
-/// VAT is in `GET /api/plans` and on each payment.
-pub fn subscription_json(state: &AppState, sub: &SubscriptionRow) -> Value {
-    let vat = state.vat_for(None).rate;
-    let plan = state.catalogue.plan(PlanType::from_db(&sub.plan_type));
-    let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
-    json!({
-        "success": true,
-        "data": {
-            "_id": sub.id,
-            "planType": sub.plan_type,
-            "status": sub.status,
-            "startDate": iso(sub.start_date),
-            "endDate": sub.end_date.and_then(iso),
-            "billingCycle": sub.billing_cycle,
-            "paymentMethod": sub.payment_method,
-            "currency": sub.currency,
-            // A scheduled downgrade to a paid plan renews too, at that plan's price.
-            "autoRenew": match pending {
-                Some(plan) => plan != PlanType::Free,
-                None => sub.billing_cycle.as_deref() == Some("monthly"),
-            },
-            "cancelAtPeriodEnd": pending == Some(PlanType::Free),
-        },
-        "subscriptionPlan": state.plan_json(plan, vat),
-        "pendingSubscription": pending.map(|p| json!({
-            "planType": p,
-            "activationDate": sub.end_date.and_then(iso),
-            "requestedAt": sub.pending_since.and_then(iso),
-        })),
-        "pendingSubscriptionPlan": pending.map(|p| state.plan_json(state.catalogue.plan(p), vat)),
-    })
-}
-
 /// Tells every tab of the user their subscription (and the counters of its plan).
 pub async fn announce(state: &AppState, user_id: &str) {
     match state.db.subscription(user_id, state.now()).await {
         Ok(sub) => {
-            let mut subscription = subscription_json(state, &sub);
-            // The REST answer's shape, less its `success`.
-            if let Some(body) = subscription.as_object_mut() {
-                body.remove("success");
-            }
+            let subscription = crate::views::subscription(state, &sub);
             let frame = ServerFrame::SubscriptionUpdated { subscription };
             state.realtime.publish(user_id, &frame);
             crate::chat::publish_usage(state, user_id).await;
@@ -101,32 +42,11 @@ pub async fn announce(state: &AppState, user_id: &str) {
     }
 }
 
-pub fn payment_json(p: &PaymentRow) -> Value {
-    let major = |minor: i64| minor as f64 / 100.0;
-    json!({
-        "_id": p.id,
-        "planType": p.plan_type,
-        "billingCycle": p.billing_cycle,
-        "kind": p.kind,
-        "status": p.status,
-        "currency": p.currency,
-        "netAmount": major(p.net_amount),
-        "vatRate": p.vat_rate,
-        "vatAmount": major(p.vat_amount),
-        "vatTreatment": p.vat_treatment,
-        "totalAmount": major(p.total_amount),
-        "paymentMethod": p.payment_method,
-        "provider": p.provider,
-        "createdAt": iso(p.created_at),
-        "completedAt": p.completed_at.and_then(iso),
-    })
-}
-
 /// What a new payment is for.
 struct Charge<'a> {
     plan: PlanType,
-    cycle: &'a str,
-    kind: &'a str,
+    cycle: BillingCycle,
+    kind: PaymentKind,
     currency: Currency,
     payment_method: &'a str,
     idempotency_key: Option<String>,
@@ -153,11 +73,11 @@ async fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> Res
     Ok(PaymentRow {
         id: uuid::Uuid::now_v7().to_string(),
         user_id: Some(user_id.to_owned()),
-        plan_type: plan.as_str().to_owned(),
-        billing_cycle: cycle.to_owned(),
-        kind: kind.to_owned(),
-        status: "pending".to_owned(),
-        currency: currency.as_str().to_owned(),
+        plan_type: plan,
+        billing_cycle: cycle,
+        kind,
+        status: PaymentStatus::Pending,
+        currency,
         net_amount: net,
         vat_rate: buyer_vat.rate,
         vat_amount: vat,
@@ -168,8 +88,10 @@ async fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> Res
         idempotency_key,
         created_at: state.now(),
         completed_at: None,
-        buyer: billing.as_ref().map(|b| b.to_json().to_string()),
-        vat_treatment: buyer_vat.treatment.as_str().to_owned(),
+        buyer: billing
+            .as_ref()
+            .map(|b| serde_json::to_string(&crate::views::billing_info(b)).expect("billing info serializes")),
+        vat_treatment: buyer_vat.treatment,
         period_start: period.map(|(start, _)| start),
         period_end: period.map(|(_, end)| end),
     })
@@ -204,7 +126,7 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
     }
     let now = state.now();
     let sub = state.db.subscription(user_id, now).await?;
-    let current = PlanType::from_db(&sub.plan_type);
+    let current = sub.plan_type;
     if req.target == current {
         return Err(ErrorCode::AlreadyOnPlan.into());
     }
@@ -212,24 +134,24 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
     if rank(req.target) < rank(current) {
         // A plan that does not renew has no payment to carry into a lower paid plan:
         // the user picks a new plan when it ends.
-        let renews = sub.billing_cycle.as_deref() == Some("monthly");
+        let renews = sub.billing_cycle == Some(BillingCycle::Monthly);
         if req.target != PlanType::Free && !renews {
             return Err(ErrorCode::PlanNotRenewing.into());
         }
         // The provider's subscription learns first: if it cannot, nothing changes here.
         if let Some(renewal) = &sub.provider_subscription_id {
-            let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
+            let pending = sub.pending_plan_type;
             if req.target == PlanType::Free {
                 change_renewal(state, renewal, RenewalChange::CancelAtPeriodEnd(true)).await?;
             } else {
                 if pending == Some(PlanType::Free) {
                     change_renewal(state, renewal, RenewalChange::CancelAtPeriodEnd(false)).await?;
                 }
-                let currency = sub.currency.as_deref().unwrap_or("EUR");
+                let currency = sub.currency.unwrap_or(Currency::Eur);
                 let amount = renewal_price(state, user_id, req.target, currency).await?;
                 let change = RenewalChange::RenewAs {
                     plan_type: req.target.as_str(),
-                    currency,
+                    currency: currency.as_str(),
                     amount,
                 };
                 change_renewal(state, renewal, change).await?;
@@ -238,7 +160,7 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
         // Keep what was paid for until the end date; quotas are not reset.
         state
             .db
-            .set_pending_plan(user_id, Some(req.target.as_str()), now)
+            .set_pending_plan(user_id, Some(req.target), now)
             .await?;
         return Ok(ChangeOutcome::Scheduled(
             state.db.subscription(user_id, now).await?,
@@ -250,16 +172,16 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
     let key = req.idempotency_key.clone();
     // A monthly plan the provider renews is upgraded in its subscription, which keeps
     // its currency.
-    let currency = match (&sub.provider_subscription_id, sub.billing_cycle.as_deref()) {
-        (Some(_), Some("monthly")) if req.cycle == BillingCycle::Monthly => {
-            sub.currency.as_deref().map_or(req.currency, Currency::from_db)
+    let currency = match (&sub.provider_subscription_id, sub.billing_cycle) {
+        (Some(_), Some(BillingCycle::Monthly)) if req.cycle == BillingCycle::Monthly => {
+            sub.currency.unwrap_or(req.currency)
         }
         _ => req.currency,
     };
     let charge = Charge {
         plan: req.target,
-        cycle: req.cycle.as_str(),
-        kind: "checkout",
+        cycle: req.cycle,
+        kind: PaymentKind::Checkout,
         currency,
         payment_method: &req.payment_method,
         idempotency_key: req.idempotency_key,
@@ -317,7 +239,7 @@ async fn change_renewal(state: &AppState, renewal: &str, change: RenewalChange<'
 }
 
 /// What renewing on `plan` charges: the total a new payment for it would have.
-async fn renewal_price(state: &AppState, user_id: &str, plan: PlanType, currency: &str) -> Result<i64> {
+async fn renewal_price(state: &AppState, user_id: &str, plan: PlanType, currency: Currency) -> Result<i64> {
     Ok(renewal_payment(state, user_id, plan, currency, None)
         .await?
         .total_amount)
@@ -329,14 +251,14 @@ pub(crate) async fn renewal_payment(
     state: &AppState,
     user_id: &str,
     plan: PlanType,
-    currency: &str,
+    currency: Currency,
     period: Option<(i64, i64)>,
 ) -> Result<PaymentRow> {
     let charge = Charge {
         plan,
-        cycle: "monthly",
-        kind: "renewal",
-        currency: Currency::from_db(currency),
+        cycle: BillingCycle::Monthly,
+        kind: PaymentKind::Renewal,
+        currency,
         payment_method: "credit_card",
         idempotency_key: None,
         period,
@@ -348,7 +270,7 @@ pub(crate) async fn renewal_payment(
 pub async fn cancel(state: &AppState, user_id: &str) -> Result<SubscriptionRow> {
     let now = state.now();
     let sub = state.db.subscription(user_id, now).await?;
-    if PlanType::from_db(&sub.plan_type) == PlanType::Free {
+    if sub.plan_type == PlanType::Free {
         return Err(ErrorCode::NoPaidSubscription.into());
     }
     if let Some(renewal) = &sub.provider_subscription_id {
@@ -356,7 +278,7 @@ pub async fn cancel(state: &AppState, user_id: &str) -> Result<SubscriptionRow> 
     }
     state
         .db
-        .set_pending_plan(user_id, Some(PlanType::Free.as_str()), now)
+        .set_pending_plan(user_id, Some(PlanType::Free), now)
         .await?;
     Ok(state.db.subscription(user_id, now).await?)
 }
@@ -364,18 +286,18 @@ pub async fn cancel(state: &AppState, user_id: &str) -> Result<SubscriptionRow> 
 pub async fn cancel_pending(state: &AppState, user_id: &str) -> Result<SubscriptionRow> {
     let now = state.now();
     let sub = state.db.subscription(user_id, now).await?;
-    let Some(pending) = sub.pending_plan_type.as_deref().map(PlanType::from_db) else {
+    let Some(pending) = sub.pending_plan_type else {
         return Err(ErrorCode::NoPendingChange.into());
     };
     if let Some(renewal) = &sub.provider_subscription_id {
         if pending == PlanType::Free {
             change_renewal(state, renewal, RenewalChange::CancelAtPeriodEnd(false)).await?;
         } else {
-            let currency = sub.currency.as_deref().unwrap_or("EUR");
-            let plan = PlanType::from_db(&sub.plan_type);
+            let currency = sub.currency.unwrap_or(Currency::Eur);
+            let plan = sub.plan_type;
             let change = RenewalChange::RenewAs {
                 plan_type: plan.as_str(),
-                currency,
+                currency: currency.as_str(),
                 amount: renewal_price(state, user_id, plan, currency).await?,
             };
             change_renewal(state, renewal, change).await?;
@@ -393,13 +315,13 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
     let payment = state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?;
     // The account was deleted while the checkout was open: no one to give the plan to.
     let Some(user_id) = payment.user_id.clone() else {
-        state.db.close_payment(payment_id, "canceled", now).await?;
+        state.db.close_payment(payment_id, PaymentStatus::Canceled, now).await?;
         return Err(ErrorCode::PaymentClosed.into());
     };
     let sub = state.db.subscription(&user_id, now).await?;
-    let rank = |p: &str| state.catalogue.plan(PlanType::from_db(p)).rank;
-    if rank(&payment.plan_type) <= rank(&sub.plan_type) {
-        state.db.close_payment(payment_id, "canceled", now).await?;
+    let rank = |p: PlanType| state.catalogue.plan(p).rank;
+    if rank(payment.plan_type) <= rank(sub.plan_type) {
+        state.db.close_payment(payment_id, PaymentStatus::Canceled, now).await?;
         return Err(ErrorCode::PaymentClosed.into());
     }
     // An upgrade of the provider's subscription keeps its period: it paid the
@@ -407,13 +329,13 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
     let in_place = state.payments.changes_plan_in_place(&payment);
     let end_date = match sub.end_date {
         Some(end) if in_place => end,
-        _ => period_end(state, &payment.billing_cycle, now),
+        _ => period_end(state, payment.billing_cycle, now),
     };
     let activation = Activation {
-        plan_type: &payment.plan_type,
-        billing_cycle: &payment.billing_cycle,
+        plan_type: payment.plan_type,
+        billing_cycle: payment.billing_cycle,
         payment_method: &payment.payment_method,
-        currency: &payment.currency,
+        currency: payment.currency,
         start_date: now,
         end_date,
     };
@@ -424,7 +346,7 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
         payment
             .provider_ref
             .as_deref()
-            .filter(|_| payment.billing_cycle == "monthly" && state.payments.renews_itself())
+            .filter(|_| payment.billing_cycle == BillingCycle::Monthly && state.payments.renews_itself())
     };
     if !state
         .db
@@ -452,7 +374,7 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
     }
     // The upgrade dropped a scheduled cancellation here; the provider must renew again.
     if let Some(renewal) =
-        renewed_by.filter(|_| in_place && sub.pending_plan_type.as_deref() == Some(PlanType::Free.as_str()))
+        renewed_by.filter(|_| in_place && sub.pending_plan_type == Some(PlanType::Free))
     {
         let change = RenewalChange::CancelAtPeriodEnd(false);
         if let Err(e) = state.payments.change_renewal(renewal, change).await {
@@ -467,7 +389,7 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
 pub async fn abandon_payment(state: &AppState, payment_id: &str) -> Result<()> {
     if state
         .db
-        .close_payment(payment_id, "canceled", state.now())
+        .close_payment(payment_id, PaymentStatus::Canceled, state.now())
         .await?
     {
         Ok(())
@@ -497,21 +419,21 @@ pub async fn apply_due(state: &AppState) -> anyhow::Result<usize> {
 
 async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<bool, ApiError> {
     let Some(end) = sub.end_date else { return Ok(false) };
-    let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
+    let pending = sub.pending_plan_type;
     let renews_as = match pending {
         // A provider that renews by itself reports each paid renewal, which extends the
         // period before it ends; a period that ends unpaid ends on free.
         _ if state.payments.renews_itself() => None,
         Some(PlanType::Free) => None,
         Some(lower) => Some(lower),
-        None if sub.billing_cycle.as_deref() == Some("monthly") => Some(PlanType::from_db(&sub.plan_type)),
+        None if sub.billing_cycle == Some(BillingCycle::Monthly) => Some(sub.plan_type),
         None => None,
     };
     let Some(plan) = renews_as else {
         // Stripe charges a renewal a while after the period ends: a plan it renews keeps
         // its access through the grace, unless it was cancelled.
         let renewed_by_provider = state.payments.renews_itself()
-            && sub.billing_cycle.as_deref() == Some("monthly")
+            && sub.billing_cycle == Some(BillingCycle::Monthly)
             && sub.provider_subscription_id.is_some()
             && pending != Some(PlanType::Free);
         let grace = state.settings.billing.renewal_grace_hours * crate::clock::HOUR_MS;
@@ -528,21 +450,21 @@ async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<
     };
     // A renewal's period follows the old one; after a long outage it starts now instead
     // of charging for time that passed unserved.
-    let start = if period_end(state, "monthly", end) > now {
+    let start = if period_end(state, BillingCycle::Monthly, end) > now {
         end
     } else {
         now
     };
-    let new_end = period_end(state, "monthly", start);
+    let new_end = period_end(state, BillingCycle::Monthly, start);
     if !state.db.claim_due(&sub.user_id, end, new_end, now).await? {
         return Ok(false);
     }
-    let currency = Currency::from_db(sub.currency.as_deref().unwrap_or("EUR"));
+    let currency = sub.currency.unwrap_or(Currency::Eur);
     let method = sub.payment_method.clone().unwrap_or_else(|| "credit_card".into());
     let charge = Charge {
         plan,
-        cycle: "monthly",
-        kind: "renewal",
+        cycle: BillingCycle::Monthly,
+        kind: PaymentKind::Renewal,
         currency,
         payment_method: &method,
         idempotency_key: None,
@@ -553,7 +475,7 @@ async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<
     let paid = state.payments.charge_renewal(&payment).await?;
     state
         .db
-        .close_payment(&payment.id, if paid { "succeeded" } else { "failed" }, now)
+        .close_payment(&payment.id, if paid { PaymentStatus::Succeeded } else { PaymentStatus::Failed }, now)
         .await?;
     if !paid {
         state.db.set_free(&sub.user_id, now).await?;
@@ -561,7 +483,7 @@ async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<
         return Ok(true);
     }
     if pending.is_some() {
-        state.db.switch_plan(&sub.user_id, plan.as_str(), start).await?;
+        state.db.switch_plan(&sub.user_id, plan, start).await?;
     }
     if let Err(e) = crate::invoices::issue_for_payment(state, &payment.id).await {
         tracing::error!(payment = %payment.id, error = ?e, "issuing an invoice; the scheduler will retry");

@@ -46,33 +46,7 @@ struct VatFile {
 }
 
 /// How VAT applies to one payment; stored on the payment and its invoice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Treatment {
-    /// The buyer's EU country's rate (or the seller's, when the buyer's is unknown).
-    Standard,
-    /// A company in another EU country: 0 %, the buyer accounts for the VAT.
-    ReverseCharge,
-    /// A buyer outside the EU: 0 %.
-    OutsideEu,
-}
-
-impl Treatment {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Treatment::Standard => "standard",
-            Treatment::ReverseCharge => "reverse_charge",
-            Treatment::OutsideEu => "outside_eu",
-        }
-    }
-
-    pub fn from_db(value: &str) -> Treatment {
-        match value {
-            "reverse_charge" => Treatment::ReverseCharge,
-            "outside_eu" => Treatment::OutsideEu,
-            _ => Treatment::Standard,
-        }
-    }
-}
+pub use chat_contract::views::VatTreatment as Treatment;
 
 /// The VAT one buyer pays.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -173,7 +147,7 @@ impl VatRules {
             .as_deref()
             .and_then(|n| self.eu_vat_number(&country, n))
             .is_some();
-        if billing.billing_type == "company" && country != seller_country && valid_number {
+        if billing.billing_type == chat_contract::views::BillingType::Company && country != seller_country && valid_number {
             return BuyerVat {
                 rate: 0.0,
                 treatment: Treatment::ReverseCharge,
@@ -218,7 +192,7 @@ mod tests {
 
     fn billing(kind: &str, country: &str, vat_number: Option<&str>) -> BillingRow {
         BillingRow {
-            billing_type: kind.into(),
+            billing_type: chat_contract::views::BillingType::parse(kind).unwrap(),
             name: "Ann".into(),
             company_name: (kind == "company").then(|| "Acme".into()),
             address: "Street 1".into(),

@@ -3,7 +3,7 @@
 //! it runs only without a Stripe key and with `billing.provider = "demo"`.
 
 use futures_util::future::BoxFuture;
-use serde_json::json;
+use chat_contract::views::PaymentConfig;
 
 use super::{Checkout, PaymentProvider, RenewalChange};
 use crate::db::payments::PaymentRow;
@@ -62,7 +62,11 @@ impl PaymentProvider for DemoProvider {
         Box::pin(async { Ok(false) })
     }
 
-    fn client_config(&self) -> serde_json::Value {
-        json!({ "provider": "demo", "publishableKey": null, "jsUrl": null })
+    fn client_config(&self) -> PaymentConfig {
+        PaymentConfig {
+            provider: "demo".into(),
+            publishable_key: None,
+            js_url: None,
+        }
     }
 }

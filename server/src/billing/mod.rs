@@ -79,7 +79,7 @@ pub trait PaymentProvider: Send + Sync {
     }
 
     /// What the web client needs to take a card (`GET /api/payments/config`).
-    fn client_config(&self) -> serde_json::Value;
+    fn client_config(&self) -> chat_contract::views::PaymentConfig;
 }
 
 /// Stripe when a secret key is set; else the demo provider, only if configured so.

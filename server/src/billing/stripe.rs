@@ -13,9 +13,11 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use futures_util::future::BoxFuture;
 use secrecy::{ExposeSecret, SecretString};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{Checkout, PaymentProvider, RenewalChange};
+use chat_contract::states::{BillingCycle, PaymentStatus};
+use chat_contract::views::PaymentConfig;
 use crate::config::BillingSettings;
 use crate::db::payments::PaymentRow;
 use crate::db::Db;
@@ -122,7 +124,7 @@ impl StripeProvider {
     /// for it; prices at other buyers' rates are made at their first checkout. A failure is only
     /// logged: the price is made on demand then.
     pub async fn prepare_prices(&self, catalogue: &Catalogue, vat_rate: f64) {
-        for plan in PlanType::ALL.into_iter().filter(|p| *p != PlanType::Free) {
+        for plan in PlanType::ALL.iter().copied().filter(|p| *p != PlanType::Free) {
             for currency in [Currency::Eur, Currency::Huf] {
                 let net = catalogue.plan(plan).net_price_minor(currency);
                 let (_, total) = vat_of(net, vat_rate);
@@ -151,7 +153,7 @@ impl PaymentProvider for StripeProvider {
                 .as_deref()
                 .context("a checkout of a deleted account")?;
             let customer = customer_id(&api, &db, user_id).await?;
-            if payment.billing_cycle == "monthly" {
+            if payment.billing_cycle == BillingCycle::Monthly {
                 // A monthly plan Stripe renews already is moved to the new price; a second
                 // subscription would charge the rest of this month twice.
                 match renewing_subscription(&db, user_id).await? {
@@ -287,8 +289,12 @@ impl PaymentProvider for StripeProvider {
         payment.provider_ref.as_deref().is_some_and(is_upgrade_invoice)
     }
 
-    fn client_config(&self) -> Value {
-        json!({ "provider": "stripe", "publishableKey": self.publishable_key, "jsUrl": self.js_url })
+    fn client_config(&self) -> PaymentConfig {
+        PaymentConfig {
+            provider: "stripe".into(),
+            publishable_key: Some(self.publishable_key.clone()),
+            js_url: Some(self.js_url.clone()),
+        }
     }
 }
 
@@ -306,7 +312,7 @@ pub fn pays_for(object: &Value, payment: &PaymentRow) -> bool {
         .or_else(|| object["amount_paid"].as_i64())
         .or_else(|| object["amount"].as_i64());
     let currency = object["currency"].as_str().unwrap_or_default();
-    amount == Some(payment.total_amount) && currency.eq_ignore_ascii_case(&payment.currency)
+    amount == Some(payment.total_amount) && currency.eq_ignore_ascii_case(payment.currency.as_str())
 }
 
 /// The user's Stripe Customer, made on their first checkout.
@@ -372,12 +378,12 @@ async fn start_payment_intent(
 ) -> anyhow::Result<Checkout> {
     let form = [
         ("amount", payment.total_amount.to_string()),
-        ("currency", payment.currency.to_ascii_lowercase()),
+        ("currency", payment.currency.as_str().to_ascii_lowercase()),
         ("customer", customer.to_owned()),
         ("payment_method_types[0]", "card".to_owned()),
         ("metadata[payment_id]", payment.id.clone()),
         ("metadata[user_id]", payment.user_id.clone().unwrap_or_default()),
-        ("metadata[plan_type]", payment.plan_type.clone()),
+        ("metadata[plan_type]", payment.plan_type.as_str().to_owned()),
     ];
     let intent = api
         .post("/v1/payment_intents", &form, Some(&format!("pi-{}", payment.id)))
@@ -398,8 +404,8 @@ async fn start_subscription(
     let price = price_id(
         api,
         db,
-        &payment.plan_type,
-        &payment.currency,
+        payment.plan_type.as_str(),
+        payment.currency.as_str(),
         payment.total_amount,
     )
     .await?;
@@ -438,7 +444,7 @@ async fn renewing_subscription(db: &Db, user_id: &str) -> anyhow::Result<Option<
         .await?;
     Ok(sub
         .provider_subscription_id
-        .filter(|_| sub.billing_cycle.as_deref() == Some("monthly")))
+        .filter(|_| sub.billing_cycle == Some(BillingCycle::Monthly)))
 }
 
 /// A monthly upgrade: the subscription's item moves to the new plan's price, which makes
@@ -461,8 +467,8 @@ async fn start_upgrade(
     let price = price_id(
         api,
         db,
-        &payment.plan_type,
-        &payment.currency,
+        payment.plan_type.as_str(),
+        payment.currency.as_str(),
         payment.total_amount,
     )
     .await?;
@@ -514,7 +520,7 @@ async fn start_upgrade(
     // charge still processing is left to its event.
     if !paid && client_secret.is_none() && intent["status"] != "processing" {
         undo_upgrade(api, &invoice_id).await?;
-        db.close_payment(&payment.id, "failed", chrono::Utc::now().timestamp_millis())
+        db.close_payment(&payment.id, PaymentStatus::Failed, chrono::Utc::now().timestamp_millis())
             .await?;
     }
     Ok(Checkout {

@@ -16,7 +16,8 @@ use crate::db::subscriptions::Activation;
 use crate::error::{ErrorCode, Result};
 use crate::i18n::Lang;
 use crate::mail::Mail;
-use crate::plans::PlanType;
+use crate::plans::{Currency, PlanType};
+use chat_contract::states::{BillingCycle, PaymentKind, PaymentStatus};
 use crate::state::AppState;
 use crate::subscriptions::{self, period_end};
 
@@ -139,7 +140,7 @@ async fn intent_succeeded(state: &AppState, intent: &Value) -> Result<()> {
 /// Grants a paid checkout; one that can no longer be applied (already applied, or the
 /// user holds a higher plan by now) is logged, since money was taken for it.
 pub async fn complete(state: &AppState, payment: &PaymentRow) -> Result<()> {
-    if payment.status != "pending" {
+    if payment.status != PaymentStatus::Pending {
         return Ok(());
     }
     match subscriptions::complete_payment(state, &payment.id).await {
@@ -156,11 +157,11 @@ pub async fn complete(state: &AppState, payment: &PaymentRow) -> Result<()> {
 async fn intent_failed(state: &AppState, intent: &Value) -> Result<()> {
     if let Some(payment) = payment_of_intent(state, intent)
         .await?
-        .filter(|p| p.status == "pending")
+        .filter(|p| p.status == PaymentStatus::Pending)
     {
         // Closed here, so closed at Stripe too; an error answers 500 and Stripe retries.
         state.payments.abandon(&payment).await?;
-        if state.db.close_payment(&payment.id, "failed", state.now()).await? {
+        if state.db.close_payment(&payment.id, PaymentStatus::Failed, state.now()).await? {
             tracing::info!(payment = %payment.id, "stripe payment failed");
         }
     }
@@ -182,15 +183,15 @@ async fn upgrade_of_invoice(state: &AppState, invoice: &Value) -> Result<Option<
             .db
             .payment_by_provider_ref("stripe", id)
             .await?
-            .filter(|p| p.kind == "checkout")),
+            .filter(|p| p.kind == PaymentKind::Checkout)),
         None => Ok(None),
     }
 }
 
 async fn invoice_paid(state: &AppState, invoice: &Value) -> Result<()> {
     if let Some(payment) = upgrade_of_invoice(state, invoice).await? {
-        if payment.status != "pending" {
-            if payment.status != "succeeded" {
+        if payment.status != PaymentStatus::Pending {
+            if payment.status != PaymentStatus::Succeeded {
                 tracing::error!(payment = %payment.id, invoice = ?invoice["id"],
                     "a stripe upgrade invoice taken back was paid; plan not granted; refund it");
             }
@@ -211,7 +212,7 @@ async fn invoice_paid(state: &AppState, invoice: &Value) -> Result<()> {
         return Ok(());
     }
     if let Some(payment) = checkout_of_subscription(state, subscription).await? {
-        if payment.status == "pending" {
+        if payment.status == PaymentStatus::Pending {
             if !pays_for(invoice, &payment) {
                 tracing::error!(payment = %payment.id, "a stripe invoice paid an amount or currency that does not match the payment; plan not granted");
                 return Ok(());
@@ -286,15 +287,18 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
         .as_i64()
         .map(|s| s * 1000)
         .filter(|end| *end > start)
-        .unwrap_or_else(|| period_end(state, "monthly", start));
-    let plan = PlanType::from_db(&plan_type);
+        .unwrap_or_else(|| period_end(state, BillingCycle::Monthly, start));
+    let (Some(plan), Some(currency)) = (PlanType::parse(&plan_type), Currency::parse(&currency)) else {
+        tracing::error!(invoice = invoice_id, plan_type, %currency, "a stripe renewal of an unknown plan or currency; plan not extended");
+        return Ok(());
+    };
     // The buyer's billing snapshot and VAT treatment as for any payment; the amounts are
     // what Stripe charged (the price fixed when the subscription started).
     let template =
-        subscriptions::renewal_payment(state, user_id, plan, &currency, Some((start, end))).await?;
+        subscriptions::renewal_payment(state, user_id, plan, currency, Some((start, end))).await?;
     let net = template.net_amount;
     let payment = PaymentRow {
-        status: "succeeded".to_owned(),
+        status: PaymentStatus::Succeeded,
         vat_rate: if net > 0 {
             (amount - net) as f64 / net as f64
         } else {
@@ -309,10 +313,10 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
         ..template
     };
     let activation = Activation {
-        plan_type: &plan_type,
-        billing_cycle: "monthly",
+        plan_type: plan,
+        billing_cycle: BillingCycle::Monthly,
         payment_method: &payment.payment_method,
-        currency: &currency,
+        currency,
         start_date: start,
         end_date: end,
     };
@@ -329,11 +333,11 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
 
 async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
     if let Some(payment) = upgrade_of_invoice(state, invoice).await? {
-        if payment.status == "pending" {
+        if payment.status == PaymentStatus::Pending {
             // The plan stays; the subscription goes back to its price. An error answers
             // 500 and Stripe delivers the event again.
             state.payments.abandon(&payment).await?;
-            if state.db.close_payment(&payment.id, "failed", state.now()).await? {
+            if state.db.close_payment(&payment.id, PaymentStatus::Failed, state.now()).await? {
                 tracing::info!(payment = %payment.id, "stripe upgrade payment failed; taken back");
             }
         }
@@ -343,7 +347,7 @@ async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
         return Ok(());
     };
     if let Some(payment) = checkout_of_subscription(state, subscription).await? {
-        if state.db.close_payment(&payment.id, "failed", state.now()).await? {
+        if state.db.close_payment(&payment.id, PaymentStatus::Failed, state.now()).await? {
             tracing::info!(payment = %payment.id, "stripe subscription checkout failed");
             return Ok(());
         }
@@ -357,7 +361,7 @@ async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
     };
     let sub = state.db.subscription(&user_id, state.now()).await?;
     let lang = Lang::parse_exact(&user.language).unwrap_or(Lang::EnUs);
-    let end = sub.end_date.and_then(crate::quota::iso).unwrap_or_default();
+    let end = sub.end_date.map(crate::quota::iso).unwrap_or_default();
     let mail = renewal_failed_mail(lang, &user.email, &user.name, &end);
     if let Err(e) = state.mailer.send(mail).await {
         tracing::error!(user = %user_id, error = ?e, "could not mail a failed renewal");
@@ -405,9 +409,9 @@ async fn subscription_updated(state: &AppState, object: &Value) -> Result<()> {
     let cancels = state.payments.cancels_at_period_end(id).await?;
     let now = state.now();
     let sub = state.db.subscription(&user_id, now).await?;
-    let pending = sub.pending_plan_type.as_deref().map(PlanType::from_db);
+    let pending = sub.pending_plan_type;
     match (cancels, pending) {
-        (true, None) => state.db.set_pending_plan(&user_id, Some("free"), now).await?,
+        (true, None) => state.db.set_pending_plan(&user_id, Some(PlanType::Free), now).await?,
         (false, Some(PlanType::Free)) => state.db.set_pending_plan(&user_id, None, now).await?,
         _ => return Ok(()),
     }
@@ -428,8 +432,8 @@ async fn subscription_deleted(state: &AppState, object: &Value) -> Result<()> {
     state.db.set_provider_subscription(&user_id, None).await?;
     let sub = state.db.subscription(&user_id, now).await?;
     if sub.end_date.is_some_and(|end| end > now) {
-        state.db.set_pending_plan(&user_id, Some("free"), now).await?;
-    } else if sub.plan_type != "free" {
+        state.db.set_pending_plan(&user_id, Some(PlanType::Free), now).await?;
+    } else if sub.plan_type != PlanType::Free {
         state.db.set_free(&user_id, now).await?;
     }
     tracing::info!(user = %user_id, subscription = id, "stripe subscription ended");

@@ -2,6 +2,7 @@
 //! handed to a generation actor on the user's shard, and what happens when it ends
 //! (stored, refunded if it ended before its first delta, titled).
 
+use chat_contract::states::{FileKind, FileStatus, MessageRole, MessageStatus};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use futures_util::StreamExt;
 
 use crate::chat::prompt;
 use crate::chat::send::{Checked, Reservation};
-use crate::chat::views::{conversation_view, message_view, message_with_files};
+use crate::views::{conversation_view, message_view, message_with_files};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
 use crate::documents;
@@ -67,23 +68,23 @@ pub async fn start(
             (c, true)
         }
     };
-    let message = |role: &str, content: String, status: &str, model: Option<String>, at: i64| MessageRow {
+    let message = |role, content: String, status, model: Option<String>, at: i64| MessageRow {
         id: uuid::Uuid::now_v7().to_string(),
         conversation_id: conversation.id.clone(),
-        role: role.into(),
+        role,
         content,
-        status: status.into(),
+        status,
         model,
         client_id: Some(send.client_id.clone()),
         finish_reason: None,
         created_at: at,
         sources: None,
     };
-    let question = message("user", content.clone(), "complete", None, now);
+    let question = message(MessageRole::User, content.clone(), MessageStatus::Complete, None, now);
     let answer = message(
-        "assistant",
+        MessageRole::Assistant,
         String::new(),
-        "streaming",
+        MessageStatus::Streaming,
         Some(model_used.clone()),
         answer_at,
     );
@@ -238,14 +239,14 @@ pub async fn start(
                 user_id: user.id.clone(),
                 conversation_id: Some(conversation.id.clone()),
                 message_id: Some(answer.id.clone()),
-                kind: "image".into(),
+                kind: FileKind::Image,
                 name: String::new(),
                 mime: String::new(),
                 size: 0,
                 width: None,
                 height: None,
                 created_at: 0,
-                status: "ready".into(),
+                status: FileStatus::Ready,
                 progress: 100,
                 pages: None,
                 embedding_model: None,
@@ -351,13 +352,13 @@ async fn fail_before_streaming(
     let now = state.now();
     let finished = state
         .db
-        .finish_message(&answer.id, "", "error", FinishReason::Error.as_str(), None, now)
+        .finish_message(&answer.id, "", MessageStatus::Error, FinishReason::Error.as_str(), None, now)
         .await;
     if let Err(e) = finished {
         tracing::error!(error = ?e, "marking an answer that never started as failed");
     }
     let mut failed = answer.clone();
-    failed.status = "error".into();
+    failed.status = MessageStatus::Error;
     let frame = ServerFrame::MessageCompleted {
         conversation_id: conversation.id.clone(),
         message: message_view(&failed),
@@ -456,10 +457,10 @@ impl Ended<'_> {
     async fn store_and_tell(&self, outcome: Outcome, refunded: bool) -> anyhow::Result<()> {
         let state = self.state;
         let status = match outcome.finish {
-            FinishReason::Stop => "complete",
-            FinishReason::Cancelled => "cancelled",
+            FinishReason::Stop => MessageStatus::Complete,
+            FinishReason::Cancelled => MessageStatus::Cancelled,
             // Like an answer whose server died: an error, with the text it had.
-            FinishReason::Error | FinishReason::Interrupted => "error",
+            FinishReason::Error | FinishReason::Interrupted => MessageStatus::Error,
         };
         let sources =
             (!self.sources.is_empty()).then(|| serde_json::to_string(&self.sources).unwrap_or_default());
@@ -476,7 +477,7 @@ impl Ended<'_> {
             .await?;
         let mut message = self.answer.clone();
         message.content = outcome.content;
-        message.status = status.into();
+        message.status = status;
         message.sources = sources;
         let realtime = &state.realtime;
         realtime.publish(

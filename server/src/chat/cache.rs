@@ -86,7 +86,7 @@ impl Accounts {
         let subscription = state.db.subscription(user_id, state.now()).await?;
         let account = Arc::new(Account {
             user,
-            plan: PlanType::from_db(&subscription.plan_type),
+            plan: subscription.plan_type,
         });
         if self.changes.load(Ordering::SeqCst) == before {
             let mut entries = self.entries.lock().expect("accounts lock");

@@ -4,14 +4,12 @@
 //!   answer slot, the conversation's claim, the units counted) until its answer ends;
 //! - [`answer`]: storing the exchange, streaming the answer, and what happens at its end;
 //! - [`prompt`]: what the model is asked;
-//! - [`views`]: conversations and messages as frames and the REST API show them;
 //! - [`cache`]: the users and plans of the users with tabs here.
 
 pub mod answer;
 pub mod cache;
 pub mod prompt;
 pub mod send;
-pub mod views;
 
 use chat_actors::hub::Event;
 use chat_actors::protocol::ServerFrame;
@@ -21,16 +19,8 @@ use crate::state::AppState;
 
 /// Tells every tab the user's counters (after a refund or a plan change).
 pub async fn publish_usage(state: &AppState, user_id: &str) {
-    match state.quotas.limit_info(user_id).await {
-        Ok((has_active_limit, limit_info)) => {
-            state.realtime.publish(
-                user_id,
-                &ServerFrame::UsageUpdated {
-                    has_active_limit,
-                    limit_info,
-                },
-            );
-        }
+    match state.quotas.usage(user_id).await {
+        Ok(usage) => state.realtime.publish(user_id, &usage_frame(usage)),
         Err(e) => tracing::warn!(error = ?e, "reading usage for usage.updated"),
     }
 }
@@ -41,10 +31,13 @@ pub fn counted_usage_frame(
     plan: PlanType,
     usage: &std::collections::HashMap<chat_actors::quota::Service, chat_actors::quota::Used>,
 ) -> ServerFrame {
-    let (has_active_limit, limit_info) = state.quotas.limit_info_of(plan, usage);
+    usage_frame(state.quotas.usage_of(plan, usage))
+}
+
+fn usage_frame(usage: chat_contract::views::Usage) -> ServerFrame {
     ServerFrame::UsageUpdated {
-        has_active_limit,
-        limit_info,
+        has_active_limit: usage.has_active_limit,
+        limit_info: usage.limit_info,
     }
 }
 
@@ -91,7 +84,7 @@ pub async fn announce_conversation(
     let Some(conversation) = state.db.conversation(user_id, id).await? else {
         return Ok(None);
     };
-    let view = views::conversation_view(&conversation);
+    let view = crate::views::conversation_view(&conversation);
     state.realtime.publish(
         user_id,
         &ServerFrame::ConversationUpdated {

@@ -1,6 +1,7 @@
 //! What the model is asked: a system prompt from the user's settings, then the
 //! conversation's last messages.
 
+use chat_contract::states::{FileKind, MessageRole};
 use std::collections::HashMap;
 
 use chat_actors::model::{ImagePart, Turn};
@@ -45,10 +46,10 @@ pub async fn images_of(
     let mut wanted: Vec<FileRow> = Vec::new();
     // Only questions carry images to the model: an image an answer made is not one the
     // model can be shown as its own turn.
-    for m in history.iter().rev().filter(|m| m.role == "user") {
+    for m in history.iter().rev().filter(|m| m.role == MessageRole::User) {
         let of_message = files
             .iter()
-            .filter(|f| f.kind == "image" && f.message_id.as_deref() == Some(m.id.as_str()));
+            .filter(|f| f.kind == FileKind::Image && f.message_id.as_deref() == Some(m.id.as_str()));
         for f in of_message.rev() {
             if wanted.len() < MAX_PROMPT_IMAGES {
                 wanted.push(f.clone());
@@ -94,7 +95,7 @@ pub fn turns(
             }
         }
         turns.push(Turn {
-            role: if m.role == "user" { "user" } else { "assistant" },
+            role: if m.role == MessageRole::User { "user" } else { "assistant" },
             content: m.content.clone(),
             images: images.remove(&m.id).unwrap_or_default(),
         });

@@ -2,6 +2,7 @@
 //! then the token and the conversation in one statement, then the plan), and the
 //! [`Reservation`] it then takes: everything that must be given back if no answer comes.
 
+use chat_contract::states::FileKind;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -114,7 +115,7 @@ fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Resul
         }
         files.push(file);
     }
-    let images = files.iter().filter(|f| f.kind == "image").count();
+    let images = files.iter().filter(|f| f.kind == FileKind::Image).count();
     let max_images = (plan.max_images_per_message as usize).min(MAX_ATTACHMENTS);
     if images > max_images {
         return Err(ApiError::with_max(
@@ -123,7 +124,7 @@ fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Resul
             max_images as u64,
         ));
     }
-    let documents: Vec<&FileRow> = files.iter().filter(|f| f.kind == "document").collect();
+    let documents: Vec<&FileRow> = files.iter().filter(|f| f.kind == FileKind::Document).collect();
     if !documents.is_empty() && !plan.features.document_processing {
         // Uploaded on a plan that had them, sent after a downgrade.
         return Err(ApiError::field(ErrorCode::PremiumRequired, "documentUpload"));
@@ -248,7 +249,7 @@ async fn check(
         false => None,
     };
     let files = attachments_of(&attachment_ids, found?, plan)?;
-    let has_images = files.iter().any(|f| f.kind == "image");
+    let has_images = files.iter().any(|f| f.kind == FileKind::Image);
     // The search model searches by itself; with our own search the chosen model
     // answers from the notes.
     let model_used = if send.image_generation {

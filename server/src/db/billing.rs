@@ -1,12 +1,12 @@
 //! Billing information, one row per user.
 
-use serde_json::{json, Value};
+use chat_contract::views::BillingType;
 
 use super::{on_pool, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct BillingRow {
-    pub billing_type: String,
+    pub billing_type: BillingType,
     pub name: String,
     pub company_name: Option<String>,
     pub address: String,
@@ -14,22 +14,6 @@ pub struct BillingRow {
     pub postal_code: String,
     pub country: String,
     pub vat_number: Option<String>,
-}
-
-impl BillingRow {
-    /// The billing info as the API shows it, and as a payment keeps it for its invoice.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "billingType": self.billing_type,
-            "name": self.name,
-            "companyName": self.company_name,
-            "address": self.address,
-            "city": self.city,
-            "postalCode": self.postal_code,
-            "country": self.country,
-            "vatNumber": self.vat_number,
-        })
-    }
 }
 
 impl Db {

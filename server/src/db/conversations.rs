@@ -1,5 +1,6 @@
 //! Conversations and messages.
 
+use chat_contract::states::{MessageRole, MessageStatus};
 use super::{on_pool, on_writer, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -19,9 +20,9 @@ pub struct ConversationRow {
 pub struct MessageRow {
     pub id: String,
     pub conversation_id: String,
-    pub role: String,
+    pub role: MessageRole,
     pub content: String,
-    pub status: String,
+    pub status: MessageStatus,
     pub model: Option<String>,
     pub client_id: Option<String>,
     pub finish_reason: Option<String>,
@@ -271,7 +272,7 @@ impl Db {
         &self,
         id: &str,
         content: &str,
-        status: &str,
+        status: MessageStatus,
         finish_reason: &str,
         sources: Option<String>,
         now: i64,
@@ -281,7 +282,7 @@ impl Db {
         let (id, content, status, finish_reason) = (
             id.to_owned(),
             content.to_owned(),
-            status.to_owned(),
+            status,
             finish_reason.to_owned(),
         );
         on_writer!(self, conn => sqlx::query(sql)

@@ -7,6 +7,7 @@
 //! marked ones (an index), and a full pass now and then finds any whose owner went
 //! another way.
 
+use chat_contract::states::{FileKind, FileStatus};
 use super::{on_pool, on_writer, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -16,7 +17,7 @@ pub struct FileRow {
     pub conversation_id: Option<String>,
     /// Set when sent; [`GONE`] once deleted and waiting for the sweep.
     pub message_id: Option<String>,
-    pub kind: String,
+    pub kind: FileKind,
     pub name: String,
     pub mime: String,
     pub size: i64,
@@ -24,7 +25,7 @@ pub struct FileRow {
     pub height: Option<i32>,
     pub created_at: i64,
     /// `ready`, or for a document also `processing` or `failed`.
-    pub status: String,
+    pub status: FileStatus,
     /// Percent of a document's processing done (100 once ready).
     pub progress: i32,
     /// A PDF's page count.
@@ -334,7 +335,7 @@ impl Db {
             on_pool!(self, pool => sqlx::query_as(&sql).bind(before).fetch_all(pool).await)?;
         for file in &mut stale {
             self.fail_document(&file.id).await?;
-            file.status = "failed".into();
+            file.status = FileStatus::Failed;
         }
         Ok(stale)
     }

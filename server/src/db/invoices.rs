@@ -1,5 +1,7 @@
 //! Invoices, numbered without gaps per year.
 
+use chat_contract::states::{BillingCycle, Currency, PlanType};
+use chat_contract::views::{BillingType, VatTreatment};
 use super::{on_pool, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -15,7 +17,7 @@ pub struct InvoiceRow {
     pub seller_address: String,
     pub seller_vat_number: String,
     pub seller_country: String,
-    pub buyer_type: String,
+    pub buyer_type: BillingType,
     pub buyer_name: String,
     pub buyer_company: Option<String>,
     pub buyer_address: String,
@@ -23,17 +25,17 @@ pub struct InvoiceRow {
     pub buyer_postal_code: String,
     pub buyer_country: String,
     pub buyer_vat_number: Option<String>,
-    pub plan_type: String,
+    pub plan_type: PlanType,
     pub plan_name: String,
-    pub billing_cycle: String,
+    pub billing_cycle: BillingCycle,
     pub period_start: i64,
     pub period_end: i64,
-    pub currency: String,
+    pub currency: Currency,
     pub net_amount: i64,
     pub vat_rate: f64,
     pub vat_amount: i64,
     pub total_amount: i64,
-    pub vat_treatment: String,
+    pub vat_treatment: VatTreatment,
     pub transaction_id: String,
 }
 

@@ -1,5 +1,7 @@
 //! Payments: checkouts and renewals, the invoices of the user.
 
+use chat_contract::states::{BillingCycle, Currency, PaymentKind, PaymentStatus, PlanType};
+use chat_contract::views::VatTreatment;
 use super::subscriptions::{activation_query, Activation};
 use super::{on_pool, Db};
 
@@ -8,11 +10,11 @@ pub struct PaymentRow {
     pub id: String,
     /// `None` once the account is deleted: payments are kept (docs/payments.md).
     pub user_id: Option<String>,
-    pub plan_type: String,
-    pub billing_cycle: String,
-    pub kind: String,
-    pub status: String,
-    pub currency: String,
+    pub plan_type: PlanType,
+    pub billing_cycle: BillingCycle,
+    pub kind: PaymentKind,
+    pub status: PaymentStatus,
+    pub currency: Currency,
     pub net_amount: i64,
     pub vat_rate: f64,
     pub vat_amount: i64,
@@ -26,7 +28,7 @@ pub struct PaymentRow {
     /// The billing info the VAT was computed for (JSON), printed on the invoice.
     pub buyer: Option<String>,
     /// [`crate::vat::Treatment`] as stored.
-    pub vat_treatment: String,
+    pub vat_treatment: VatTreatment,
     /// The period a renewal pays for; a checkout's starts when it is paid.
     pub period_start: Option<i64>,
     pub period_end: Option<i64>,
@@ -115,7 +117,7 @@ impl Db {
 
     /// Closes a pending payment with `status`; false if it was not pending (already
     /// closed), so a payment is applied at most once.
-    pub async fn close_payment(&self, id: &str, status: &str, now: i64) -> sqlx::Result<bool> {
+    pub async fn close_payment(&self, id: &str, status: PaymentStatus, now: i64) -> sqlx::Result<bool> {
         let sql = "UPDATE payments SET status = $2, completed_at = $3 WHERE id = $1 AND status = 'pending'";
         let done = on_pool!(self, pool => sqlx::query(sql)
             .bind(id)

@@ -1,19 +1,20 @@
 //! Subscriptions: one row per user (created on first use, on the free plan).
 
+use chat_contract::states::{BillingCycle, Currency, PlanType, SubscriptionStatus};
 use super::{on_pool, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct SubscriptionRow {
     pub id: String,
     pub user_id: String,
-    pub plan_type: String,
-    pub status: String,
-    pub billing_cycle: Option<String>,
+    pub plan_type: PlanType,
+    pub status: SubscriptionStatus,
+    pub billing_cycle: Option<BillingCycle>,
     pub payment_method: Option<String>,
-    pub currency: Option<String>,
+    pub currency: Option<Currency>,
     pub start_date: i64,
     pub end_date: Option<i64>,
-    pub pending_plan_type: Option<String>,
+    pub pending_plan_type: Option<PlanType>,
     pub pending_since: Option<i64>,
     /// The provider's subscription that renews this plan (Stripe); None if the
     /// scheduler renews it or nothing does.
@@ -46,10 +47,10 @@ pub(crate) use activation_query;
 
 /// A paid period that starts now.
 pub struct Activation<'a> {
-    pub plan_type: &'a str,
-    pub billing_cycle: &'a str,
+    pub plan_type: PlanType,
+    pub billing_cycle: BillingCycle,
     pub payment_method: &'a str,
-    pub currency: &'a str,
+    pub currency: Currency,
     pub start_date: i64,
     pub end_date: i64,
 }
@@ -94,7 +95,7 @@ impl Db {
     }
 
     /// Schedules (or with `None` removes) a change that activates at the end date.
-    pub async fn set_pending_plan(&self, user_id: &str, plan: Option<&str>, now: i64) -> sqlx::Result<()> {
+    pub async fn set_pending_plan(&self, user_id: &str, plan: Option<PlanType>, now: i64) -> sqlx::Result<()> {
         let sql = "UPDATE subscriptions SET pending_plan_type = $2, pending_since = CASE WHEN $2 IS NULL THEN NULL ELSE $3 END, \
                    updated_at = $3 WHERE user_id = $1";
         on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(plan).bind(now).execute(pool).await.map(drop))
@@ -129,7 +130,7 @@ impl Db {
     }
 
     /// Switches to `plan_type` for a renewed period (a scheduled downgrade to a paid plan).
-    pub async fn switch_plan(&self, user_id: &str, plan_type: &str, now: i64) -> sqlx::Result<()> {
+    pub async fn switch_plan(&self, user_id: &str, plan_type: PlanType, now: i64) -> sqlx::Result<()> {
         let sql = "UPDATE subscriptions SET plan_type = $2, pending_plan_type = NULL, pending_since = NULL, \
                    billing_cycle = 'monthly', start_date = $3, updated_at = $3 WHERE user_id = $1";
         on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(plan_type).bind(now).execute(pool).await.map(drop))

@@ -15,6 +15,7 @@
 pub mod chunks;
 pub mod extract;
 
+use chat_contract::states::{FileKind, FileStatus};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +27,7 @@ use tokio::sync::Semaphore;
 
 use crate::db::files::{ChunkRow, FileRow};
 use crate::error::{ApiError, ErrorCode, Result};
-use crate::files::attachment_view;
+use crate::views::attachment_view;
 use crate::state::AppState;
 use extract::{Format, Opened, Unreadable};
 
@@ -114,7 +115,7 @@ pub fn process_later(
         .unwrap_or_else(|_| Err(anyhow::anyhow!("processing took longer than {PROCESS_TIMEOUT:?}")));
         match processed {
             Ok(true) => {
-                file.status = "ready".into();
+                file.status = FileStatus::Ready;
                 file.progress = 100;
             }
             // Deleted (or failed as stale) meanwhile: nothing to tell.
@@ -124,7 +125,7 @@ pub fn process_later(
                 if let Err(e) = state.db.fail_document(&file.id).await {
                     tracing::error!(error = ?e, file = %file.id, "marking a document failed");
                 }
-                file.status = "failed".into();
+                file.status = FileStatus::Failed;
             }
         }
         tell(&state, &file);
@@ -258,7 +259,7 @@ pub async fn retrieve(
 ) -> Result<Retrieved> {
     let ready: Vec<&FileRow> = documents
         .iter()
-        .filter(|f| f.kind == "document" && f.status == "ready")
+        .filter(|f| f.kind == FileKind::Document && f.status == FileStatus::Ready)
         .collect();
     if ready.is_empty() {
         return Ok(Retrieved::default());

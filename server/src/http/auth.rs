@@ -1,11 +1,12 @@
 //! `/api/auth`: registration with an e-mailed code, login, password reset, profile,
 //! profile image and password change (SPEC §4, §5, §7).
 
+use chat_contract::answers::{self, NewToken, ProfileImage, SignedIn};
+use chat_contract::views::User;
 use actix_multipart::Multipart;
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::auth::codes::{new_code, new_token, same_digest};
 use crate::auth::AuthUser;
@@ -14,7 +15,6 @@ use crate::db::registrations::PendingRegistration;
 use crate::db::users::{NewUser, UserRow};
 use crate::domain::{Code, Email, Name, Password};
 use crate::error::{ApiError, ErrorCode, OnUniqueViolation, Result};
-use crate::http::settings::settings_json;
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::{self, Lang};
 use crate::mail;
@@ -47,30 +47,20 @@ const REGISTRATION: &str = "registration";
 const RESET: &str = "reset";
 const CODE: &str = "code";
 
-/// The user as login, registration and the profile call return it.
-fn user_json(user: &UserRow) -> serde_json::Value {
-    json!({
-        "_id": user.id,
-        "name": user.name,
-        "email": user.email,
-        "profileImage": user.profile_image,
-        "settings": settings_json(user),
-        "createdAt": chrono::DateTime::from_timestamp_millis(user.created_at).map(|t| t.to_rfc3339()),
-    })
-}
-
 /// The user with a fresh token and when it expires, and the `token` cookie set to it.
 fn with_token(
     state: &AppState,
-    mut user: serde_json::Value,
+    user: User,
     token: String,
     now: i64,
     days: i64,
 ) -> HttpResponse {
     let cookie = token_cookie(state, &token, days);
-    user["token"] = json!(token);
-    user["expiresAt"] = json!(crate::quota::iso(now + days * DAY_MS));
-    HttpResponse::Ok().cookie(cookie).json(user)
+    HttpResponse::Ok().cookie(cookie).json(SignedIn {
+        user,
+        token,
+        expires_at: crate::quota::iso(now + days * DAY_MS),
+    })
 }
 
 /// The `token` cookie for a token that lives `days`. `SameSite=Strict` keeps other sites'
@@ -242,7 +232,11 @@ async fn register_send_code(
         ),
     };
     state.mailer.send(mail).await?;
-    Ok(HttpResponse::Ok().json(json!({ "token": token })))
+    Ok(HttpResponse::Ok().json(NewToken {
+        success: None,
+        token,
+        expires_at: None,
+    }))
 }
 
 /// The mail to an account's owner when someone tries to register with their address,
@@ -310,7 +304,11 @@ async fn register_resend_code(
         // A concurrent resend or verify got there first.
         return Err(ErrorCode::VerificationFailed.into());
     }
-    Ok(HttpResponse::Ok().json(json!({ "token": token })))
+    Ok(HttpResponse::Ok().json(NewToken {
+        success: None,
+        token,
+        expires_at: None,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -366,7 +364,7 @@ async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBo
         .ok_or_else(|| anyhow::anyhow!("new user vanished"))?;
     let days = state.settings.auth.remember_days;
     let token = state.tokens.issue(&id, user.token_version, now, days)?;
-    Ok(with_token(&state, user_json(&user), token, now, days))
+    Ok(with_token(&state, crate::views::user(&user), token, now, days))
 }
 
 #[derive(Deserialize)]
@@ -404,7 +402,7 @@ async fn login(state: Data, req: HttpRequest, body: web::Json<LoginBody>) -> Res
     };
     let now = state.now();
     let token = state.tokens.issue(&user.id, user.token_version, now, days)?;
-    Ok(with_token(&state, user_json(&user), token, now, days))
+    Ok(with_token(&state, crate::views::user(&user), token, now, days))
 }
 
 #[derive(Deserialize)]
@@ -433,7 +431,11 @@ async fn forgot_password(state: Data, req: HttpRequest, body: web::Json<ForgotBo
             tracing::error!(error = ?e, "could not start a password reset");
         }
     });
-    Ok(HttpResponse::Ok().json(json!({ "token": token })))
+    Ok(HttpResponse::Ok().json(NewToken {
+        success: None,
+        token,
+        expires_at: None,
+    }))
 }
 
 /// Stores a reset for `email` and mails its code, if the e-mail belongs to a user.
@@ -504,7 +506,11 @@ async fn verify_reset_code(
     if !verified {
         return Err(ErrorCode::VerificationFailed.into());
     }
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "token": token })))
+    Ok(HttpResponse::Ok().json(NewToken {
+        success: Some(true),
+        token,
+        expires_at: None,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -543,15 +549,12 @@ async fn reset_password(state: Data, req: HttpRequest, body: web::Json<ResetBody
     // Bumps the token version (every session ends) and deletes the reset (single use).
     state.db.set_password(&reset.user_id, &hash, state.now()).await?;
     revoke_sessions(&state, &reset.user_id, "password_reset");
-    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+    Ok(HttpResponse::Ok().json(answers::Done::new()))
 }
 
 /// Tells every tab of the user their profile as it now is.
 fn announce_profile(state: &AppState, user: &UserRow) {
-    let mut profile = user_json(user);
-    if let Some(body) = profile.as_object_mut() {
-        body.remove("createdAt");
-    }
+    let profile = crate::views::user(user);
     state
         .realtime
         .publish(&user.id, &ServerFrame::ProfileUpdated { user: profile });
@@ -568,7 +571,7 @@ fn revoke_sessions(state: &AppState, user_id: &str, reason: &str) {
 }
 
 async fn get_profile(user: AuthUser) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(user_json(&user.user)))
+    Ok(HttpResponse::Ok().json(crate::views::user(&user.user)))
 }
 
 #[derive(Deserialize)]
@@ -593,7 +596,7 @@ async fn update_profile(
         .await?
         .ok_or(ErrorCode::Unauthorized)?;
     announce_profile(&state, &updated);
-    Ok(HttpResponse::Ok().json(user_json(&updated)))
+    Ok(HttpResponse::Ok().json(crate::views::user(&updated)))
 }
 
 async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
@@ -603,7 +606,7 @@ async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
     revoke_sessions(&state, user.id(), "account_deleted");
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
     tracing::info!(user = %user.id(), "account deleted");
-    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+    Ok(HttpResponse::Ok().json(answers::Done::new()))
 }
 
 const AVATAR_URL_PREFIX: &str = "/uploads/avatars/";
@@ -648,7 +651,10 @@ async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -
     if let Ok(Some(updated)) = state.db.user_by_id(user.id()).await {
         announce_profile(&state, &updated);
     }
-    Ok(HttpResponse::Ok().json(json!({ "profileImage": url })))
+    Ok(HttpResponse::Ok().json(ProfileImage {
+        success: None,
+        profile_image: Some(url),
+    }))
 }
 
 async fn delete_profile_image(state: Data, user: AuthUser) -> Result<HttpResponse> {
@@ -658,7 +664,10 @@ async fn delete_profile_image(state: Data, user: AuthUser) -> Result<HttpRespons
     if let Ok(Some(updated)) = state.db.user_by_id(user.id()).await {
         announce_profile(&state, &updated);
     }
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "profileImage": null })))
+    Ok(HttpResponse::Ok().json(ProfileImage {
+        success: Some(true),
+        profile_image: None,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -712,5 +721,9 @@ async fn change_password(
     let expires_at = crate::quota::iso(now + days * DAY_MS);
     Ok(HttpResponse::Ok()
         .cookie(token_cookie(&state, &token, days))
-        .json(json!({ "success": true, "token": token, "expiresAt": expires_at })))
+        .json(NewToken {
+            success: Some(true),
+            token,
+            expires_at: Some(expires_at),
+        }))
 }

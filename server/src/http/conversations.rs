@@ -1,12 +1,12 @@
 //! `/api/conversations`: the user's conversations, newest first, with their messages.
 //! Another user's conversation is a 404, as on the websocket.
 
+use chat_contract::answers;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::auth::AuthUser;
-use crate::chat::views::{conversation_view, message_with_files};
+use crate::views::{conversation_view, message_with_files};
 use crate::error::{ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
@@ -63,7 +63,11 @@ async fn list(state: Data, user: AuthUser, page: web::Query<Page>) -> Result<Htt
         None
     };
     let data: Vec<_> = rows.iter().map(conversation_view).collect();
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data, "nextCursor": next_cursor })))
+    Ok(HttpResponse::Ok().json(answers::Page {
+        success: true,
+        data,
+        next_cursor,
+    }))
 }
 
 async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
@@ -78,9 +82,10 @@ async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<H
     );
     let files = files?;
     let messages: Vec<_> = messages?.iter().map(|m| message_with_files(m, &files)).collect();
-    let mut data = json!(conversation_view(&conversation));
-    data["messages"] = json!(messages);
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(answers::ConversationWithMessages {
+        conversation: conversation_view(&conversation),
+        messages,
+    })))
 }
 
 #[derive(Deserialize)]
@@ -106,12 +111,12 @@ async fn rename(
     let view = crate::chat::announce_conversation(&state, user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": view })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(view)))
 }
 
 async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
     if !crate::chat::delete_conversation(&state, user.id(), &id).await? {
         return Err(ErrorCode::NotFound.into());
     }
-    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+    Ok(HttpResponse::Ok().json(answers::Done::new()))
 }

@@ -2,17 +2,17 @@
 //! files of sent messages. Only their owner can read or delete them; another user's file
 //! is a 404, like a missing one.
 
+use chat_contract::answers;
 use actix_multipart::Multipart;
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
 use crate::auth::AuthUser;
 use crate::db::files::FileRow;
 use crate::error::{ErrorCode, Result};
-use crate::files::{self, attachment_view};
+use crate::files;
+use crate::views::attachment_view;
 use crate::http;
-use crate::plans::PlanType;
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -30,12 +30,12 @@ type Data = web::Data<AppState>;
 
 async fn upload(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpResponse> {
     let subscription = state.db.subscription(user.id(), state.now()).await?;
-    let plan = state.catalogue.plan(PlanType::from_db(&subscription.plan_type));
+    let plan = state.catalogue.plan(subscription.plan_type);
     let max = files::largest_upload(plan);
     let (name, bytes) =
         http::read_file_part(payload, max, ErrorCode::FileTooLarge, ErrorCode::FileUploadError).await?;
     let file = files::upload(&state, user.id(), plan, &name, bytes).await?;
-    Ok(HttpResponse::Created().json(json!({ "success": true, "data": attachment_view(&file) })))
+    Ok(HttpResponse::Created().json(answers::Data::new(attachment_view(&file))))
 }
 
 async fn owned(state: &AppState, user: &AuthUser, id: &str) -> Result<FileRow> {
@@ -45,7 +45,7 @@ async fn owned(state: &AppState, user: &AuthUser, id: &str) -> Result<FileRow> {
 /// The file object: how a tab that missed `file.updated` frames learns a document's state.
 async fn info(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
     let file = owned(&state, &user, &id).await?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": attachment_view(&file) })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(attachment_view(&file))))
 }
 
 async fn content(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
@@ -101,5 +101,5 @@ async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<Ht
         return Err(ErrorCode::FileInUse.into());
     }
     state.files.sweep_soon();
-    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+    Ok(HttpResponse::Ok().json(answers::Done::new()))
 }

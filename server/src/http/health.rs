@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use actix_web::{web, HttpResponse};
-use serde_json::json;
+use chat_contract::answers::Health;
 
 use crate::error::ErrorCode;
 use crate::i18n;
@@ -32,19 +32,22 @@ async fn health(state: web::Data<AppState>) -> HttpResponse {
             }
         }
     };
-    let mut body = json!({
-        "status": "ok",
-        "database": state.db.backend(),
-        "databaseStatus": if database_ok { "ok" } else { "error" },
-        "redis": redis,
-    });
+    let mut body = Health {
+        status: "ok".into(),
+        database: state.db.backend().into(),
+        database_status: if database_ok { "ok" } else { "error" }.into(),
+        redis: redis.into(),
+        success: None,
+        code: None,
+        message: None,
+    };
     if database_ok && redis != "error" {
         return HttpResponse::Ok().json(body);
     }
     let code = ErrorCode::ServiceUnavailable;
-    body["status"] = json!("error");
-    body["success"] = json!(false);
-    body["code"] = json!(code.as_str());
-    body["message"] = json!(code.template(i18n::current()));
+    body.status = "error".into();
+    body.success = Some(false);
+    body.code = Some(code.as_str().into());
+    body.message = Some(code.template(i18n::current()).into());
     HttpResponse::ServiceUnavailable().json(body)
 }

@@ -1,13 +1,13 @@
 //! `/api/invoices`: the user's invoices and their PDFs. Another user's invoice is a 404,
 //! as if it did not exist.
 
+use chat_contract::answers;
 use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
 use crate::auth::AuthUser;
 use crate::error::{ErrorCode, Result};
-use crate::invoices::{self, invoice_json};
+use crate::invoices;
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -22,8 +22,8 @@ type Data = web::Data<AppState>;
 
 async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let invoices = state.db.invoices_of(user.id()).await?;
-    let data: Vec<_> = invoices.iter().map(invoice_json).collect();
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
+    let data: Vec<_> = invoices.iter().map(crate::views::invoice).collect();
+    Ok(HttpResponse::Ok().json(answers::Data::new(data)))
 }
 
 async fn pdf(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {

@@ -4,16 +4,18 @@
 //! exist only while the demo provider runs; its buttons complete or cancel the payment
 //! and send the browser to the client's payment status or cancel page.
 
+use chat_contract::states::PaymentStatus;
+use chat_contract::answers;
 use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::json;
 
 use crate::auth::AuthUser;
 use crate::billing::stripe_events;
 use crate::db::payments::PaymentRow;
 use crate::error::{ErrorCode, Result};
 use crate::state::AppState;
-use crate::subscriptions::{self, payment_json};
+use crate::subscriptions;
+use crate::views;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -32,13 +34,13 @@ type Data = web::Data<AppState>;
 
 async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let payments = state.db.payments_of(user.id()).await?;
-    let data: Vec<_> = payments.iter().map(payment_json).collect();
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
+    let data: Vec<_> = payments.iter().map(views::payment).collect();
+    Ok(HttpResponse::Ok().json(answers::Data::new(data)))
 }
 
 /// Which provider takes payments, for the web client's checkout (no login needed).
 async fn config(state: Data) -> HttpResponse {
-    HttpResponse::Ok().json(json!({ "success": true, "data": state.payments.client_config() }))
+    HttpResponse::Ok().json(answers::Data::new(state.payments.client_config()))
 }
 
 /// Stripe's events; refused (400) unless signed with our webhook secret.
@@ -51,14 +53,14 @@ async fn stripe_webhook(state: Data, req: HttpRequest, body: web::Bytes) -> Resu
         .get("Stripe-Signature")
         .and_then(|h| h.to_str().ok());
     stripe_events::receive(&state, &body, signature).await?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+    Ok(HttpResponse::Ok().json(answers::Done::new()))
 }
 
 /// One of the user's payments; another user's is a 404. A pending one is checked with
 /// the provider, so the status page sees a payment whose webhook is late.
 async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
     let mut payment = own_payment(&state, &user, &id).await?;
-    if payment.status == "pending" && payment.provider == state.payments.name() {
+    if payment.status == PaymentStatus::Pending && payment.provider == state.payments.name() {
         match state.payments.is_paid(&payment).await {
             Ok(true) => {
                 stripe_events::complete(&state, &payment).await?;
@@ -70,7 +72,7 @@ async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<H
             }
         }
     }
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": payment_json(&payment) })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(views::payment(&payment))))
 }
 
 async fn own_payment(state: &AppState, user: &AuthUser, id: &str) -> Result<PaymentRow> {
@@ -106,7 +108,7 @@ async fn demo_checkout(state: Data, user: AuthUser, id: web::Path<String>) -> Re
     let payment = demo_payment(&state, &user, &id).await?;
     let amount = |minor: i64| format!("{:.2} {}", minor as f64 / 100.0, payment.currency);
     let id = html_escape(&payment.id);
-    let open = payment.status == "pending";
+    let open = payment.status == PaymentStatus::Pending;
     let page = format!(
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Demo checkout</title>
@@ -118,8 +120,8 @@ table{{width:100%;margin:1rem 0}}td:last-child{{text-align:right}}button{{font-s
 <tr><td>Net</td><td>{net}</td></tr><tr><td>VAT {vat_pct}%</td><td>{vat}</td></tr>
 <tr><td><strong>Total</strong></td><td><strong>{total}</strong></td></tr></table>
 {actions}</body></html>"#,
-        plan = html_escape(&payment.plan_type),
-        cycle = html_escape(&payment.billing_cycle),
+        plan = html_escape(payment.plan_type.as_str()),
+        cycle = html_escape(payment.billing_cycle.as_str()),
         net = amount(payment.net_amount),
         vat_pct = (payment.vat_rate * 100.0).round(),
         vat = amount(payment.vat_amount),
@@ -130,7 +132,7 @@ table{{width:100%;margin:1rem 0}}td:last-child{{text-align:right}}button{{font-s
 <form method="post" action="/api/payments/demo/{id}/cancel" style="display:inline"><button>Cancel</button></form>"#
             )
         } else {
-            format!("<p>This payment is {}.</p>", html_escape(&payment.status))
+            format!("<p>This payment is {}.</p>", html_escape(payment.status.as_str()))
         },
     );
     Ok(HttpResponse::Ok()

@@ -3,18 +3,18 @@
 //! in or out. Another user's project is a 404. A user whose plan lost the feature still
 //! reads, empties and deletes their projects, but creates, changes and fills none.
 
+use chat_contract::states::FileKind;
+use chat_contract::answers;
 use actix_web::{web, HttpResponse};
 use chat_actors::protocol::ServerFrame;
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::auth::AuthUser;
-use crate::chat::views::project_view;
+use crate::views::project_view;
 use crate::db::projects::ProjectRow;
 use crate::error::{ApiError, ErrorCode, Result};
-use crate::files::attachment_view;
+use crate::views::attachment_view;
 use crate::http::{self, JsonAfterAuth};
-use crate::plans::PlanType;
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -41,7 +41,7 @@ pub const MAX_PROJECT_FILES: usize = 20;
 /// Refused with `premium_required` unless the user's plan has projects.
 async fn require_projects(state: &AppState, user_id: &str) -> Result<()> {
     let subscription = state.db.subscription(user_id, state.now()).await?;
-    let plan = state.catalogue.plan(PlanType::from_db(&subscription.plan_type));
+    let plan = state.catalogue.plan(subscription.plan_type);
     if plan.features.project_management {
         Ok(())
     } else {
@@ -89,15 +89,16 @@ async fn announce(state: &AppState, user_id: &str, id: &str) -> Result<ProjectRo
 async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let projects = state.db.projects(user.id()).await?;
     let data: Vec<_> = projects.iter().map(project_view).collect();
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": data })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(data)))
 }
 
 /// The project with its files.
-async fn with_files(state: &AppState, project: &ProjectRow) -> Result<serde_json::Value> {
+async fn with_files(state: &AppState, project: &ProjectRow) -> Result<answers::ProjectWithFiles> {
     let files = state.db.files_of_project(&project.id).await?;
-    let mut data = json!(project_view(project));
-    data["files"] = json!(files.iter().map(attachment_view).collect::<Vec<_>>());
-    Ok(data)
+    Ok(answers::ProjectWithFiles {
+        project: project_view(project),
+        files: files.iter().map(attachment_view).collect(),
+    })
 }
 
 async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
@@ -106,7 +107,7 @@ async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<H
         .project(user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": with_files(&state, &project).await? })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?)))
 }
 
 #[derive(Deserialize)]
@@ -142,13 +143,13 @@ async fn add_file(
     if file.project_id.as_deref() == Some(project.id.as_str()) {
         // Added already: nothing to do.
         return Ok(
-            HttpResponse::Ok().json(json!({ "success": true, "data": with_files(&state, &project).await? }))
+            HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?))
         );
     }
     if file.message_id.is_some() || file.project_id.is_some() {
         return Err(ErrorCode::FileInUse.into());
     }
-    if file.kind != "document" {
+    if file.kind != FileKind::Document {
         return Err(ApiError::field(ErrorCode::ValidationError, "fileId"));
     }
     if state.db.files_of_project(&project.id).await?.len() >= MAX_PROJECT_FILES {
@@ -167,7 +168,7 @@ async fn add_file(
         return Err(ErrorCode::FileInUse.into());
     }
     let project = announce(&state, user.id(), &project.id).await?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": with_files(&state, &project).await? })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?)))
 }
 
 async fn create(state: Data, user: AuthUser, body: JsonAfterAuth<ProjectBody>) -> Result<HttpResponse> {
@@ -196,7 +197,7 @@ async fn create(state: Data, user: AuthUser, body: JsonAfterAuth<ProjectBody>) -
     };
     state.db.insert_project(&row).await?;
     let project = announce(&state, user.id(), &row.id).await?;
-    Ok(HttpResponse::Created().json(json!({ "success": true, "data": project_view(&project) })))
+    Ok(HttpResponse::Created().json(answers::Data::new(project_view(&project))))
 }
 
 async fn update(
@@ -229,7 +230,7 @@ async fn update(
         return Err(ErrorCode::NotFound.into());
     }
     let project = announce(&state, user.id(), &id).await?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": project_view(&project) })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(project_view(&project))))
 }
 
 #[derive(Deserialize)]
@@ -275,7 +276,7 @@ async fn delete(
             project_id: id.to_string(),
         },
     );
-    Ok(HttpResponse::Ok().json(json!({ "success": true })))
+    Ok(HttpResponse::Ok().json(answers::Done::new()))
 }
 
 #[derive(Deserialize)]
@@ -321,5 +322,5 @@ pub async fn move_conversation(
             let _ = announce(&state, user.id(), project).await;
         }
     }
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "data": view })))
+    Ok(HttpResponse::Ok().json(answers::Data::new(view)))
 }

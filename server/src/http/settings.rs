@@ -3,7 +3,8 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use chat_contract::answers::{BillingInfoAnswer, SettingsAnswer};
+use chat_contract::views::BillingType;
 
 use crate::auth::AuthUser;
 use crate::db::billing::BillingRow;
@@ -12,6 +13,7 @@ use crate::error::{ApiError, ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::{self, Lang};
 use crate::state::AppState;
+use crate::views;
 use chat_actors::protocol::ServerFrame;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -29,23 +31,12 @@ pub const MAX_AI_USER_NAME: usize = 100;
 pub const MAX_AI_USER_INFO: usize = 2000;
 const MAX_BILLING_FIELD: usize = 200;
 
-pub fn settings_json(user: &UserRow) -> Value {
-    json!({
-        "language": user.language,
-        "aiPersonalization": {
-            "enabled": user.ai_enabled,
-            "userName": user.ai_user_name,
-            "userInfo": user.ai_user_info,
-        },
-    })
-}
-
 /// Tells every tab of the user their settings and billing info as they now are.
 async fn announce(state: &AppState, user: &UserRow) -> Result<()> {
     let billing = state.db.billing_info(&user.id).await?;
     let frame = ServerFrame::SettingsUpdated {
-        settings: settings_json(user),
-        billing_info: json!(billing.as_ref().map(BillingRow::to_json)),
+        settings: views::settings(user),
+        billing_info: billing.as_ref().map(views::billing_info),
     };
     state.realtime.publish(&user.id, &frame);
     Ok(())
@@ -53,11 +44,11 @@ async fn announce(state: &AppState, user: &UserRow) -> Result<()> {
 
 async fn get_settings(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let billing = state.db.billing_info(user.id()).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "success": true,
-        "settings": settings_json(&user.user),
-        "billingInfo": billing.as_ref().map(BillingRow::to_json),
-    })))
+    Ok(HttpResponse::Ok().json(SettingsAnswer {
+        success: true,
+        settings: views::settings(&user.user),
+        billing_info: Some(billing.as_ref().map(views::billing_info)),
+    }))
 }
 
 #[derive(Deserialize)]
@@ -148,7 +139,11 @@ async fn put_settings(
         .await?
         .ok_or(ErrorCode::Unauthorized)?;
     announce(&state, &updated).await?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "settings": settings_json(&updated) })))
+    Ok(HttpResponse::Ok().json(SettingsAnswer {
+        success: true,
+        settings: views::settings(&updated),
+        billing_info: None,
+    }))
 }
 
 #[derive(Deserialize, Default)]
@@ -212,11 +207,8 @@ async fn put_billing_info(
         .billing_type
         .or(info.billing_type.clone())
         .unwrap_or_default();
-    let company = match billing_type.as_str() {
-        "company" => true,
-        "private" => false,
-        _ => return Err(ErrorCode::InvalidBillingType.into()),
-    };
+    let billing_type = BillingType::parse(&billing_type).ok_or(ErrorCode::InvalidBillingType)?;
+    let company = billing_type == BillingType::Company;
     let row = BillingRow {
         billing_type,
         name: required(info.name.as_deref(), "name")?,
@@ -241,5 +233,8 @@ async fn put_billing_info(
     };
     state.db.put_billing_info(user.id(), &row, state.now()).await?;
     announce(&state, &user.user).await?;
-    Ok(HttpResponse::Ok().json(json!({ "success": true, "billingInfo": row.to_json() })))
+    Ok(HttpResponse::Ok().json(BillingInfoAnswer {
+        success: true,
+        billing_info: views::billing_info(&row),
+    }))
 }

@@ -2,17 +2,17 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::auth::{self, AuthUser};
 use crate::error::{ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::Lang;
-use crate::plans::{Currency, PlanType};
+use crate::plans::Currency;
 use crate::state::AppState;
-use crate::subscriptions::{
-    self, payment_json, subscription_json, BillingCycle, ChangeOutcome, ChangeRequest,
-};
+use crate::subscriptions::{self, ChangeOutcome, ChangeRequest};
+use crate::views;
+use chat_contract::answers::{PaymentRequired, PlansAnswer, SubscriptionAnswer};
+use chat_contract::views::{VatBasis, VatEstimate};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/plans", web::get().to(plans)).service(
@@ -43,28 +43,44 @@ async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
         .catalogue
         .all()
         .into_iter()
-        .map(|p| state.plan_json(p, vat.rate))
+        .map(|p| state.plan_view(p, vat.rate))
         .collect();
-    Ok(HttpResponse::Ok().json(json!({
-        "success": true,
-        "data": data,
-        "vatRate": vat.rate,
-        "vat": {
-            "rate": vat.rate,
-            "treatment": vat.treatment.as_str(),
-            // Whose VAT this is: the caller's billing info, or the seller's country.
-            "basis": if billing.is_some() { "billingInfo" } else { "seller" },
-            "country": billing.map_or_else(
+    Ok(HttpResponse::Ok().json(PlansAnswer {
+        success: true,
+        data,
+        vat_rate: vat.rate,
+        vat: VatEstimate {
+            rate: vat.rate,
+            treatment: vat.treatment,
+            basis: if billing.is_some() {
+                VatBasis::BillingInfo
+            } else {
+                VatBasis::Seller
+            },
+            country: billing.map_or_else(
                 || state.settings.invoice.seller_country.clone(),
                 |b| b.country,
             ),
         },
-    })))
+    }))
 }
 
 async fn get_subscription(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let sub = state.db.subscription(user.id(), state.now()).await?;
-    Ok(HttpResponse::Ok().json(subscription_json(&state, &sub)))
+    Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
+}
+
+/// The subscription as REST answers it.
+fn subscription_answer(
+    state: &AppState,
+    sub: &crate::db::subscriptions::SubscriptionRow,
+    requires_payment: Option<bool>,
+) -> SubscriptionAnswer {
+    SubscriptionAnswer {
+        success: true,
+        subscription: views::subscription(state, sub),
+        requires_payment,
+    }
 }
 
 #[derive(Deserialize)]
@@ -87,12 +103,12 @@ async fn change(
     body: JsonAfterAuth<ChangeBody>,
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    let target = PlanType::parse(body.plan_type.as_deref())?;
+    let target = crate::plans::plan_named(body.plan_type.as_deref())?;
     let payment_method = body.payment_method.unwrap_or_else(|| "credit_card".into());
     if payment_method != "credit_card" {
         return Err(ErrorCode::InvalidPaymentMethod.into());
     }
-    let cycle = BillingCycle::parse(body.billing_cycle.as_deref())?;
+    let cycle = subscriptions::billing_cycle_named(body.billing_cycle.as_deref())?;
     let currency = match body.currency.as_deref() {
         Some("EUR") => Currency::Eur,
         Some("HUF") => Currency::Huf,
@@ -115,18 +131,16 @@ async fn change(
         idempotency_key,
     };
     match subscriptions::change_plan(&state, user.id(), request).await? {
-        ChangeOutcome::PaymentRequired { payment, checkout } => Ok(HttpResponse::Ok().json(json!({
-            "success": true,
-            "requiresPayment": true,
-            "payment": payment_json(&payment),
-            "checkoutUrl": checkout.url,
-            "clientSecret": checkout.client_secret,
-        }))),
+        ChangeOutcome::PaymentRequired { payment, checkout } => Ok(HttpResponse::Ok().json(PaymentRequired {
+            success: true,
+            requires_payment: true,
+            payment: views::payment(&payment),
+            checkout_url: checkout.url,
+            client_secret: checkout.client_secret,
+        })),
         ChangeOutcome::Scheduled(sub) => {
             subscriptions::announce(&state, user.id()).await;
-            let mut body = subscription_json(&state, &sub);
-            body["requiresPayment"] = json!(false);
-            Ok(HttpResponse::Ok().json(body))
+            Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, Some(false))))
         }
     }
 }
@@ -134,11 +148,11 @@ async fn change(
 async fn cancel(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let sub = subscriptions::cancel(&state, user.id()).await?;
     subscriptions::announce(&state, user.id()).await;
-    Ok(HttpResponse::Ok().json(subscription_json(&state, &sub)))
+    Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
 }
 
 async fn cancel_pending(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let sub = subscriptions::cancel_pending(&state, user.id()).await?;
     subscriptions::announce(&state, user.id()).await;
-    Ok(HttpResponse::Ok().json(subscription_json(&state, &sub)))
+    Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
 }

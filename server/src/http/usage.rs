@@ -1,7 +1,7 @@
 //! `GET /api/usage/limits`: the user's daily and monthly counters (SPEC §7).
 
 use actix_web::{web, HttpResponse};
-use serde_json::json;
+use chat_contract::answers::UsageAnswer;
 
 use crate::auth::AuthUser;
 use crate::error::Result;
@@ -12,10 +12,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 async fn limits(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse> {
-    let (has_active_limit, limit_info) = state.quotas.limit_info(user.id()).await?;
-    Ok(HttpResponse::Ok().json(json!({
-        "success": true,
-        "hasActiveLimit": has_active_limit,
-        "limitInfo": limit_info,
-    })))
+    let usage = state.quotas.usage(user.id()).await?;
+    Ok(HttpResponse::Ok().json(UsageAnswer {
+        success: true,
+        usage,
+    }))
 }

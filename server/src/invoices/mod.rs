@@ -3,23 +3,21 @@
 
 pub mod pdf;
 
+use chat_contract::states::PaymentStatus;
 use anyhow::Context;
 use chrono::{Datelike, TimeZone};
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use crate::db::billing::BillingRow;
 use crate::db::invoices::InvoiceRow;
 use crate::error::Result;
-use crate::plans::PlanType;
-use crate::quota::iso;
 use crate::state::AppState;
 use crate::subscriptions::period_end;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Buyer {
-    billing_type: String,
+    billing_type: chat_contract::views::BillingType,
     name: String,
     company_name: Option<String>,
     address: String,
@@ -56,7 +54,7 @@ pub async fn issue_for_payment(state: &AppState, payment_id: &str) -> anyhow::Re
         .await?
         .with_context(|| format!("payment {payment_id} not found"))?;
     anyhow::ensure!(
-        payment.status == "succeeded",
+        payment.status == PaymentStatus::Succeeded,
         "payment {payment_id} is {}, not paid",
         payment.status
     );
@@ -75,7 +73,7 @@ pub async fn issue_for_payment(state: &AppState, payment_id: &str) -> anyhow::Re
     // A checkout's period starts when it is paid, exactly as the plan was activated.
     let (period_start, period_end) = match (payment.period_start, payment.period_end) {
         (Some(start), Some(end)) => (start, end),
-        _ => (paid_at, period_end(state, &payment.billing_cycle, paid_at)),
+        _ => (paid_at, period_end(state, payment.billing_cycle, paid_at)),
     };
     let now = state.now();
     let seller = &state.settings.invoice;
@@ -99,21 +97,21 @@ pub async fn issue_for_payment(state: &AppState, payment_id: &str) -> anyhow::Re
         buyer_postal_code: buyer.postal_code,
         buyer_country: buyer.country,
         buyer_vat_number: buyer.vat_number,
-        plan_type: payment.plan_type.clone(),
+        plan_type: payment.plan_type,
         plan_name: state
             .catalogue
-            .plan(PlanType::from_db(&payment.plan_type))
+            .plan(payment.plan_type)
             .name
             .clone(),
-        billing_cycle: payment.billing_cycle.clone(),
+        billing_cycle: payment.billing_cycle,
         period_start,
         period_end,
-        currency: payment.currency.clone(),
+        currency: payment.currency,
         net_amount: payment.net_amount,
         vat_rate: payment.vat_rate,
         vat_amount: payment.vat_amount,
         total_amount: payment.total_amount,
-        vat_treatment: payment.vat_treatment.clone(),
+        vat_treatment: payment.vat_treatment,
         transaction_id: payment.provider_ref.clone().unwrap_or_else(|| payment.id.clone()),
     };
     match state.db.insert_invoice(&mut invoice).await {
@@ -151,46 +149,6 @@ pub async fn issue_missing(state: &AppState) -> anyhow::Result<usize> {
         }
     }
     Ok(issued)
-}
-
-/// An invoice as `GET /api/invoices` lists it.
-pub fn invoice_json(i: &InvoiceRow) -> Value {
-    let major = |minor: i64| minor as f64 / 100.0;
-    json!({
-        "_id": i.id,
-        "number": i.number,
-        "issuedAt": iso(i.issued_at),
-        "paymentId": i.payment_id,
-        "transactionId": i.transaction_id,
-        "planType": i.plan_type,
-        "planName": i.plan_name,
-        "billingCycle": i.billing_cycle,
-        "periodStart": iso(i.period_start),
-        "periodEnd": iso(i.period_end),
-        "currency": i.currency,
-        "netAmount": major(i.net_amount),
-        "vatRate": i.vat_rate,
-        "vatAmount": major(i.vat_amount),
-        "totalAmount": major(i.total_amount),
-        "vatTreatment": i.vat_treatment,
-        "seller": {
-            "name": i.seller_name,
-            "address": i.seller_address,
-            "vatNumber": i.seller_vat_number,
-            "country": i.seller_country,
-        },
-        "buyer": {
-            "billingType": i.buyer_type,
-            "name": i.buyer_name,
-            "companyName": i.buyer_company,
-            "address": i.buyer_address,
-            "city": i.buyer_city,
-            "postalCode": i.buyer_postal_code,
-            "country": i.buyer_country,
-            "vatNumber": i.buyer_vat_number,
-        },
-        "pdfUrl": format!("/api/invoices/{}.pdf", i.id),
-    })
 }
 
 /// One of `user_id`'s invoices; another user's is `None`, as if it did not exist.

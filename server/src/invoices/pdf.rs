@@ -14,6 +14,7 @@ use pdf_writer::types::{CidFontType, FontFlags, SystemInfo};
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
 use crate::db::invoices::InvoiceRow;
+use chat_contract::states::BillingCycle;
 use crate::vat::{Treatment, VatRules};
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -171,16 +172,16 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     y -= 6.0;
     page.rule(y);
     y -= 16.0;
-    let cycle = if i.billing_cycle == "monthly" {
+    let cycle = if i.billing_cycle == BillingCycle::Monthly {
         "havi / monthly"
     } else {
         "egyszeri / one-time"
     };
     page.text(MARGIN, y, 10.0, format!("{} ({cycle})", i.plan_name));
-    page.text_right(cols[0], y, 10.0, money(i.net_amount, &i.currency));
+    page.text_right(cols[0], y, 10.0, money(i.net_amount, i.currency.as_str()));
     page.text_right(cols[1], y, 10.0, percent(i.vat_rate));
-    page.text_right(cols[2], y, 10.0, money(i.vat_amount, &i.currency));
-    page.text_right(cols[3], y, 10.0, money(i.total_amount, &i.currency));
+    page.text_right(cols[2], y, 10.0, money(i.vat_amount, i.currency.as_str()));
+    page.text_right(cols[3], y, 10.0, money(i.total_amount, i.currency.as_str()));
     y -= 13.0;
     page.text(
         MARGIN,
@@ -196,8 +197,8 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     page.rule(y);
     y -= 18.0;
     let totals = [
-        ("Nettó összesen / Total net", money(i.net_amount, &i.currency)),
-        ("ÁFA összesen / Total VAT", money(i.vat_amount, &i.currency)),
+        ("Nettó összesen / Total net", money(i.net_amount, i.currency.as_str())),
+        ("ÁFA összesen / Total VAT", money(i.vat_amount, i.currency.as_str())),
     ];
     for (label, value) in totals {
         page.text_right(cols[1], y, 10.0, label);
@@ -205,10 +206,10 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
         y -= 15.0;
     }
     page.text_right(cols[1], y, 12.0, "Fizetendő / Total due");
-    page.text_right(right, y, 12.0, money(i.total_amount, &i.currency));
+    page.text_right(right, y, 12.0, money(i.total_amount, i.currency.as_str()));
     y -= 30.0;
 
-    let note = match Treatment::from_db(&i.vat_treatment) {
+    let note = match i.vat_treatment {
         Treatment::ReverseCharge => Some(vat.reverse_charge_note.as_str()),
         Treatment::OutsideEu => Some(vat.outside_eu_note.as_str()),
         Treatment::Standard => None,

@@ -8,11 +8,9 @@ use chat_actors::generation::Snapshot;
 use chat_actors::protocol::{ChatSend, ServerFrame};
 use chat_actors::session::{ChatService, FrameError, SessionUser};
 use futures_util::future::BoxFuture;
-use serde_json::json;
 
 use crate::chat::send::{self, Sent};
 use crate::error::{ApiError, ErrorCode};
-use crate::http::settings::settings_json;
 use crate::i18n::Lang;
 use crate::state::AppState;
 
@@ -82,17 +80,10 @@ impl ChatService for SessionService {
                     .await?
                     .ok_or(ErrorCode::Unauthorized)?;
                 let user = &account.user;
-                let (has_active_limit, limit_info) =
-                    state.quotas.limit_info_on(&user.id, account.plan).await?;
+                let usage = state.quotas.usage_on(&user.id, account.plan).await?;
                 Ok(ServerFrame::Ready {
-                    user: json!({
-                        "_id": user.id,
-                        "name": user.name,
-                        "email": user.email,
-                        "profileImage": user.profile_image,
-                        "settings": settings_json(user),
-                    }),
-                    usage: json!({ "hasActiveLimit": has_active_limit, "limitInfo": limit_info }),
+                    user: crate::views::user(user),
+                    usage,
                 })
             }
             .await;

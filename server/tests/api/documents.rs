@@ -435,7 +435,7 @@ async fn documents_that_cannot_be_taken_are_refused_and_nothing_is_stored() {
     assert_eq!(last["status"], json!("failed"));
     let id = scan["_id"].as_str().unwrap();
     let stored = app.state.db.file(&ann.id, id).await.unwrap().unwrap();
-    assert_eq!(stored.status, "failed");
+    assert_eq!(stored.status.as_str(), "failed");
     tab.send(send_with("scan", None, "x", &[&scan])).await;
     assert_eq!(next_of(&mut tab, "error").await["code"], json!("file_unreadable"));
 }
@@ -739,14 +739,14 @@ async fn a_documents_pieces_leave_with_its_conversation_and_a_stalled_one_fails(
         user_id: ann.id.clone(),
         conversation_id: None,
         message_id: None,
-        kind: "document".into(),
+        kind: chat_contract::states::FileKind::Document,
         name: "stalled.pdf".into(),
         mime: "application/pdf".into(),
         size: 10,
         width: None,
         height: None,
         created_at: app.clock_now(),
-        status: "processing".into(),
+        status: chat_contract::states::FileStatus::Processing,
         progress: 50,
         pages: Some(1),
         embedding_model: None,
@@ -764,7 +764,8 @@ async fn a_documents_pieces_leave_with_its_conversation_and_a_stalled_one_fails(
             .await
             .unwrap()
             .unwrap()
-            .status,
+            .status
+            .as_str(),
         "processing"
     );
     app.advance_minutes(31);
@@ -778,7 +779,8 @@ async fn a_documents_pieces_leave_with_its_conversation_and_a_stalled_one_fails(
             .await
             .unwrap()
             .unwrap()
-            .status,
+            .status
+            .as_str(),
         "failed"
     );
     // Every tab hears it, and a tab that did not reads it.

@@ -49,8 +49,8 @@ fn on_path(tool: &str) -> bool {
 }
 
 async fn responses_used(app: &TestApp, user: &TestUser) -> u64 {
-    let (_, info) = app.state.quotas.limit_info(&user.id).await.unwrap();
-    info["services"]["responses"]["daily"]["used"].as_u64().unwrap()
+    let usage = app.state.quotas.usage(&user.id).await.unwrap();
+    usage.limit_info.services.responses.daily.used.into()
 }
 
 /// Sends until an answer completes (or `limit` passes); the frames of the last try.
@@ -642,7 +642,7 @@ async fn a_graceful_stop_lets_an_answer_finish_within_the_grace_period() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(answer.status, "complete");
+    assert_eq!(answer.status.as_str(), "complete");
     stopping.await.unwrap();
 }
 

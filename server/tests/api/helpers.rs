@@ -84,10 +84,10 @@ impl TestApp {
     pub async fn set_plan(&self, user_id: &str, plan: &str) {
         let now = self.clock_now();
         let activation = chat_server::db::subscriptions::Activation {
-            plan_type: plan,
-            billing_cycle: "one_time",
+            plan_type: chat_server::plans::PlanType::parse(plan).expect("a plan"),
+            billing_cycle: chat_contract::states::BillingCycle::OneTime,
             payment_method: "operator",
-            currency: "EUR",
+            currency: chat_server::plans::Currency::Eur,
             start_date: now,
             end_date: now + 30 * 24 * 3600 * 1000,
         };

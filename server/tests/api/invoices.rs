@@ -403,7 +403,7 @@ async fn payments_and_invoices_are_kept_after_the_account_is_deleted() {
         .unwrap()
         .expect("the payment is kept");
     assert_eq!(kept.user_id, None);
-    assert_eq!(kept.status, "succeeded");
+    assert_eq!(kept.status.as_str(), "succeeded");
     assert_eq!(kept.total_amount, 635);
     let kept = db
         .invoice(&invoice_id)
@@ -449,7 +449,7 @@ async fn the_scheduler_issues_the_invoice_of_a_payment_a_crash_left_without_one(
     assert!(app
         .state
         .db
-        .close_payment(id, "succeeded", app.clock_now())
+        .close_payment(id, chat_contract::states::PaymentStatus::Succeeded, app.clock_now())
         .await
         .unwrap());
     assert!(invoices(&app, &ann).await.is_empty());

@@ -427,7 +427,7 @@ async fn a_monthly_plan_starts_on_its_paid_invoice_and_renews_on_the_next_one_on
     assert_ok(deliver(app, &s.secret, &event).await).await;
     let renewed = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
     assert_eq!(renewed.end_date, Some((start + 30 * 86400) * 1000));
-    assert_eq!(renewed.plan_type, "pro");
+    assert_eq!(renewed.plan_type.as_str(), "pro");
     let list = payments(app, &ann).await;
     assert_eq!(list.len(), 2);
     assert_eq!(list[0]["kind"], json!("renewal"));
@@ -525,7 +525,7 @@ async fn cancel_is_scheduled_at_stripe_for_the_period_end_and_can_be_taken_back(
     assert_ok(deliver(app, &s.secret, &ended).await).await;
     let sub = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
     assert_eq!(sub.provider_subscription_id, None);
-    assert_eq!(sub.plan_type, "free");
+    assert_eq!(sub.plan_type.as_str(), "free");
 }
 
 #[actix_web::test]
@@ -759,7 +759,7 @@ async fn a_monthly_upgrade_moves_the_one_stripe_subscription_to_the_new_price_an
                       "data": {"object": invoice}});
     assert_ok(deliver(app, &s.secret, &paid).await).await;
     let after = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
-    assert_eq!(after.plan_type, "pro");
+    assert_eq!(after.plan_type.as_str(), "pro");
     // The billing cycle stays: paid through the same end, renewed by the same subscription.
     assert_eq!(after.end_date, before.end_date);
     assert_eq!(after.provider_subscription_id, Some(stripe_sub.clone()));
@@ -779,8 +779,8 @@ async fn a_monthly_upgrade_moves_the_one_stripe_subscription_to_the_new_price_an
     assert_eq!(payments(app, &ann).await.len(), 2);
     let last = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
     assert_eq!(
-        (last.plan_type, last.end_date),
-        ("pro".to_owned(), before.end_date)
+        (last.plan_type.as_str(), last.end_date),
+        ("pro", before.end_date)
     );
     assert_eq!(stripe_subscriptions_of(&s.fake, &customer).await.len(), 1);
 }
@@ -804,7 +804,7 @@ async fn a_declined_monthly_upgrade_keeps_the_plan_and_puts_the_stripe_price_bac
     // Whatever Stripe still reports, the plan stays base.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let after = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
-    assert_eq!(after.plan_type, "base");
+    assert_eq!(after.plan_type.as_str(), "base");
     assert_eq!(after.end_date, before.end_date);
     assert_eq!(after.provider_subscription_id, Some(stripe_sub.clone()));
     // At Stripe: the same subscription, back on base's price, so the next renewal

@@ -1,16 +1,19 @@
 //! The websocket wire protocol: JSON text frames with a `type` field (docs/protocol.md).
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use ts_rs::TS;
+
+use crate::states::{FileKind, FileStatus, MessageRole, MessageStatus};
+use crate::views::{BillingInfo, LimitInfo, Settings, Subscription, Usage, User};
 
 /// Frames a tab sends.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, TS)]
 #[serde(tag = "type")]
 pub enum ClientFrame {
     /// Authenticates a socket opened without a token (must be the first frame).
     #[serde(rename = "auth")]
     Auth { token: String },
-    #[serde(rename = "chat.send", rename_all = "camelCase")]
+    #[serde(rename = "chat.send")]
     ChatSend(ChatSend),
     #[serde(rename = "chat.cancel", rename_all = "camelCase")]
     ChatCancel { conversation_id: String },
@@ -25,7 +28,7 @@ pub enum ClientFrame {
 /// every tab, so it must stay small.
 pub const MAX_CLIENT_ID_CHARS: usize = 64;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatSend {
     /// The tab's own id for this send, echoed so it can match the answers.
@@ -53,16 +56,16 @@ pub struct ChatSend {
 }
 
 /// A file attached to a message, as frames and the REST API show it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Attachment {
     #[serde(rename = "_id")]
     pub id: String,
-    /// `image` or `document`
-    pub kind: String,
+    pub kind: FileKind,
     pub name: String,
     pub mime: String,
     /// Bytes stored.
+    #[ts(type = "number")]
     pub size: u64,
     pub width: Option<u32>,
     pub height: Option<u32>,
@@ -70,7 +73,7 @@ pub struct Attachment {
     pub thumbnail_url: Option<String>,
     pub created_at: String,
     /// `ready`; a document is `processing` first, then `ready` or `failed`.
-    pub status: String,
+    pub status: FileStatus,
     /// Percent of a document's processing done (100 once ready).
     pub progress: u8,
     /// A PDF's page count.
@@ -79,7 +82,7 @@ pub struct Attachment {
 
 /// Where an answer's excerpts came from. Web sources come first, in the order the answer
 /// cites them (`[1]` is the first).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(untagged)]
 pub enum Source {
     Web(WebSource),
@@ -87,7 +90,7 @@ pub enum Source {
 }
 
 /// A document, and the page for a PDF.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct DocumentSource {
     pub file_id: String,
@@ -96,7 +99,7 @@ pub struct DocumentSource {
 }
 
 /// A web page a search found (`site`: its host).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct WebSource {
     pub url: String,
@@ -105,7 +108,7 @@ pub struct WebSource {
 }
 
 /// How far a web search (or deep search) has got, for the tabs to show while it runs.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchStage {
     Searching,
@@ -115,7 +118,7 @@ pub enum SearchStage {
 }
 
 /// A project as frames and the REST API show it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Project {
     #[serde(rename = "_id")]
@@ -123,13 +126,14 @@ pub struct Project {
     pub name: String,
     pub instructions: String,
     /// How many conversations it holds.
+    #[ts(type = "number")]
     pub conversations: u64,
     pub created_at: String,
     pub updated_at: String,
 }
 
 /// A conversation as frames and the REST API show it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Conversation {
     #[serde(rename = "_id")]
@@ -144,17 +148,15 @@ pub struct Conversation {
 }
 
 /// A message as frames and the REST API show it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     #[serde(rename = "_id")]
     pub id: String,
     pub conversation_id: String,
-    /// `user` or `assistant`
-    pub role: String,
+    pub role: MessageRole,
     pub content: String,
-    /// `complete`, `streaming`, `cancelled` or `error`
-    pub status: String,
+    pub status: MessageStatus,
     pub model: Option<String>,
     pub client_id: Option<String>,
     pub created_at: String,
@@ -167,11 +169,11 @@ pub struct Message {
 }
 
 /// Frames the server sends.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "type")]
 pub enum ServerFrame {
     #[serde(rename = "ready")]
-    Ready { user: Value, usage: Value },
+    Ready { user: User, usage: Usage },
     #[serde(rename = "conversation.created", rename_all = "camelCase")]
     ConversationCreated {
         client_id: String,
@@ -187,11 +189,13 @@ pub enum ServerFrame {
     MessageDelta {
         conversation_id: String,
         message_id: String,
+        #[ts(type = "number")]
         seq: u64,
         delta: String,
         /// Load tests only (`chat.frame_timestamps`): when the model emitted this delta's
         /// first chunk, in microseconds since the Unix epoch.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(type = "number", optional)]
         emitted_at: Option<u64>,
     },
     /// Answers `conversation.open`: whether an answer is streaming (its snapshot, if so,
@@ -205,6 +209,7 @@ pub enum ServerFrame {
     MessageSnapshot {
         conversation_id: String,
         message_id: String,
+        #[ts(type = "number")]
         seq: u64,
         content: String,
     },
@@ -221,14 +226,17 @@ pub enum ServerFrame {
     #[serde(rename = "usage.updated", rename_all = "camelCase")]
     UsageUpdated {
         has_active_limit: bool,
-        limit_info: Value,
+        limit_info: LimitInfo,
     },
     #[serde(rename = "profile.updated")]
-    ProfileUpdated { user: Value },
+    ProfileUpdated { user: User },
     #[serde(rename = "settings.updated", rename_all = "camelCase")]
-    SettingsUpdated { settings: Value, billing_info: Value },
+    SettingsUpdated {
+        settings: Settings,
+        billing_info: Option<BillingInfo>,
+    },
     #[serde(rename = "subscription.updated")]
-    SubscriptionUpdated { subscription: Value },
+    SubscriptionUpdated { subscription: Subscription },
     #[serde(rename = "session.revoked")]
     SessionRevoked { reason: String },
     /// A document's processing went on or ended.
@@ -247,8 +255,10 @@ pub enum ServerFrame {
         message_id: String,
         stage: SearchStage,
         #[serde(skip_serializing_if = "Vec::is_empty", default)]
+        #[ts(as = "Option<Vec<String>>", optional)]
         queries: Vec<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         pages: Option<u32>,
         round: u32,
         rounds: u32,
@@ -257,11 +267,13 @@ pub enum ServerFrame {
     #[serde(rename = "error", rename_all = "camelCase")]
     Error {
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         client_id: Option<String>,
         code: String,
         message: String,
         /// The field or period an error is about (`day` or `month` for `limit_reached`).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         field: Option<String>,
     },
     #[serde(rename = "pong")]

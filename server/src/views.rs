@@ -1,0 +1,229 @@
+//! Every view the API shows, built from stored rows in this one place: REST answers and
+//! websocket frames use the same builder, so a tab and a reload never disagree. The types
+//! are the contract's (`chat-contract`); the usage counters are built by
+//! [`crate::quota::Quotas::limit_info_of`], which knows the quota window.
+
+use chat_actors::protocol;
+use chat_contract::frames::Attachment;
+use chat_contract::states::{BillingCycle, FileKind, PlanType};
+use chat_contract::views::{
+    self, AiPersonalization, Invoice, Payment, PendingSubscription, Seller, Settings,
+    Subscription, SubscriptionData, User,
+};
+
+use crate::db::billing::BillingRow;
+use crate::db::conversations::{ConversationRow, MessageRow};
+use crate::db::files::FileRow;
+use crate::db::invoices::InvoiceRow;
+use crate::db::payments::PaymentRow;
+use crate::db::projects::ProjectRow;
+use crate::db::subscriptions::SubscriptionRow;
+use crate::db::users::UserRow;
+use crate::quota::iso;
+use crate::state::AppState;
+
+/// The user as registration, login, the profile call and the websocket's `ready` show it.
+pub fn user(u: &UserRow) -> User {
+    User {
+        id: u.id.clone(),
+        name: u.name.clone(),
+        email: u.email.clone(),
+        profile_image: u.profile_image.clone(),
+        settings: settings(u),
+        created_at: iso(u.created_at),
+    }
+}
+
+pub fn settings(u: &UserRow) -> Settings {
+    Settings {
+        language: u.language.clone(),
+        ai_personalization: AiPersonalization {
+            enabled: u.ai_enabled,
+            user_name: u.ai_user_name.clone(),
+            user_info: u.ai_user_info.clone(),
+        },
+    }
+}
+
+/// The billing info as the API shows it, and as a payment keeps it for its invoice.
+pub fn billing_info(b: &BillingRow) -> views::BillingInfo {
+    views::BillingInfo {
+        billing_type: b.billing_type,
+        name: b.name.clone(),
+        company_name: b.company_name.clone(),
+        address: b.address.clone(),
+        city: b.city.clone(),
+        postal_code: b.postal_code.clone(),
+        country: b.country.clone(),
+        vat_number: b.vat_number.clone(),
+    }
+}
+
+/// `GET /api/subscription`, the answer of every call that changes it, and
+/// `subscription.updated`. Its plans' prices carry the seller's domestic VAT, as list
+/// prices; the buyer's own VAT is in `GET /api/plans` and on each payment.
+pub fn subscription(state: &AppState, sub: &SubscriptionRow) -> Subscription {
+    let vat = state.vat_for(None).rate;
+    let plan = state.catalogue.plan(sub.plan_type);
+    let pending = sub.pending_plan_type;
+    Subscription {
+        data: SubscriptionData {
+            id: sub.id.clone(),
+            plan_type: sub.plan_type,
+            status: sub.status,
+            start_date: iso(sub.start_date),
+            end_date: sub.end_date.map(iso),
+            billing_cycle: sub.billing_cycle,
+            payment_method: sub.payment_method.clone(),
+            currency: sub.currency,
+            // A scheduled downgrade to a paid plan renews too, at that plan's price.
+            auto_renew: match pending {
+                Some(plan) => plan != PlanType::Free,
+                None => sub.billing_cycle == Some(BillingCycle::Monthly),
+            },
+            cancel_at_period_end: pending == Some(PlanType::Free),
+        },
+        subscription_plan: state.plan_view(plan, vat),
+        pending_subscription: pending.map(|p| PendingSubscription {
+            plan_type: p,
+            activation_date: sub.end_date.map(iso),
+            requested_at: sub.pending_since.map(iso),
+        }),
+        pending_subscription_plan: pending.map(|p| state.plan_view(state.catalogue.plan(p), vat)),
+    }
+}
+
+fn major(minor: i64) -> f64 {
+    minor as f64 / 100.0
+}
+
+pub fn payment(p: &PaymentRow) -> Payment {
+    Payment {
+        id: p.id.clone(),
+        plan_type: p.plan_type,
+        billing_cycle: p.billing_cycle,
+        kind: p.kind,
+        status: p.status,
+        currency: p.currency,
+        net_amount: major(p.net_amount),
+        vat_rate: p.vat_rate,
+        vat_amount: major(p.vat_amount),
+        vat_treatment: p.vat_treatment,
+        total_amount: major(p.total_amount),
+        payment_method: p.payment_method.clone(),
+        provider: p.provider.clone(),
+        created_at: iso(p.created_at),
+        completed_at: p.completed_at.map(iso),
+    }
+}
+
+/// An invoice as `GET /api/invoices` lists it.
+pub fn invoice(i: &InvoiceRow) -> Invoice {
+    Invoice {
+        id: i.id.clone(),
+        number: i.number.clone(),
+        issued_at: iso(i.issued_at),
+        payment_id: i.payment_id.clone(),
+        transaction_id: i.transaction_id.clone(),
+        plan_type: i.plan_type,
+        plan_name: i.plan_name.clone(),
+        billing_cycle: i.billing_cycle,
+        period_start: iso(i.period_start),
+        period_end: iso(i.period_end),
+        currency: i.currency,
+        net_amount: major(i.net_amount),
+        vat_rate: i.vat_rate,
+        vat_amount: major(i.vat_amount),
+        total_amount: major(i.total_amount),
+        vat_treatment: i.vat_treatment,
+        seller: Seller {
+            name: i.seller_name.clone(),
+            address: i.seller_address.clone(),
+            vat_number: i.seller_vat_number.clone(),
+            country: i.seller_country.clone(),
+        },
+        buyer: views::BillingInfo {
+            billing_type: i.buyer_type,
+            name: i.buyer_name.clone(),
+            company_name: i.buyer_company.clone(),
+            address: i.buyer_address.clone(),
+            city: i.buyer_city.clone(),
+            postal_code: i.buyer_postal_code.clone(),
+            country: i.buyer_country.clone(),
+            vat_number: i.buyer_vat_number.clone(),
+        },
+        pdf_url: format!("/api/invoices/{}.pdf", i.id),
+    }
+}
+
+/// A file as the API and frames show it.
+pub fn attachment_view(f: &FileRow) -> Attachment {
+    Attachment {
+        id: f.id.clone(),
+        kind: f.kind,
+        name: f.name.clone(),
+        mime: f.mime.clone(),
+        size: f.size.max(0) as u64,
+        width: f.width.map(|w| w.max(0) as u32),
+        height: f.height.map(|h| h.max(0) as u32),
+        url: format!("/api/files/{}", f.id),
+        thumbnail_url: (f.kind == FileKind::Image).then(|| format!("/api/files/{}/thumbnail", f.id)),
+        created_at: iso(f.created_at),
+        status: f.status,
+        progress: f.progress.clamp(0, 100) as u8,
+        pages: f.pages.map(|p| p.max(0) as u32),
+    }
+}
+
+pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
+    protocol::Conversation {
+        id: c.id.clone(),
+        title: c.title.clone(),
+        model: c.model.clone(),
+        web_search: c.web_search,
+        created_at: iso(c.created_at),
+        updated_at: iso(c.updated_at),
+        project_id: c.project_id.clone(),
+    }
+}
+
+pub fn project_view(p: &ProjectRow) -> protocol::Project {
+    protocol::Project {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        instructions: p.instructions.clone(),
+        conversations: p.conversations.max(0) as u64,
+        created_at: iso(p.created_at),
+        updated_at: iso(p.updated_at),
+    }
+}
+
+/// A message without attachments (answers, and questions where they are not needed).
+pub fn message_view(m: &MessageRow) -> protocol::Message {
+    message_with_files(m, &[])
+}
+
+/// A message with the files sent in it (`files` may hold other messages' too).
+pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Message {
+    protocol::Message {
+        id: m.id.clone(),
+        conversation_id: m.conversation_id.clone(),
+        role: m.role,
+        content: m.content.clone(),
+        status: m.status,
+        model: m.model.clone(),
+        client_id: m.client_id.clone(),
+        created_at: iso(m.created_at),
+        attachments: files
+            .iter()
+            .filter(|f| f.message_id.as_deref() == Some(m.id.as_str()))
+            .map(attachment_view)
+            .collect(),
+        // Written by this server only: unreadable JSON is no sources rather than an error.
+        sources: m
+            .sources
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok())
+            .unwrap_or_default(),
+    }
+}
