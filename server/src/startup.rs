@@ -157,7 +157,7 @@ impl Application {
             shards.adopt_current();
             App::new()
                 .wrap(from_fn(i18n::middleware))
-                .wrap(actix_web::middleware::Logger::new("%a \"%r\" %s %b %Dms").log_target("http"))
+                .wrap(from_fn(http::trace::middleware))
                 .app_data(app_state.clone())
                 .configure(http::api)
                 .configure(|cfg| http::web::routes(cfg, &web_dir, &uploads_dir, client_built))

@@ -120,6 +120,7 @@ impl FromRequest for AuthUser {
             }
             let token = token.ok_or(ErrorCode::Unauthorized)?;
             let user = state.authenticate(&token).await?.ok_or(ErrorCode::Unauthorized)?;
+            crate::http::trace::record_user(&user.id);
             // From here on the request speaks the user's language.
             if let Some(lang) = Lang::parse_exact(&user.language) {
                 i18n::set_current(lang);

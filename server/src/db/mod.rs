@@ -45,13 +45,27 @@ pub enum Db {
 }
 
 /// Runs `$body` with `$pool` bound to whichever pool `$db` holds.
+///
+/// Each storage call has a span (debug level), under the request's span with its id and
+/// user, and ends with a line giving its time: `RUST_LOG=chat_server=debug` shows which
+/// call of a slow request took it. `at` is the calling line.
 macro_rules! on_pool {
-    ($db:expr, $pool:ident => $body:expr) => {
-        match $db {
-            $crate::db::Db::Sqlite($pool, _) => $body,
-            $crate::db::Db::Postgres($pool) => $body,
-        }
-    };
+    ($db:expr, $pool:ident => $body:expr) => {{
+        let span = ::tracing::debug_span!("db", at = %concat!(module_path!(), ":", line!()));
+        let started = ::std::time::Instant::now();
+        let out = ::tracing::Instrument::instrument(
+            async {
+                match $db {
+                    $crate::db::Db::Sqlite($pool, _) => $body,
+                    $crate::db::Db::Postgres($pool) => $body,
+                }
+            },
+            span.clone(),
+        )
+        .await;
+        span.in_scope(|| ::tracing::debug!(us = started.elapsed().as_micros() as u64, "storage call"));
+        out
+    }};
 }
 pub(crate) use on_pool;
 
@@ -59,26 +73,36 @@ pub(crate) use on_pool;
 /// Postgres in a transaction of the pool. `$body` evaluates to `sqlx::Result<u64>` with
 /// `$conn` as its executor; it must own what it uses (SQLite runs it on another task).
 macro_rules! on_writer {
-    ($db:expr, $conn:ident => $body:expr) => {
-        match $db {
-            $crate::db::Db::Sqlite(_, writer) => {
-                writer
-                    .write(Box::new(move |$conn| Box::pin(async move { $body })))
-                    .await
-            }
-            $crate::db::Db::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                let out: sqlx::Result<u64> = {
-                    let $conn = &mut *tx;
-                    async move { $body }.await
-                };
-                match out {
-                    Ok(n) => tx.commit().await.map(|()| n),
-                    Err(e) => Err(e),
+    ($db:expr, $conn:ident => $body:expr) => {{
+        let span = ::tracing::debug_span!("db", at = %concat!(module_path!(), ":", line!()));
+        let started = ::std::time::Instant::now();
+        let out = ::tracing::Instrument::instrument(
+            async {
+                match $db {
+                    $crate::db::Db::Sqlite(_, writer) => {
+                        writer
+                            .write(Box::new(move |$conn| Box::pin(async move { $body })))
+                            .await
+                    }
+                    $crate::db::Db::Postgres(pool) => {
+                        let mut tx = pool.begin().await?;
+                        let out: sqlx::Result<u64> = {
+                            let $conn = &mut *tx;
+                            async move { $body }.await
+                        };
+                        match out {
+                            Ok(n) => tx.commit().await.map(|()| n),
+                            Err(e) => Err(e),
+                        }
+                    }
                 }
-            }
-        }
-    };
+            },
+            span.clone(),
+        )
+        .await;
+        span.in_scope(|| ::tracing::debug!(us = started.elapsed().as_micros() as u64, "storage call"));
+        out
+    }};
 }
 pub(crate) use on_writer;
 

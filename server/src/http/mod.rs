@@ -10,6 +10,7 @@ pub mod payments;
 pub mod projects;
 pub mod settings;
 pub mod subscription;
+pub mod trace;
 pub mod usage;
 pub mod web;
 pub mod ws;

@@ -752,3 +752,121 @@ async fn sigterm_stops_the_server_binary_cleanly() {
     };
     assert!(status.success(), "{status:?}");
 }
+
+/// One request can be followed through the log: its span carries the request id (the
+/// caller's `X-Request-Id`, echoed back) and, once the token is checked, the user; the
+/// storage calls it made are spans under it, and its last line gives status and time.
+#[actix_web::test]
+async fn a_request_can_be_followed_through_the_log_by_its_id_and_user() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let tokens = data_dir.path().join("tokens.tsv");
+    let seeded = Command::new(env!("CARGO_BIN_EXE_chat-server"))
+        .args([
+            "users",
+            "seed",
+            "--count",
+            "1",
+            "--password",
+            "secret12",
+            "--prefix",
+            "trace",
+        ])
+        .arg("--tokens")
+        .arg(&tokens)
+        .env("DATA_DIR", data_dir.path())
+        .env("CONFIG_DIR", data_dir.path().join("no-config"))
+        .env_remove("DATABASE_URL")
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        seeded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&seeded.stderr)
+    );
+    let line = std::fs::read_to_string(&tokens).unwrap();
+    let token = line.trim().split('\t').nth(1).unwrap().to_owned();
+
+    let port = free_port();
+    let log_path = data_dir.path().join("server.log");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_chat-server"))
+        .env("BIND_ADDR", format!("127.0.0.1:{port}"))
+        .env("DATA_DIR", data_dir.path())
+        .env("CONFIG_DIR", data_dir.path().join("no-config"))
+        .env("SHUTDOWN_GRACE_SECS", "1")
+        .env("RUST_LOG", "info,chat_server=debug")
+        .env("NO_COLOR", "1")
+        .env_remove("DATABASE_URL")
+        .env_remove("REDIS_URL")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    while client.get(format!("{base}/api/health")).send().await.is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the server did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let profile = client
+        .get(format!("{base}/api/auth/profile"))
+        .bearer_auth(&token)
+        .header("X-Request-Id", "follow-me-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(profile.headers()["x-request-id"], "follow-me-1");
+    let user: Value = profile.json().await.unwrap();
+    let user_id = user["_id"].as_str().unwrap().to_owned();
+    // Settings are read from storage once the user is known.
+    let settings = client
+        .get(format!("{base}/api/settings"))
+        .bearer_auth(&token)
+        .header("X-Request-Id", "follow-me-2")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(settings.status(), 200);
+    // An id that is not plausible is replaced by one of ours.
+    let other = client
+        .get(format!("{base}/api/health"))
+        .header("X-Request-Id", "no spaces <allowed>")
+        .send()
+        .await
+        .unwrap();
+    let new_id = other.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert!(
+        new_id.len() == 32 && new_id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{new_id}"
+    );
+
+    Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    let stopped = Instant::now();
+    while server.try_wait().unwrap().is_none() {
+        assert!(stopped.elapsed() < Duration::from_secs(10), "still running");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let ours: Vec<&str> = log.lines().filter(|l| l.contains("id=follow-me-")).collect();
+    let profile_span = format!("request{{id=follow-me-1 user={user_id}}}");
+    let settings_span = format!("request{{id=follow-me-2 user={user_id}}}");
+    assert!(
+        ours.iter().any(|l| l.contains(&settings_span)
+            && l.contains("db{at=chat_server::db::billing:")
+            && l.contains("storage call us=")),
+        "no storage call under the request's span with its user: {ours:#?}"
+    );
+    assert!(
+        ours.iter().any(|l| l.contains(&profile_span)
+            && l.contains("status=200")
+            && l.contains("GET /api/auth/profile")),
+        "no closing line with the user and status: {ours:#?}"
+    );
+}
