@@ -17,7 +17,7 @@ export CHAT_VENV
 LOCALSTRIPE_VERSION := 1.15.10
 MOTO_VERSION := 5.2.5
 
-.PHONY: run build web web-deps test test-deps test-rust test-backends test-web lint bench
+.PHONY: run build web web-deps test test-deps test-rust test-backends test-web lint bench types
 
 ## Build everything and start the server on its embedded defaults at http://127.0.0.1:8080
 run: build
@@ -72,6 +72,11 @@ test-deps:
 		python3 -m venv $(CHAT_VENV) && \
 		$(CHAT_VENV)/bin/pip install --quiet --disable-pip-version-check localstripe==$(LOCALSTRIPE_VERSION) 'moto[server]==$(MOTO_VERSION)'; \
 	fi
+
+## Rewrites the web client's generated types (web/src/types/generated/) from the server's
+## (chat-contract, the error codes); `make test` fails while they are stale.
+types:
+	UPDATE_TYPES=1 cargo test -p chat-server --lib generated_types
 
 lint:
 	cargo fmt --all -- --check

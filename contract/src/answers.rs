@@ -34,10 +34,7 @@ pub struct Data<T> {
 
 impl<T> Data<T> {
     pub fn new(data: T) -> Data<T> {
-        Data {
-            success: true,
-            data,
-        }
+        Data { success: true, data }
     }
 }
 

@@ -168,12 +168,13 @@ pub struct Message {
     pub sources: Vec<Source>,
 }
 
-/// Frames the server sends.
+/// Frames the server sends. The views are boxed: a frame is as small as its smallest
+/// variants, mostly deltas.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "type")]
 pub enum ServerFrame {
     #[serde(rename = "ready")]
-    Ready { user: User, usage: Usage },
+    Ready { user: Box<User>, usage: Box<Usage> },
     #[serde(rename = "conversation.created", rename_all = "camelCase")]
     ConversationCreated {
         client_id: String,
@@ -226,17 +227,17 @@ pub enum ServerFrame {
     #[serde(rename = "usage.updated", rename_all = "camelCase")]
     UsageUpdated {
         has_active_limit: bool,
-        limit_info: LimitInfo,
+        limit_info: Box<LimitInfo>,
     },
     #[serde(rename = "profile.updated")]
-    ProfileUpdated { user: User },
+    ProfileUpdated { user: Box<User> },
     #[serde(rename = "settings.updated", rename_all = "camelCase")]
     SettingsUpdated {
-        settings: Settings,
-        billing_info: Option<BillingInfo>,
+        settings: Box<Settings>,
+        billing_info: Option<Box<BillingInfo>>,
     },
     #[serde(rename = "subscription.updated")]
-    SubscriptionUpdated { subscription: Subscription },
+    SubscriptionUpdated { subscription: Box<Subscription> },
     #[serde(rename = "session.revoked")]
     SessionRevoked { reason: String },
     /// A document's processing went on or ended.

@@ -21,9 +21,7 @@ use ts_rs::TS;
 /// use, into `dir` (one file per type). JSON numbers are TypeScript numbers, 64-bit ones
 /// included: no count or size the API shows comes near 2^53.
 pub fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
-    let cfg = ts_rs::Config::new()
-        .with_out_dir(dir)
-        .with_large_int("number");
+    let cfg = ts_rs::Config::new().with_out_dir(dir).with_large_int("number");
     frames::ClientFrame::export_all(&cfg)?;
     frames::ServerFrame::export_all(&cfg)?;
     answers::Done::export_all(&cfg)?;

@@ -5,9 +5,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::states::{
-    BillingCycle, Currency, PaymentKind, PaymentStatus, PlanType, SubscriptionStatus,
-};
+use crate::states::{BillingCycle, Currency, PaymentKind, PaymentStatus, PlanType, SubscriptionStatus};
 
 /// The user as registration, login, the profile call and the websocket's `ready` show it.
 #[derive(Debug, Clone, Serialize, TS)]

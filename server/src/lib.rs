@@ -1,6 +1,7 @@
 //! The chat server: configuration, storage, accounts, settings and the HTTP API.
 //! `main.rs` only parses the command line; tests start `startup::Application` on port 0.
 
+pub mod announce;
 pub mod auth;
 pub mod billing;
 pub mod chat;
@@ -11,6 +12,8 @@ pub mod documents;
 pub mod domain;
 pub mod error;
 pub mod files;
+#[cfg(test)]
+mod generated_types;
 pub mod http;
 pub mod i18n;
 pub mod imagegen;
@@ -30,6 +33,4 @@ pub mod state;
 pub mod subscriptions;
 pub mod telemetry;
 pub mod vat;
-#[cfg(test)]
-mod generated_types;
 pub mod views;

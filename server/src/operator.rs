@@ -8,8 +8,8 @@ use crate::db::subscriptions::Activation;
 use crate::db::Db;
 use crate::domain::Email;
 use crate::plans::{Currency, PlanType};
-use chat_contract::states::BillingCycle;
 use crate::quota::iso;
+use chat_contract::states::BillingCycle;
 
 /// `chat-server users set-plan EMAIL PLAN [--days N]`: the plan starts now, for `days`
 /// days, with no payment and no renewal; `free` ends any paid plan at once.

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use chat_actors::quota::{Limits, Service};
-use chrono_tz::Tz;
 use chat_contract::views;
+use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::error::{ErrorCode, Result};
@@ -31,7 +31,7 @@ pub const AVAILABLE: Availability = Availability {
     google_web_search: false,
     openai_web_search: false,
     document_processing: true,
-    project_management: false,
+    project_management: true,
     image_generation: true,
     image_upload: true,
 };

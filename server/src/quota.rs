@@ -12,10 +12,10 @@ use chat_actors::quota::{
     QuotaActors, Refund, Service, SharedCounters, UsageDeltas, Used,
 };
 use chat_actors::shard::Shards;
+use chat_contract::views::{LimitInfo, Usage, UsageCounter, UsageService, UsageServices};
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 use futures_util::future::BoxFuture;
-use chat_contract::views::{LimitInfo, Usage, UsageCounter, UsageService, UsageServices};
 
 use crate::clock::{SharedClock, DAY_MS};
 use crate::db::Db;

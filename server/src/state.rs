@@ -46,10 +46,8 @@ impl AppState {
     /// The plan as the API shows it, with what works on this server.
     pub fn plan_view(&self, plan: &crate::plans::Plan, vat_rate: f64) -> chat_contract::views::Plan {
         let providers = &self.search.providers;
-        let available = crate::plans::available_with_search(
-            providers.google_available(),
-            providers.openai_available(),
-        );
+        let available =
+            crate::plans::available_with_search(providers.google_available(), providers.openai_available());
         // 0 where this server cannot deep-search for the plan: clients show no toggle.
         let deep_searches = match providers.engine(plan, true) {
             Some(_) => self.settings.search.deep_searches,

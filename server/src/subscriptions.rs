@@ -2,8 +2,8 @@
 //! cancellations wait for the end of the paid period; renewals and expiries are applied
 //! by the scheduler.
 
-use chrono::{DateTime, Months};
 use chat_contract::states::{BillingCycle, PaymentKind, PaymentStatus};
+use chrono::{DateTime, Months};
 
 use crate::billing::{Checkout, RenewalChange};
 use crate::db::payments::PaymentRow;
@@ -11,7 +11,6 @@ use crate::db::subscriptions::{Activation, SubscriptionRow};
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::plans::{vat_of, Currency, PlanType};
 use crate::state::AppState;
-use chat_actors::protocol::ServerFrame;
 
 /// A billing cycle named by a client (monthly when none is named); anything else is
 /// `invalid_billing_cycle`.
@@ -27,19 +26,6 @@ pub fn period_end(state: &AppState, cycle: BillingCycle, start: i64) -> i64 {
     DateTime::from_timestamp_millis(start)
         .and_then(|t| t.checked_add_months(Months::new(1)))
         .map_or(start + 30 * crate::clock::DAY_MS, |t| t.timestamp_millis())
-}
-
-/// Tells every tab of the user their subscription (and the counters of its plan).
-pub async fn announce(state: &AppState, user_id: &str) {
-    match state.db.subscription(user_id, state.now()).await {
-        Ok(sub) => {
-            let subscription = crate::views::subscription(state, &sub);
-            let frame = ServerFrame::SubscriptionUpdated { subscription };
-            state.realtime.publish(user_id, &frame);
-            crate::chat::publish_usage(state, user_id).await;
-        }
-        Err(e) => tracing::warn!(error = ?e, "reading a subscription for subscription.updated"),
-    }
 }
 
 /// What a new payment is for.
@@ -158,10 +144,7 @@ pub async fn change_plan(state: &AppState, user_id: &str, req: ChangeRequest) ->
             }
         }
         // Keep what was paid for until the end date; quotas are not reset.
-        state
-            .db
-            .set_pending_plan(user_id, Some(req.target), now)
-            .await?;
+        state.db.set_pending_plan(user_id, Some(req.target), now).await?;
         return Ok(ChangeOutcome::Scheduled(
             state.db.subscription(user_id, now).await?,
         ));
@@ -315,13 +298,19 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
     let payment = state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?;
     // The account was deleted while the checkout was open: no one to give the plan to.
     let Some(user_id) = payment.user_id.clone() else {
-        state.db.close_payment(payment_id, PaymentStatus::Canceled, now).await?;
+        state
+            .db
+            .close_payment(payment_id, PaymentStatus::Canceled, now)
+            .await?;
         return Err(ErrorCode::PaymentClosed.into());
     };
     let sub = state.db.subscription(&user_id, now).await?;
     let rank = |p: PlanType| state.catalogue.plan(p).rank;
     if rank(payment.plan_type) <= rank(sub.plan_type) {
-        state.db.close_payment(payment_id, PaymentStatus::Canceled, now).await?;
+        state
+            .db
+            .close_payment(payment_id, PaymentStatus::Canceled, now)
+            .await?;
         return Err(ErrorCode::PaymentClosed.into());
     }
     // An upgrade of the provider's subscription keeps its period: it paid the
@@ -373,16 +362,14 @@ pub async fn complete_payment(state: &AppState, payment_id: &str) -> Result<Paym
         }
     }
     // The upgrade dropped a scheduled cancellation here; the provider must renew again.
-    if let Some(renewal) =
-        renewed_by.filter(|_| in_place && sub.pending_plan_type == Some(PlanType::Free))
-    {
+    if let Some(renewal) = renewed_by.filter(|_| in_place && sub.pending_plan_type == Some(PlanType::Free)) {
         let change = RenewalChange::CancelAtPeriodEnd(false);
         if let Err(e) = state.payments.change_renewal(renewal, change).await {
             tracing::error!(user = %user_id, subscription = renewal, error = ?e,
                 "could not take back the cancellation of an upgraded provider subscription; do it by hand");
         }
     }
-    announce(state, &user_id).await;
+    crate::announce::subscription(state, &user_id).await;
     Ok(state.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?)
 }
 
@@ -408,7 +395,7 @@ pub async fn apply_due(state: &AppState) -> anyhow::Result<usize> {
         match apply_one(state, &sub, now).await {
             Ok(true) => {
                 applied += 1;
-                announce(state, &sub.user_id).await;
+                crate::announce::subscription(state, &sub.user_id).await;
             }
             Ok(false) => {}
             Err(e) => tracing::error!(user = %sub.user_id, error = ?e, "could not apply a due subscription"),
@@ -475,7 +462,15 @@ async fn apply_one(state: &AppState, sub: &SubscriptionRow, now: i64) -> Result<
     let paid = state.payments.charge_renewal(&payment).await?;
     state
         .db
-        .close_payment(&payment.id, if paid { PaymentStatus::Succeeded } else { PaymentStatus::Failed }, now)
+        .close_payment(
+            &payment.id,
+            if paid {
+                PaymentStatus::Succeeded
+            } else {
+                PaymentStatus::Failed
+            },
+            now,
+        )
         .await?;
     if !paid {
         state.db.set_free(&sub.user_id, now).await?;

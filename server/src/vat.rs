@@ -147,7 +147,10 @@ impl VatRules {
             .as_deref()
             .and_then(|n| self.eu_vat_number(&country, n))
             .is_some();
-        if billing.billing_type == chat_contract::views::BillingType::Company && country != seller_country && valid_number {
+        if billing.billing_type == chat_contract::views::BillingType::Company
+            && country != seller_country
+            && valid_number
+        {
             return BuyerVat {
                 rate: 0.0,
                 treatment: Treatment::ReverseCharge,

@@ -7,8 +7,8 @@ use chat_actors::protocol;
 use chat_contract::frames::Attachment;
 use chat_contract::states::{BillingCycle, FileKind, PlanType};
 use chat_contract::views::{
-    self, AiPersonalization, Invoice, Payment, PendingSubscription, Seller, Settings,
-    Subscription, SubscriptionData, User,
+    self, AiPersonalization, Invoice, Payment, PendingSubscription, Seller, Settings, Subscription,
+    SubscriptionData, User,
 };
 
 use crate::db::billing::BillingRow;

@@ -33,7 +33,11 @@ test('a buyer pays, sees the plan active and downloads the invoice as a PDF', as
   // Plan cards on the landing page offer only what works.
   const pro = page.getByTestId('plan-summary-pro');
   await pro.waitFor();
-  assert.match(await pro.textContent(), /Coming soon \(not available yet\):.*Web search/);
+  const card = await pro.textContent();
+  assert.match(card, /Coming soon \(not available yet\):.*Web search/);
+  // Projects are built: sold as working, not as coming soon.
+  assert.match(card.split('Coming soon')[0], /Projects/);
+  assert.doesNotMatch(card.split('Coming soon')[1], /Projects/);
 
   await registerThroughDialog(page, server, { name: 'Kővári Űrsula', email: EMAIL, password: PASSWORD });
 

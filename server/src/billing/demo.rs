@@ -2,8 +2,8 @@
 //! payment at once. Renewals always succeed. For trying the product, never for money:
 //! it runs only without a Stripe key and with `billing.provider = "demo"`.
 
-use futures_util::future::BoxFuture;
 use chat_contract::views::PaymentConfig;
+use futures_util::future::BoxFuture;
 
 use super::{Checkout, PaymentProvider, RenewalChange};
 use crate::db::payments::PaymentRow;

@@ -16,12 +16,12 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 
 use super::{Checkout, PaymentProvider, RenewalChange};
-use chat_contract::states::{BillingCycle, PaymentStatus};
-use chat_contract::views::PaymentConfig;
 use crate::config::BillingSettings;
 use crate::db::payments::PaymentRow;
 use crate::db::Db;
 use crate::plans::{vat_of, Catalogue, Currency, PlanType};
+use chat_contract::states::{BillingCycle, PaymentStatus};
+use chat_contract::views::PaymentConfig;
 
 /// The Stripe API version whose object shapes this code reads.
 const API_VERSION: &str = "2022-11-15";
@@ -520,8 +520,12 @@ async fn start_upgrade(
     // charge still processing is left to its event.
     if !paid && client_secret.is_none() && intent["status"] != "processing" {
         undo_upgrade(api, &invoice_id).await?;
-        db.close_payment(&payment.id, PaymentStatus::Failed, chrono::Utc::now().timestamp_millis())
-            .await?;
+        db.close_payment(
+            &payment.id,
+            PaymentStatus::Failed,
+            chrono::Utc::now().timestamp_millis(),
+        )
+        .await?;
     }
     Ok(Checkout {
         url: None,

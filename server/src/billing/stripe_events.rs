@@ -17,9 +17,9 @@ use crate::error::{ErrorCode, Result};
 use crate::i18n::Lang;
 use crate::mail::Mail;
 use crate::plans::{Currency, PlanType};
-use chat_contract::states::{BillingCycle, PaymentKind, PaymentStatus};
 use crate::state::AppState;
 use crate::subscriptions::{self, period_end};
+use chat_contract::states::{BillingCycle, PaymentKind, PaymentStatus};
 
 /// Checks a `Stripe-Signature` header (`t=…,v1=…[,v1=…]`): an HMAC-SHA256 of
 /// `"{t}.{payload}"` with the endpoint secret, signed at most `tolerance_secs` from `now_secs`.
@@ -161,7 +161,11 @@ async fn intent_failed(state: &AppState, intent: &Value) -> Result<()> {
     {
         // Closed here, so closed at Stripe too; an error answers 500 and Stripe retries.
         state.payments.abandon(&payment).await?;
-        if state.db.close_payment(&payment.id, PaymentStatus::Failed, state.now()).await? {
+        if state
+            .db
+            .close_payment(&payment.id, PaymentStatus::Failed, state.now())
+            .await?
+        {
             tracing::info!(payment = %payment.id, "stripe payment failed");
         }
     }
@@ -294,8 +298,7 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
     };
     // The buyer's billing snapshot and VAT treatment as for any payment; the amounts are
     // what Stripe charged (the price fixed when the subscription started).
-    let template =
-        subscriptions::renewal_payment(state, user_id, plan, currency, Some((start, end))).await?;
+    let template = subscriptions::renewal_payment(state, user_id, plan, currency, Some((start, end))).await?;
     let net = template.net_amount;
     let payment = PaymentRow {
         status: PaymentStatus::Succeeded,
@@ -326,7 +329,7 @@ async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Resul
         if let Err(e) = crate::invoices::issue_for_payment(state, &payment.id).await {
             tracing::error!(payment = %payment.id, error = ?e, "issuing an invoice; the scheduler will retry");
         }
-        subscriptions::announce(state, user_id).await;
+        crate::announce::subscription(state, user_id).await;
     }
     Ok(())
 }
@@ -337,7 +340,11 @@ async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
             // The plan stays; the subscription goes back to its price. An error answers
             // 500 and Stripe delivers the event again.
             state.payments.abandon(&payment).await?;
-            if state.db.close_payment(&payment.id, PaymentStatus::Failed, state.now()).await? {
+            if state
+                .db
+                .close_payment(&payment.id, PaymentStatus::Failed, state.now())
+                .await?
+            {
                 tracing::info!(payment = %payment.id, "stripe upgrade payment failed; taken back");
             }
         }
@@ -347,7 +354,11 @@ async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
         return Ok(());
     };
     if let Some(payment) = checkout_of_subscription(state, subscription).await? {
-        if state.db.close_payment(&payment.id, PaymentStatus::Failed, state.now()).await? {
+        if state
+            .db
+            .close_payment(&payment.id, PaymentStatus::Failed, state.now())
+            .await?
+        {
             tracing::info!(payment = %payment.id, "stripe subscription checkout failed");
             return Ok(());
         }
@@ -411,11 +422,16 @@ async fn subscription_updated(state: &AppState, object: &Value) -> Result<()> {
     let sub = state.db.subscription(&user_id, now).await?;
     let pending = sub.pending_plan_type;
     match (cancels, pending) {
-        (true, None) => state.db.set_pending_plan(&user_id, Some(PlanType::Free), now).await?,
+        (true, None) => {
+            state
+                .db
+                .set_pending_plan(&user_id, Some(PlanType::Free), now)
+                .await?
+        }
         (false, Some(PlanType::Free)) => state.db.set_pending_plan(&user_id, None, now).await?,
         _ => return Ok(()),
     }
-    subscriptions::announce(state, &user_id).await;
+    crate::announce::subscription(state, &user_id).await;
     Ok(())
 }
 
@@ -432,12 +448,15 @@ async fn subscription_deleted(state: &AppState, object: &Value) -> Result<()> {
     state.db.set_provider_subscription(&user_id, None).await?;
     let sub = state.db.subscription(&user_id, now).await?;
     if sub.end_date.is_some_and(|end| end > now) {
-        state.db.set_pending_plan(&user_id, Some(PlanType::Free), now).await?;
+        state
+            .db
+            .set_pending_plan(&user_id, Some(PlanType::Free), now)
+            .await?;
     } else if sub.plan_type != PlanType::Free {
         state.db.set_free(&user_id, now).await?;
     }
     tracing::info!(user = %user_id, subscription = id, "stripe subscription ended");
-    subscriptions::announce(state, &user_id).await;
+    crate::announce::subscription(state, &user_id).await;
     Ok(())
 }
 

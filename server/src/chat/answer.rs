@@ -15,7 +15,6 @@ use futures_util::StreamExt;
 
 use crate::chat::prompt;
 use crate::chat::send::{Checked, Reservation};
-use crate::views::{conversation_view, message_view, message_with_files};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
 use crate::documents;
@@ -23,6 +22,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
 use crate::search::{Engine, Search};
 use crate::state::AppState;
+use crate::views::{conversation_view, message_view, message_with_files};
 
 /// How long a title may take before the conversation is named by its first words.
 const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -80,7 +80,13 @@ pub async fn start(
         created_at: at,
         sources: None,
     };
-    let question = message(MessageRole::User, content.clone(), MessageStatus::Complete, None, now);
+    let question = message(
+        MessageRole::User,
+        content.clone(),
+        MessageStatus::Complete,
+        None,
+        now,
+    );
     let answer = message(
         MessageRole::Assistant,
         String::new(),
@@ -124,6 +130,14 @@ pub async fn start(
             client_id: send.client_id.clone(),
             conversation: conversation_view(&conversation),
         });
+        // A conversation started in a project: its count grew.
+        if let Some(project) = &conversation.project_id {
+            if let Ok(Some(project)) = state.db.project(&user.id, project).await {
+                intro.push(ServerFrame::ProjectUpdated {
+                    project: crate::views::project_view(&project),
+                });
+            }
+        }
     }
     for m in [&question, &answer] {
         intro.push(ServerFrame::MessageCreated {
@@ -132,7 +146,11 @@ pub async fn start(
             message: message_with_files(m, &files),
         });
     }
-    intro.push(super::counted_usage_frame(state, account.plan, &counted.usage));
+    intro.push(crate::announce::counted_usage_frame(
+        state,
+        account.plan,
+        &counted.usage,
+    ));
 
     // A message of images alone is titled by its first image's name.
     let title_from = conversation.title.is_none().then(|| match files.first() {
@@ -352,7 +370,14 @@ async fn fail_before_streaming(
     let now = state.now();
     let finished = state
         .db
-        .finish_message(&answer.id, "", MessageStatus::Error, FinishReason::Error.as_str(), None, now)
+        .finish_message(
+            &answer.id,
+            "",
+            MessageStatus::Error,
+            FinishReason::Error.as_str(),
+            None,
+            now,
+        )
         .await;
     if let Err(e) = finished {
         tracing::error!(error = ?e, "marking an answer that never started as failed");
@@ -503,7 +528,7 @@ impl Ended<'_> {
             realtime.publish(self.user_id, &frame);
         }
         if refunded {
-            super::publish_usage(state, self.user_id).await;
+            crate::announce::usage(state, self.user_id).await;
         }
         if outcome.finish != FinishReason::Stop {
             return Ok(());
@@ -529,7 +554,7 @@ impl Ended<'_> {
             .set_generated_title(&self.conversation.id, &title)
             .await?
         {
-            super::announce_conversation(state, self.user_id, &self.conversation.id).await?;
+            crate::announce::conversation(state, self.user_id, &self.conversation.id).await?;
         }
         Ok(())
     }

@@ -14,32 +14,7 @@ pub mod send;
 use chat_actors::hub::Event;
 use chat_actors::protocol::ServerFrame;
 
-use crate::plans::PlanType;
 use crate::state::AppState;
-
-/// Tells every tab the user's counters (after a refund or a plan change).
-pub async fn publish_usage(state: &AppState, user_id: &str) {
-    match state.quotas.usage(user_id).await {
-        Ok(usage) => state.realtime.publish(user_id, &usage_frame(usage)),
-        Err(e) => tracing::warn!(error = ?e, "reading usage for usage.updated"),
-    }
-}
-
-/// `usage.updated` with the counters a quota check just returned (no second read).
-pub fn counted_usage_frame(
-    state: &AppState,
-    plan: PlanType,
-    usage: &std::collections::HashMap<chat_actors::quota::Service, chat_actors::quota::Used>,
-) -> ServerFrame {
-    usage_frame(state.quotas.usage_of(plan, usage))
-}
-
-fn usage_frame(usage: chat_contract::views::Usage) -> ServerFrame {
-    ServerFrame::UsageUpdated {
-        has_active_limit: usage.has_active_limit,
-        limit_info: usage.limit_info,
-    }
-}
 
 /// Stops a conversation's answer wherever it runs.
 pub fn cancel_everywhere(state: &AppState, user_id: &str, conversation_id: &str) {
@@ -57,9 +32,9 @@ pub fn cancel_everywhere(state: &AppState, user_id: &str, conversation_id: &str)
 /// now rather than at the next sweep, and every tab is told. `false` when it is not the
 /// user's.
 pub async fn delete_conversation(state: &AppState, user_id: &str, id: &str) -> anyhow::Result<bool> {
-    if state.db.conversation(user_id, id).await?.is_none() {
+    let Some(conversation) = state.db.conversation(user_id, id).await? else {
         return Ok(false);
-    }
+    };
     cancel_everywhere(state, user_id, id);
     if !state.db.delete_conversation(user_id, id).await? {
         return Ok(false);
@@ -71,25 +46,9 @@ pub async fn delete_conversation(state: &AppState, user_id: &str, id: &str) -> a
             conversation_id: id.to_owned(),
         },
     );
+    // Its project holds one conversation fewer (a project deleted meanwhile says nothing).
+    if let Some(project) = &conversation.project_id {
+        let _ = crate::announce::project(state, user_id, project).await;
+    }
     Ok(true)
-}
-
-/// Reads the user's conversation as it now is and tells every tab (`conversation.updated`);
-/// `None` when it is gone.
-pub async fn announce_conversation(
-    state: &AppState,
-    user_id: &str,
-    id: &str,
-) -> sqlx::Result<Option<chat_actors::protocol::Conversation>> {
-    let Some(conversation) = state.db.conversation(user_id, id).await? else {
-        return Ok(None);
-    };
-    let view = crate::views::conversation_view(&conversation);
-    state.realtime.publish(
-        user_id,
-        &ServerFrame::ConversationUpdated {
-            conversation: view.clone(),
-        },
-    );
-    Ok(Some(view))
 }

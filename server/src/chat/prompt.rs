@@ -95,7 +95,11 @@ pub fn turns(
             }
         }
         turns.push(Turn {
-            role: if m.role == MessageRole::User { "user" } else { "assistant" },
+            role: if m.role == MessageRole::User {
+                "user"
+            } else {
+                "assistant"
+            },
             content: m.content.clone(),
             images: images.remove(&m.id).unwrap_or_default(),
         });

@@ -479,7 +479,7 @@ impl Reservation {
             tracing::error!(error = ?e, "giving back units after a failed send");
         }
         self.release_claim_and_slot().await;
-        super::publish_usage(&self.state, &self.user_id).await;
+        crate::announce::usage(&self.state, &self.user_id).await;
     }
 
     /// The web searches reserved.

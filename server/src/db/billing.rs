@@ -33,7 +33,7 @@ impl Db {
             vat_number = excluded.vat_number, updated_at = excluded.updated_at";
         on_pool!(self, pool => sqlx::query(sql)
             .bind(user_id)
-            .bind(&b.billing_type)
+            .bind(b.billing_type)
             .bind(&b.name)
             .bind(&b.company_name)
             .bind(&b.address)

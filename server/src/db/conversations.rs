@@ -1,7 +1,7 @@
 //! Conversations and messages.
 
-use chat_contract::states::{MessageRole, MessageStatus};
 use super::{on_pool, on_writer, Db};
+use chat_contract::states::{MessageRole, MessageStatus};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ConversationRow {
@@ -233,9 +233,9 @@ impl Db {
                 sqlx::query(&message)
                     .bind(&m.id)
                     .bind(&m.conversation_id)
-                    .bind(&m.role)
+                    .bind(m.role)
                     .bind(&m.content)
-                    .bind(&m.status)
+                    .bind(m.status)
                     .bind(&m.model)
                     .bind(&m.client_id)
                     .bind(&m.finish_reason)

@@ -7,8 +7,8 @@
 //! marked ones (an index), and a full pass now and then finds any whose owner went
 //! another way.
 
-use chat_contract::states::{FileKind, FileStatus};
 use super::{on_pool, on_writer, Db};
+use chat_contract::states::{FileKind, FileStatus};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct FileRow {
@@ -92,14 +92,14 @@ impl Db {
                 .bind(&f.user_id)
                 .bind(&f.conversation_id)
                 .bind(&f.message_id)
-                .bind(&f.kind)
+                .bind(f.kind)
                 .bind(&f.name)
                 .bind(&f.mime)
                 .bind(f.size)
                 .bind(f.width)
                 .bind(f.height)
                 .bind(f.created_at)
-                .bind(&f.status)
+                .bind(f.status)
                 .bind(f.progress)
                 .bind(f.pages)
                 .bind(&f.embedding_model)

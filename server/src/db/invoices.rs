@@ -1,8 +1,8 @@
 //! Invoices, numbered without gaps per year.
 
+use super::{on_pool, Db};
 use chat_contract::states::{BillingCycle, Currency, PlanType};
 use chat_contract::views::{BillingType, VatTreatment};
-use super::{on_pool, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct InvoiceRow {
@@ -79,7 +79,7 @@ impl Db {
                 .bind(&i.seller_address)
                 .bind(&i.seller_vat_number)
                 .bind(&i.seller_country)
-                .bind(&i.buyer_type)
+                .bind(i.buyer_type)
                 .bind(&i.buyer_name)
                 .bind(&i.buyer_company)
                 .bind(&i.buyer_address)
@@ -87,17 +87,17 @@ impl Db {
                 .bind(&i.buyer_postal_code)
                 .bind(&i.buyer_country)
                 .bind(&i.buyer_vat_number)
-                .bind(&i.plan_type)
+                .bind(i.plan_type)
                 .bind(&i.plan_name)
-                .bind(&i.billing_cycle)
+                .bind(i.billing_cycle)
                 .bind(i.period_start)
                 .bind(i.period_end)
-                .bind(&i.currency)
+                .bind(i.currency)
                 .bind(i.net_amount)
                 .bind(i.vat_rate)
                 .bind(i.vat_amount)
                 .bind(i.total_amount)
-                .bind(&i.vat_treatment)
+                .bind(i.vat_treatment)
                 .bind(&i.transaction_id)
                 .execute(&mut *tx)
                 .await?;

@@ -1,9 +1,9 @@
 //! Payments: checkouts and renewals, the invoices of the user.
 
-use chat_contract::states::{BillingCycle, Currency, PaymentKind, PaymentStatus, PlanType};
-use chat_contract::views::VatTreatment;
 use super::subscriptions::{activation_query, Activation};
 use super::{on_pool, Db};
+use chat_contract::states::{BillingCycle, Currency, PaymentKind, PaymentStatus, PlanType};
+use chat_contract::views::VatTreatment;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct PaymentRow {

@@ -1,7 +1,7 @@
 //! Subscriptions: one row per user (created on first use, on the free plan).
 
-use chat_contract::states::{BillingCycle, Currency, PlanType, SubscriptionStatus};
 use super::{on_pool, Db};
+use chat_contract::states::{BillingCycle, Currency, PlanType, SubscriptionStatus};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct SubscriptionRow {
@@ -95,7 +95,12 @@ impl Db {
     }
 
     /// Schedules (or with `None` removes) a change that activates at the end date.
-    pub async fn set_pending_plan(&self, user_id: &str, plan: Option<PlanType>, now: i64) -> sqlx::Result<()> {
+    pub async fn set_pending_plan(
+        &self,
+        user_id: &str,
+        plan: Option<PlanType>,
+        now: i64,
+    ) -> sqlx::Result<()> {
         let sql = "UPDATE subscriptions SET pending_plan_type = $2, pending_since = CASE WHEN $2 IS NULL THEN NULL ELSE $3 END, \
                    updated_at = $3 WHERE user_id = $1";
         on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(plan).bind(now).execute(pool).await.map(drop))

@@ -27,8 +27,8 @@ use tokio::sync::Semaphore;
 
 use crate::db::files::{ChunkRow, FileRow};
 use crate::error::{ApiError, ErrorCode, Result};
-use crate::views::attachment_view;
 use crate::state::AppState;
+use crate::views::attachment_view;
 use extract::{Format, Opened, Unreadable};
 
 /// Documents one instance processes at once; the others wait their turn (nobody waits

@@ -1,11 +1,11 @@
 //! `/api/auth`: registration with an e-mailed code, login, password reset, profile,
 //! profile image and password change (SPEC §4, §5, §7).
 
-use chat_contract::answers::{self, NewToken, ProfileImage, SignedIn};
-use chat_contract::views::User;
 use actix_multipart::Multipart;
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{web, HttpRequest, HttpResponse};
+use chat_contract::answers::{self, NewToken, ProfileImage, SignedIn};
+use chat_contract::views::User;
 use serde::Deserialize;
 
 use crate::auth::codes::{new_code, new_token, same_digest};
@@ -48,13 +48,7 @@ const RESET: &str = "reset";
 const CODE: &str = "code";
 
 /// The user with a fresh token and when it expires, and the `token` cookie set to it.
-fn with_token(
-    state: &AppState,
-    user: User,
-    token: String,
-    now: i64,
-    days: i64,
-) -> HttpResponse {
+fn with_token(state: &AppState, user: User, token: String, now: i64, days: i64) -> HttpResponse {
     let cookie = token_cookie(state, &token, days);
     HttpResponse::Ok().cookie(cookie).json(SignedIn {
         user,
@@ -552,14 +546,6 @@ async fn reset_password(state: Data, req: HttpRequest, body: web::Json<ResetBody
     Ok(HttpResponse::Ok().json(answers::Done::new()))
 }
 
-/// Tells every tab of the user their profile as it now is.
-fn announce_profile(state: &AppState, user: &UserRow) {
-    let profile = crate::views::user(user);
-    state
-        .realtime
-        .publish(&user.id, &ServerFrame::ProfileUpdated { user: profile });
-}
-
 /// Ends every open tab of the user (their tokens no longer work).
 fn revoke_sessions(state: &AppState, user_id: &str, reason: &str) {
     state.realtime.publish(
@@ -595,7 +581,7 @@ async fn update_profile(
         .user_by_id(user.id())
         .await?
         .ok_or(ErrorCode::Unauthorized)?;
-    announce_profile(&state, &updated);
+    crate::announce::profile(&state, &updated);
     Ok(HttpResponse::Ok().json(crate::views::user(&updated)))
 }
 
@@ -649,7 +635,7 @@ async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
     // The change is saved; telling the other tabs is best effort.
     if let Ok(Some(updated)) = state.db.user_by_id(user.id()).await {
-        announce_profile(&state, &updated);
+        crate::announce::profile(&state, &updated);
     }
     Ok(HttpResponse::Ok().json(ProfileImage {
         success: None,
@@ -662,7 +648,7 @@ async fn delete_profile_image(state: Data, user: AuthUser) -> Result<HttpRespons
     remove_avatar_file(&state, user.user.profile_image.as_deref()).await;
     // The change is saved; telling the other tabs is best effort.
     if let Ok(Some(updated)) = state.db.user_by_id(user.id()).await {
-        announce_profile(&state, &updated);
+        crate::announce::profile(&state, &updated);
     }
     Ok(HttpResponse::Ok().json(ProfileImage {
         success: Some(true),

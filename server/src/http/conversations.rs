@@ -1,15 +1,15 @@
 //! `/api/conversations`: the user's conversations, newest first, with their messages.
 //! Another user's conversation is a 404, as on the websocket.
 
-use chat_contract::answers;
 use actix_web::{web, HttpResponse};
+use chat_contract::answers;
 use serde::Deserialize;
 
 use crate::auth::AuthUser;
-use crate::views::{conversation_view, message_with_files};
 use crate::error::{ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
+use crate::views::{conversation_view, message_with_files};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -82,10 +82,12 @@ async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<H
     );
     let files = files?;
     let messages: Vec<_> = messages?.iter().map(|m| message_with_files(m, &files)).collect();
-    Ok(HttpResponse::Ok().json(answers::Data::new(answers::ConversationWithMessages {
-        conversation: conversation_view(&conversation),
-        messages,
-    })))
+    Ok(
+        HttpResponse::Ok().json(answers::Data::new(answers::ConversationWithMessages {
+            conversation: conversation_view(&conversation),
+            messages,
+        })),
+    )
 }
 
 #[derive(Deserialize)]
@@ -108,7 +110,7 @@ async fn rename(
     {
         return Err(ErrorCode::NotFound.into());
     }
-    let view = crate::chat::announce_conversation(&state, user.id(), &id)
+    let view = crate::announce::conversation(&state, user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
     Ok(HttpResponse::Ok().json(answers::Data::new(view)))

@@ -2,18 +2,18 @@
 //! files of sent messages. Only their owner can read or delete them; another user's file
 //! is a 404, like a missing one.
 
-use chat_contract::answers;
 use actix_multipart::Multipart;
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{web, HttpResponse};
+use chat_contract::answers;
 
 use crate::auth::AuthUser;
 use crate::db::files::FileRow;
 use crate::error::{ErrorCode, Result};
 use crate::files;
-use crate::views::attachment_view;
 use crate::http;
 use crate::state::AppState;
+use crate::views::attachment_view;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -101,5 +101,9 @@ async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<Ht
         return Err(ErrorCode::FileInUse.into());
     }
     state.files.sweep_soon();
+    // A project's document: every tab reads the project's documents again.
+    if let Some(project) = &file.project_id {
+        let _ = crate::announce::project(&state, user.id(), project).await;
+    }
     Ok(HttpResponse::Ok().json(answers::Done::new()))
 }

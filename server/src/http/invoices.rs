@@ -1,9 +1,9 @@
 //! `/api/invoices`: the user's invoices and their PDFs. Another user's invoice is a 404,
 //! as if it did not exist.
 
-use chat_contract::answers;
 use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{web, HttpResponse};
+use chat_contract::answers;
 
 use crate::auth::AuthUser;
 use crate::error::{ErrorCode, Result};

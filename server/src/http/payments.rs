@@ -4,10 +4,10 @@
 //! exist only while the demo provider runs; its buttons complete or cancel the payment
 //! and send the browser to the client's payment status or cancel page.
 
-use chat_contract::states::PaymentStatus;
-use chat_contract::answers;
 use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpRequest, HttpResponse};
+use chat_contract::answers;
+use chat_contract::states::PaymentStatus;
 
 use crate::auth::AuthUser;
 use crate::billing::stripe_events;

@@ -3,19 +3,19 @@
 //! in or out. Another user's project is a 404. A user whose plan lost the feature still
 //! reads, empties and deletes their projects, but creates, changes and fills none.
 
-use chat_contract::states::FileKind;
-use chat_contract::answers;
 use actix_web::{web, HttpResponse};
 use chat_actors::protocol::ServerFrame;
+use chat_contract::answers;
+use chat_contract::states::FileKind;
 use serde::Deserialize;
 
 use crate::auth::AuthUser;
-use crate::views::project_view;
 use crate::db::projects::ProjectRow;
 use crate::error::{ApiError, ErrorCode, Result};
-use crate::views::attachment_view;
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
+use crate::views::attachment_view;
+use crate::views::project_view;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -74,18 +74,6 @@ fn checked_instructions(instructions: Option<&str>) -> Result<String> {
     Ok(instructions.to_owned())
 }
 
-/// Tells every tab of the user the project as it now is.
-async fn announce(state: &AppState, user_id: &str, id: &str) -> Result<ProjectRow> {
-    let project = state.db.project(user_id, id).await?.ok_or(ErrorCode::NotFound)?;
-    state.realtime.publish(
-        user_id,
-        &ServerFrame::ProjectUpdated {
-            project: project_view(&project),
-        },
-    );
-    Ok(project)
-}
-
 async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let projects = state.db.projects(user.id()).await?;
     let data: Vec<_> = projects.iter().map(project_view).collect();
@@ -142,9 +130,7 @@ async fn add_file(
         .ok_or(ErrorCode::NotFound)?;
     if file.project_id.as_deref() == Some(project.id.as_str()) {
         // Added already: nothing to do.
-        return Ok(
-            HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?))
-        );
+        return Ok(HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?)));
     }
     if file.message_id.is_some() || file.project_id.is_some() {
         return Err(ErrorCode::FileInUse.into());
@@ -167,7 +153,7 @@ async fn add_file(
         // Sent, deleted or added elsewhere meanwhile.
         return Err(ErrorCode::FileInUse.into());
     }
-    let project = announce(&state, user.id(), &project.id).await?;
+    let project = crate::announce::project(&state, user.id(), &project.id).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?)))
 }
 
@@ -196,7 +182,7 @@ async fn create(state: Data, user: AuthUser, body: JsonAfterAuth<ProjectBody>) -
         conversations: 0,
     };
     state.db.insert_project(&row).await?;
-    let project = announce(&state, user.id(), &row.id).await?;
+    let project = crate::announce::project(&state, user.id(), &row.id).await?;
     Ok(HttpResponse::Created().json(answers::Data::new(project_view(&project))))
 }
 
@@ -229,7 +215,7 @@ async fn update(
     {
         return Err(ErrorCode::NotFound.into());
     }
-    let project = announce(&state, user.id(), &id).await?;
+    let project = crate::announce::project(&state, user.id(), &id).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(project_view(&project))))
 }
 
@@ -267,7 +253,7 @@ async fn delete(
     if !query.delete_conversations {
         // Each conversation that left the project is shown where it now is.
         for conversation in &conversations {
-            crate::chat::announce_conversation(&state, user.id(), conversation).await?;
+            crate::announce::conversation(&state, user.id(), conversation).await?;
         }
     }
     state.realtime.publish(
@@ -312,14 +298,14 @@ pub async fn move_conversation(
         // The project was deleted meanwhile.
         return Err(ErrorCode::NotFound.into());
     }
-    let view = crate::chat::announce_conversation(&state, user.id(), &id)
+    let view = crate::announce::conversation(&state, user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
     // Both projects' conversation counts changed.
     if before.project_id.as_deref() != into {
         for project in [before.project_id.as_deref(), into].into_iter().flatten() {
             // A project deleted meanwhile has nothing to announce.
-            let _ = announce(&state, user.id(), project).await;
+            let _ = crate::announce::project(&state, user.id(), project).await;
         }
     }
     Ok(HttpResponse::Ok().json(answers::Data::new(view)))

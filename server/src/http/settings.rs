@@ -2,19 +2,18 @@
 //! Theme, font size and notifications stay in the browser, as the spec says.
 
 use actix_web::{web, HttpResponse};
-use serde::Deserialize;
 use chat_contract::answers::{BillingInfoAnswer, SettingsAnswer};
 use chat_contract::views::BillingType;
+use serde::Deserialize;
 
 use crate::auth::AuthUser;
 use crate::db::billing::BillingRow;
-use crate::db::users::{AiPersonalization, UserRow};
+use crate::db::users::AiPersonalization;
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::{self, Lang};
 use crate::state::AppState;
 use crate::views;
-use chat_actors::protocol::ServerFrame;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -30,17 +29,6 @@ type Data = web::Data<AppState>;
 pub const MAX_AI_USER_NAME: usize = 100;
 pub const MAX_AI_USER_INFO: usize = 2000;
 const MAX_BILLING_FIELD: usize = 200;
-
-/// Tells every tab of the user their settings and billing info as they now are.
-async fn announce(state: &AppState, user: &UserRow) -> Result<()> {
-    let billing = state.db.billing_info(&user.id).await?;
-    let frame = ServerFrame::SettingsUpdated {
-        settings: views::settings(user),
-        billing_info: billing.as_ref().map(views::billing_info),
-    };
-    state.realtime.publish(&user.id, &frame);
-    Ok(())
-}
 
 async fn get_settings(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let billing = state.db.billing_info(user.id()).await?;
@@ -138,7 +126,7 @@ async fn put_settings(
         .user_by_id(user.id())
         .await?
         .ok_or(ErrorCode::Unauthorized)?;
-    announce(&state, &updated).await?;
+    crate::announce::settings(&state, &updated).await?;
     Ok(HttpResponse::Ok().json(SettingsAnswer {
         success: true,
         settings: views::settings(&updated),
@@ -232,7 +220,7 @@ async fn put_billing_info(
         ..row
     };
     state.db.put_billing_info(user.id(), &row, state.now()).await?;
-    announce(&state, &user.user).await?;
+    crate::announce::settings(&state, &user.user).await?;
     Ok(HttpResponse::Ok().json(BillingInfoAnswer {
         success: true,
         billing_info: views::billing_info(&row),

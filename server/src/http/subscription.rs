@@ -57,10 +57,7 @@ async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
             } else {
                 VatBasis::Seller
             },
-            country: billing.map_or_else(
-                || state.settings.invoice.seller_country.clone(),
-                |b| b.country,
-            ),
+            country: billing.map_or_else(|| state.settings.invoice.seller_country.clone(), |b| b.country),
         },
     }))
 }
@@ -131,15 +128,17 @@ async fn change(
         idempotency_key,
     };
     match subscriptions::change_plan(&state, user.id(), request).await? {
-        ChangeOutcome::PaymentRequired { payment, checkout } => Ok(HttpResponse::Ok().json(PaymentRequired {
-            success: true,
-            requires_payment: true,
-            payment: views::payment(&payment),
-            checkout_url: checkout.url,
-            client_secret: checkout.client_secret,
-        })),
+        ChangeOutcome::PaymentRequired { payment, checkout } => {
+            Ok(HttpResponse::Ok().json(PaymentRequired {
+                success: true,
+                requires_payment: true,
+                payment: views::payment(&payment),
+                checkout_url: checkout.url,
+                client_secret: checkout.client_secret,
+            }))
+        }
         ChangeOutcome::Scheduled(sub) => {
-            subscriptions::announce(&state, user.id()).await;
+            crate::announce::subscription(&state, user.id()).await;
             Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, Some(false))))
         }
     }
@@ -147,12 +146,12 @@ async fn change(
 
 async fn cancel(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let sub = subscriptions::cancel(&state, user.id()).await?;
-    subscriptions::announce(&state, user.id()).await;
+    crate::announce::subscription(&state, user.id()).await;
     Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
 }
 
 async fn cancel_pending(state: Data, user: AuthUser) -> Result<HttpResponse> {
     let sub = subscriptions::cancel_pending(&state, user.id()).await?;
-    subscriptions::announce(&state, user.id()).await;
+    crate::announce::subscription(&state, user.id()).await;
     Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
 }

@@ -13,8 +13,5 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 
 async fn limits(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse> {
     let usage = state.quotas.usage(user.id()).await?;
-    Ok(HttpResponse::Ok().json(UsageAnswer {
-        success: true,
-        usage,
-    }))
+    Ok(HttpResponse::Ok().json(UsageAnswer { success: true, usage }))
 }

@@ -3,8 +3,8 @@
 
 pub mod pdf;
 
-use chat_contract::states::PaymentStatus;
 use anyhow::Context;
+use chat_contract::states::PaymentStatus;
 use chrono::{Datelike, TimeZone};
 use serde::Deserialize;
 
@@ -98,11 +98,7 @@ pub async fn issue_for_payment(state: &AppState, payment_id: &str) -> anyhow::Re
         buyer_country: buyer.country,
         buyer_vat_number: buyer.vat_number,
         plan_type: payment.plan_type,
-        plan_name: state
-            .catalogue
-            .plan(payment.plan_type)
-            .name
-            .clone(),
+        plan_name: state.catalogue.plan(payment.plan_type).name.clone(),
         billing_cycle: payment.billing_cycle,
         period_start,
         period_end,

@@ -14,8 +14,8 @@ use pdf_writer::types::{CidFontType, FontFlags, SystemInfo};
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
 use crate::db::invoices::InvoiceRow;
-use chat_contract::states::BillingCycle;
 use crate::vat::{Treatment, VatRules};
+use chat_contract::states::BillingCycle;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
@@ -197,8 +197,14 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     page.rule(y);
     y -= 18.0;
     let totals = [
-        ("Nettó összesen / Total net", money(i.net_amount, i.currency.as_str())),
-        ("ÁFA összesen / Total VAT", money(i.vat_amount, i.currency.as_str())),
+        (
+            "Nettó összesen / Total net",
+            money(i.net_amount, i.currency.as_str()),
+        ),
+        (
+            "ÁFA összesen / Total VAT",
+            money(i.vat_amount, i.currency.as_str()),
+        ),
     ];
     for (label, value) in totals {
         page.text_right(cols[1], y, 10.0, label);

@@ -8,6 +8,7 @@ use chat_actors::generation::Snapshot;
 use chat_actors::protocol::{ChatSend, ServerFrame};
 use chat_actors::session::{ChatService, FrameError, SessionUser};
 use futures_util::future::BoxFuture;
+use tracing::Instrument;
 
 use crate::chat::send::{self, Sent};
 use crate::error::{ApiError, ErrorCode};
@@ -38,6 +39,12 @@ fn frame_error(e: ApiError, lang: Lang) -> FrameError {
 const LANG_LOOKUP_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// The user's language now (it may have changed since the socket connected).
+/// A span for the work of one frame of a tab, with its user: what a request's span is
+/// for REST (`crate::http::trace`).
+fn frame_span(kind: &'static str, user: &str) -> tracing::Span {
+    tracing::info_span!("frame", kind, user = %user)
+}
+
 async fn current_lang(state: &AppState, session: &SessionUser) -> Lang {
     let lookup = tokio::time::timeout(
         LANG_LOOKUP_TIMEOUT,
@@ -70,28 +77,32 @@ impl ChatService for SessionService {
     fn ready(&self, session: &SessionUser) -> BoxFuture<'static, Result<ServerFrame, FrameError>> {
         let state = self.state.clone();
         let session = session.clone();
-        Box::pin(async move {
-            let result: Result<ServerFrame, ApiError> = async {
-                // Loads the account the tab's sends are checked against.
-                let account = state
-                    .realtime
-                    .accounts
-                    .get(&state, &session.id)
-                    .await?
-                    .ok_or(ErrorCode::Unauthorized)?;
-                let user = &account.user;
-                let usage = state.quotas.usage_on(&user.id, account.plan).await?;
-                Ok(ServerFrame::Ready {
-                    user: crate::views::user(user),
-                    usage,
-                })
+        let span = frame_span("ready", &session.id);
+        Box::pin(
+            async move {
+                let result: Result<ServerFrame, ApiError> = async {
+                    // Loads the account the tab's sends are checked against.
+                    let account = state
+                        .realtime
+                        .accounts
+                        .get(&state, &session.id)
+                        .await?
+                        .ok_or(ErrorCode::Unauthorized)?;
+                    let user = &account.user;
+                    let usage = state.quotas.usage_on(&user.id, account.plan).await?;
+                    Ok(ServerFrame::Ready {
+                        user: Box::new(crate::views::user(user)),
+                        usage: Box::new(usage),
+                    })
+                }
+                .await;
+                match result {
+                    Ok(frame) => Ok(frame),
+                    Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+                }
             }
-            .await;
-            match result {
-                Ok(frame) => Ok(frame),
-                Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
-            }
-        })
+            .instrument(span),
+        )
     }
 
     fn send(
@@ -102,12 +113,16 @@ impl ChatService for SessionService {
     ) -> BoxFuture<'static, Result<bool, FrameError>> {
         let state = self.state.clone();
         let (session, token) = (session.clone(), token.to_owned());
-        Box::pin(async move {
-            match send::send(&state, &session.id, &token, frame).await {
-                Ok(sent) => Ok(sent == Sent::Accepted),
-                Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+        let span = tracing::info_span!("frame", kind = "chat.send", user = %session.id, client_id = %frame.client_id);
+        Box::pin(
+            async move {
+                match send::send(&state, &session.id, &token, frame).await {
+                    Ok(sent) => Ok(sent == Sent::Accepted),
+                    Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+                }
             }
-        })
+            .instrument(span),
+        )
     }
 
     fn cancel(
@@ -117,20 +132,24 @@ impl ChatService for SessionService {
     ) -> BoxFuture<'static, Result<(), FrameError>> {
         let state = self.state.clone();
         let session = session.clone();
-        Box::pin(async move {
-            let owned = state.db.conversation(&session.id, &conversation_id).await;
-            match owned {
-                Ok(Some(_)) => {
-                    crate::chat::cancel_everywhere(&state, &session.id, &conversation_id);
-                    Ok(())
+        let span = frame_span("chat.cancel", &session.id);
+        Box::pin(
+            async move {
+                let owned = state.db.conversation(&session.id, &conversation_id).await;
+                match owned {
+                    Ok(Some(_)) => {
+                        crate::chat::cancel_everywhere(&state, &session.id, &conversation_id);
+                        Ok(())
+                    }
+                    Ok(None) => Err(frame_error(
+                        ErrorCode::NotFound.into(),
+                        current_lang(&state, &session).await,
+                    )),
+                    Err(e) => Err(frame_error(e.into(), current_lang(&state, &session).await)),
                 }
-                Ok(None) => Err(frame_error(
-                    ErrorCode::NotFound.into(),
-                    current_lang(&state, &session).await,
-                )),
-                Err(e) => Err(frame_error(e.into(), current_lang(&state, &session).await)),
             }
-        })
+            .instrument(span),
+        )
     }
 
     fn snapshot(
@@ -140,27 +159,31 @@ impl ChatService for SessionService {
     ) -> BoxFuture<'static, Result<Option<Snapshot>, FrameError>> {
         let state = self.state.clone();
         let session = session.clone();
-        Box::pin(async move {
-            let result: Result<Option<Snapshot>, ApiError> = async {
-                state
-                    .db
-                    .conversation(&session.id, &conversation_id)
-                    .await?
-                    .ok_or(ErrorCode::NotFound)?;
-                if let Some(snapshot) = state.realtime.generations.snapshot(&conversation_id).await {
-                    return Ok(Some(snapshot));
+        let span = frame_span("conversation.open", &session.id);
+        Box::pin(
+            async move {
+                let result: Result<Option<Snapshot>, ApiError> = async {
+                    state
+                        .db
+                        .conversation(&session.id, &conversation_id)
+                        .await?
+                        .ok_or(ErrorCode::NotFound)?;
+                    if let Some(snapshot) = state.realtime.generations.snapshot(&conversation_id).await {
+                        return Ok(Some(snapshot));
+                    }
+                    match &state.realtime.relay {
+                        Some(relay) => Ok(relay.snapshot(&session.id, &conversation_id).await?),
+                        None => Ok(None),
+                    }
                 }
-                match &state.realtime.relay {
-                    Some(relay) => Ok(relay.snapshot(&session.id, &conversation_id).await?),
-                    None => Ok(None),
+                .await;
+                match result {
+                    Ok(snapshot) => Ok(snapshot),
+                    Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
                 }
             }
-            .await;
-            match result {
-                Ok(snapshot) => Ok(snapshot),
-                Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
-            }
-        })
+            .instrument(span),
+        )
     }
 
     fn error(&self, session: Option<&SessionUser>, code: &str) -> FrameError {

@@ -110,6 +110,10 @@ async fn a_projects_conversations_follow_its_instructions_in_every_tab() {
 
     let (conversation, answer) = converse(&mut tab, "g1", Some(&garden), "When do I plant tulips?").await;
     assert_eq!(conversation["projectId"], garden["_id"]);
+    assert_eq!(
+        next_of(&mut other, "project.updated").await["project"]["conversations"],
+        json!(1)
+    );
     let content = answer["content"].as_str().unwrap();
     assert!(
         content.starts_with("Following the instructions of Garden: «Answer as a gardener.»."),
@@ -518,4 +522,55 @@ async fn a_projects_documents_answer_its_conversations_and_leave_with_it() {
     )
     .await;
     assert_eq!(app.get_auth(&url, &ann.token).await.status(), 404);
+}
+
+/// A project's count and documents never go stale in another tab: starting a conversation
+/// in it, deleting one of its conversations and deleting one of its documents each tell
+/// every tab the project as it now is.
+#[actix_web::test]
+async fn every_tab_hears_a_projects_count_and_documents_change() {
+    let app = spawn_app_with(|s| s.model.demo_reply_tokens = 3).await;
+    let (ann, mut tab) = app.user_on("plus").await;
+    let (mut other, _) = WsClient::ready(&app, &ann.token).await;
+    let garden = project(&app, &ann, "Garden", "").await;
+    next_of(&mut other, "project.updated").await;
+
+    let (conversation, _) = converse(&mut tab, "g1", Some(&garden), "Tulips?").await;
+    let created = next_of(&mut other, "conversation.created").await;
+    assert_eq!(created["conversation"]["_id"], conversation["_id"]);
+    let grown = next_of(&mut other, "project.updated").await;
+    assert_eq!(
+        (grown["project"]["_id"].clone(), grown["project"]["conversations"].clone()),
+        (garden["_id"].clone(), json!(1))
+    );
+
+    let id = conversation["_id"].as_str().unwrap();
+    assert_ok(app.delete_auth(&format!("/api/conversations/{id}"), &ann.token).await).await;
+    assert_eq!(
+        next_of(&mut other, "conversation.deleted").await["conversationId"],
+        conversation["_id"]
+    );
+    assert_eq!(
+        next_of(&mut other, "project.updated").await["project"]["conversations"],
+        json!(0)
+    );
+
+    let note = upload_note(&app, &ann, "plan.md", "# Beds\n\nRoses by the wall.\n").await;
+    assert_ok(add_file(&app, &ann, &garden, &note).await).await;
+    next_of(&mut other, "project.updated").await;
+    let file = note["_id"].as_str().unwrap();
+    assert_ok(app.delete_auth(&format!("/api/files/{file}"), &ann.token).await).await;
+    assert_eq!(
+        next_of(&mut other, "project.updated").await["project"]["_id"],
+        garden["_id"]
+    );
+    let read = assert_ok(
+        app.get_auth(
+            &format!("/api/projects/{}", garden["_id"].as_str().unwrap()),
+            &ann.token,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(read["data"]["files"], json!([]));
 }

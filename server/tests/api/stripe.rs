@@ -778,10 +778,7 @@ async fn a_monthly_upgrade_moves_the_one_stripe_subscription_to_the_new_price_an
     assert_ok(deliver(app, &s.secret, &again).await).await;
     assert_eq!(payments(app, &ann).await.len(), 2);
     let last = app.state.db.subscription(&ann.id, app.clock_now()).await.unwrap();
-    assert_eq!(
-        (last.plan_type.as_str(), last.end_date),
-        ("pro", before.end_date)
-    );
+    assert_eq!((last.plan_type.as_str(), last.end_date), ("pro", before.end_date));
     assert_eq!(stripe_subscriptions_of(&s.fake, &customer).await.len(), 1);
 }
 

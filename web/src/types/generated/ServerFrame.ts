@@ -12,7 +12,8 @@ import type { Usage } from "./Usage";
 import type { User } from "./User";
 
 /**
- * Frames the server sends.
+ * Frames the server sends. The views are boxed: a frame is as small as its smallest
+ * variants, mostly deltas.
  */
 export type ServerFrame = { "type": "ready", user: User, usage: Usage, } | { "type": "conversation.created", clientId: string, conversation: Conversation, } | { "type": "message.created", conversationId: string, clientId: string | null, message: Message, } | { "type": "message.delta", conversationId: string, messageId: string, seq: number, delta: string, 
 /**
