@@ -5,6 +5,7 @@
 import { useAuthStore } from '@/features/auth';
 import { startAnswerNotifications } from '@/features/chat';
 import { initAppearance } from '@/features/settings';
+import { startSubscriptionSync, useSubscriptionStore } from '@/features/subscription';
 import { setUnauthorizedHandler } from '@/lib/api-client';
 import { detectLanguage, setLanguage } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
@@ -37,8 +38,10 @@ export function startApp(): void {
   chatSocket.on('profile.updated', ({ user }) => auth().updateUser({ name: user.name, profileImage: user.profileImage }));
   chatSocket.on('session.ended', ({ reason }) => auth().endSession(reason));
 
+  // The subscription and the usage counters follow their frames on every page.
+  startSubscriptionSync();
   // SPEC §4: a login (or a start-up with a stored session) loads the subscription, once
-  // per signed-in user. Loaded lazily, so a guest never downloads the subscription code.
+  // per signed-in user.
   let subscriptionLoadedFor: string | null = null;
   const loadSubscriptionOnce = () => {
     const { status, user } = auth();
@@ -47,15 +50,9 @@ export function startApp(): void {
       return;
     }
     if (subscriptionLoadedFor === user._id) return;
-    const userId = user._id;
-    subscriptionLoadedFor = userId;
-    void import('@/features/subscription')
-      .then(({ useSubscriptionStore }) => {
-        // Skip if the session ended or changed hands while the code loaded.
-        if (auth().user?._id === userId) return useSubscriptionStore.getState().loadSubscription();
-      })
-      // Server and network failures were toasted; the subscription screens load it again.
-      .catch(() => undefined);
+    subscriptionLoadedFor = user._id;
+    // Server and network failures were toasted; the screens that need it load it again.
+    void useSubscriptionStore.getState().loadSubscription().catch(() => undefined);
   };
   useAuthStore.subscribe(loadSubscriptionOnce);
 

@@ -180,7 +180,17 @@ describe('on / emit', () => {
     expect(socket.emit('chat.cancel', { conversationId: 'c1' })).toBe(false);
 
     latest().receive(READY);
-    const send = { clientId: 'k1', conversationId: null, content: 'hi', webSearch: false };
+    const send = {
+      clientId: 'k1',
+      conversationId: null,
+      content: 'hi',
+      model: null,
+      webSearch: false,
+      deepSearch: false,
+      imageGeneration: false,
+      projectId: null,
+      attachments: [],
+    };
     expect(socket.emit('chat.send', send)).toBe(true);
     expect(latest().sent).toEqual([{ type: 'auth', token: 'tok-1' }, { type: 'chat.send', ...send }]);
   });

@@ -16,12 +16,13 @@
  *   and reconnects with that one if it comes.
  */
 import { api, isApiError } from './api-client';
-import type {
-  ClientFrameType,
-  ClientFrames,
-  RevokeReason,
-  SocketEventMap,
-  SocketEventType,
+import {
+  asServerFrame,
+  type ClientFrameType,
+  type ClientFrames,
+  type RevokeReason,
+  type SocketEventMap,
+  type SocketEventType,
 } from './socket-protocol';
 import { getToken } from './token';
 
@@ -288,16 +289,16 @@ export class ChatSocket {
 
   private handleMessage(event: MessageEvent): void {
     if (typeof event.data !== 'string') return;
-    let frame: unknown;
+    let parsed: unknown;
     try {
-      frame = JSON.parse(event.data);
+      parsed = JSON.parse(event.data);
     } catch {
       return;
     }
-    if (typeof frame !== 'object' || frame === null || !('type' in frame) || typeof frame.type !== 'string') return;
-    const type = frame.type as SocketEventType;
+    const frame = asServerFrame(parsed);
+    if (!frame) return;
 
-    switch (type) {
+    switch (frame.type) {
       case 'ready':
         this.onReady();
         break;
@@ -305,12 +306,12 @@ export class ChatSocket {
         clearTimeout(this.pongTimer);
         break;
       case 'session.revoked':
-        void this.handleRevoked((frame as { reason?: RevokeReason }).reason ?? 'password_changed');
+        void this.handleRevoked(revokeReason(frame.reason));
         return; // the app hears about it only as `session.ended`, if at all
       default:
         break;
     }
-    this.dispatch(type, frame);
+    this.dispatch(frame.type, frame);
   }
 
   private onReady(): void {
@@ -476,6 +477,22 @@ export class ChatSocket {
         (this.options.onListenerError ?? console.error)(error);
       }
     }
+  }
+}
+
+/**
+ * A `session.revoked` frame's reason as the client acts on it (the contract sends a plain
+ * string). One it does not know ends the session like a refused token: only a password
+ * change waits for a sibling tab's new token.
+ */
+function revokeReason(reason: string): RevokeReason {
+  switch (reason) {
+    case 'password_changed':
+    case 'password_reset':
+    case 'account_deleted':
+      return reason;
+    default:
+      return 'token_invalid';
   }
 }
 

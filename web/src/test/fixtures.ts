@@ -1,4 +1,4 @@
-import type { User } from '@/types/api';
+import type { User } from '@/types/generated';
 
 export const anna: User = {
   _id: '01959a4e-6b2f-7c3d-9e8a-4f1b2c3d4e5f',

@@ -61,7 +61,18 @@ describe.skipIf(!hasServer || !hasWebSocket)('ChatSocket against a running chat-
     expect(frames('ready')[0]!.user.email).toBe(email);
     expect(frames('ready')[0]!.usage.limitInfo.limitType).toBe('free');
 
-    expect(tab.emit('chat.send', { clientId: 'web-1', conversationId: null, content: 'Hello there' })).toBe(true);
+    const send = {
+      clientId: 'web-1',
+      conversationId: null,
+      content: 'Hello there',
+      model: null,
+      webSearch: false,
+      deepSearch: false,
+      imageGeneration: false,
+      projectId: null,
+      attachments: [],
+    };
+    expect(tab.emit('chat.send', send)).toBe(true);
     await vi.waitFor(() => expect(frames('message.completed')).toHaveLength(1), { timeout: 30_000, interval: 100 });
 
     expect(frames('conversation.created')[0]!.clientId).toBe('web-1');

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { SettingsIcon, UserIcon } from '@/components/icons';
 import { toast } from '@/components/toast';
-import type { User } from '@/types/api';
+import type { User } from '@/types/generated';
 import { useAuthStore } from '../stores/auth-store';
 import styles from './user-menu.module.css';
 

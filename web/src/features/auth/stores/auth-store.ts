@@ -13,7 +13,7 @@ import {
 } from '@/lib/i18n';
 import { clearToken, getToken, replaceToken as storeReplacedToken, setToken } from '@/lib/token';
 import type { RevokeReason } from '@/lib/socket-protocol';
-import type { User, UserSettings } from '@/types/api';
+import type { Settings, User } from '@/types/generated';
 import { toast } from '@/components/toast';
 import { authApi, type LoginRequest, type RegisterRequest } from '../api/auth-api';
 import { closeAuthDialog, openAuthDialog } from './auth-dialog-store';
@@ -28,7 +28,7 @@ export type AuthStatus =
 export interface AuthState {
   token: string | null;
   user: User | null;
-  settings: UserSettings | null;
+  settings: Settings | null;
   status: AuthStatus;
   /** SPEC §3 "registration token, registration email": between send-code and verify. */
   registration: { token: string; email: string } | null;
@@ -56,7 +56,7 @@ export interface AuthActions {
   /** The server ended every session (socket `session.ended`). */
   endSession: (reason: RevokeReason | 'unauthorized') => void;
   /** Settings changed (settings page, or `settings.updated` from another tab). */
-  applySettings: (settings: UserSettings) => void;
+  applySettings: (settings: Settings) => void;
   updateUser: (changes: Partial<User>) => void;
   changeLanguage: (language: Language) => Promise<void>;
   /** A password change answered a fresh token for this tab. */
@@ -154,7 +154,7 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
     },
 
     login: async ({ email, password, rememberMe }) => {
-      const { token, ...user } = await authApi.login({ email: email.trim(), password, rememberMe });
+      const { token, expiresAt: _expiresAt, ...user } = await authApi.login({ email: email.trim(), password, rememberMe });
       setToken(token, { remember: rememberMe });
       signIn(user, token);
       return user;
@@ -173,7 +173,10 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
 
     verify: async (code) => {
       const registration = requireRegistration();
-      const { token, ...user } = await authApi.verifyRegistration({ token: registration.token, code: code.trim() });
+      const { token, expiresAt: _expiresAt, ...user } = await authApi.verifyRegistration({
+        token: registration.token,
+        code: code.trim(),
+      });
       // SPEC §9: always 30 days after registration.
       setToken(token, { remember: true });
       set({ registration: null });

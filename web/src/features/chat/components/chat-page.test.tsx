@@ -4,14 +4,14 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { SidebarSlotProvider } from '@/components/layout/sidebar-slot';
 import { useSidebarHost } from '@/components/layout/sidebar-slot-context';
 import { useAuthStore } from '@/features/auth';
+import { startSubscriptionSync, useSubscriptionStore } from '@/features/subscription';
 import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { anna, jsonResponse } from '@/test/fixtures';
-import type { ChatPlan } from '../api/chat-api';
+import type { Plan } from '@/types/generated';
 import type { ImageIo } from '../lib/image-prep';
 import { setImageIo, useAttachmentStore } from '../stores/attachment-store';
 import { useChatStore } from '../stores/chat-store';
-import { usePlanStore } from '../stores/plan-store';
 import {
   answer,
   basePlan,
@@ -21,6 +21,7 @@ import {
   storedDocument,
   storedFile,
   subscriptionAnswer,
+  subscriptionOn,
   usageAnswer,
   userMessage,
   withDocuments,
@@ -33,7 +34,7 @@ const fetchMock = vi.fn<typeof fetch>();
 const urlOf = (input: RequestInfo | URL) =>
   typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 const emit = vi.fn<typeof chatSocket.emit>();
-let plan: ChatPlan = freePlan;
+let plan: Plan = freePlan;
 let conversations = [conversation({ title: 'Python notes' })];
 
 function serverFrame(type: string, payload: unknown) {
@@ -103,8 +104,10 @@ beforeEach(async () => {
   emit.mockReset().mockReturnValue(true);
   vi.spyOn(chatSocket, 'emit').mockImplementation(emit);
   useAuthStore.setState({ status: 'authenticated', token: 't', user: anna, settings: anna.settings });
+  // The plan and the counters come from the subscription feature, fed by its frames (as at start-up).
+  startSubscriptionSync();
   useChatStore.getState().reset();
-  usePlanStore.getState().reset();
+  useSubscriptionStore.getState().reset();
   useAttachmentStore.getState().reset();
   URL.createObjectURL = vi.fn(() => 'blob:preview');
   URL.revokeObjectURL = vi.fn();
@@ -175,7 +178,7 @@ describe('the chat page', () => {
     renderAt('/chat');
     const toggle = await screen.findByTestId('web-search-toggle');
     await vi.waitFor(() => expect(toggle.getAttribute('data-gate')).toBe('premium'));
-    serverFrame('subscription.updated', { subscription: subscriptionAnswer(basePlan) });
+    serverFrame('subscription.updated', { subscription: subscriptionOn(basePlan) });
     expect(toggle.getAttribute('data-gate')).toBe('available');
     const select = screen.getByRole<HTMLSelectElement>('combobox', { name: 'Model' });
     expect([...select.options].map((o) => o.value)).toEqual(['gpt-4o-mini', 'gpt-4.1-mini']);
@@ -298,9 +301,7 @@ describe('the chat page', () => {
     fireEvent.change(input, { target: { value: 'A red fox in the snow' } });
     fireEvent.keyDown(input, { key: 'Enter' });
     const [send] = sentFrames('chat.send');
-    expect(send).toMatchObject({ content: 'A red fox in the snow', imageGeneration: true });
-    expect(send).not.toHaveProperty('webSearch');
-    expect(send).not.toHaveProperty('deepSearch');
+    expect(send).toMatchObject({ content: 'A red fox in the snow', imageGeneration: true, webSearch: false, deepSearch: false });
     const clientId = send!.clientId as string;
     // For one send: the next message is a message again.
     expect(screen.getByTestId('image-generation-toggle').getAttribute('aria-pressed')).toBe('false');
@@ -372,7 +373,7 @@ describe('the chat page', () => {
       clientId: 'other-tab',
       message: userMessage({ _id: 'm3', clientId: 'other-tab', content: 'Egy vörös róka', createdAt: '2025-03-14T10:16:00.000+00:00' }),
     });
-    await vi.waitFor(() => expect(usePlanStore.getState().plan).not.toBeNull());
+    await vi.waitFor(() => expect(useSubscriptionStore.getState().subscription).not.toBeNull());
     serverFrame('message.created', {
       conversationId: CONVERSATION_ID,
       clientId: 'other-tab',
@@ -443,7 +444,7 @@ describe('the chat page', () => {
     expect(toggle.disabled).toBe(true);
     expect(screen.getByTestId('web-search-unconfigured').textContent).toBe('Web search is not set up on this server');
     // Told that the server searches, then its provider is gone: the refused send reloads the plan.
-    act(() => usePlanStore.getState().applySubscription(subscriptionAnswer(basePlan)));
+    act(() => useSubscriptionStore.getState().applySubscription(subscriptionAnswer(basePlan)));
     await vi.waitFor(() => expect(toggle.getAttribute('data-gate')).toBe('available'));
     plan = withoutSearch(basePlan);
     fireEvent.click(toggle);
@@ -669,8 +670,9 @@ describe('the chat page', () => {
     expect(screen.getByTestId<HTMLButtonElement>('send-button').disabled).toBe(true);
 
     // A session's first `ready` follows the page's own loads; a later one is a reconnect.
-    serverFrame('ready', {});
-    serverFrame('ready', {});
+    const ready = { user: anna, usage: usageAnswer({ limit: 50, used: 12 }) };
+    serverFrame('ready', ready);
+    serverFrame('ready', ready);
     await vi.waitFor(() => expect(chip.getAttribute('data-status')).toBe('ready'));
     expect(screen.getByTestId<HTMLButtonElement>('send-button').disabled).toBe(false);
   });
@@ -685,7 +687,7 @@ describe('the chat page', () => {
     expect(screen.getByTestId('chat-notice').textContent).toContain('Document upload is a premium feature');
     expect(screen.queryByTestId('attachment-tray')).toBeNull();
 
-    serverFrame('subscription.updated', { subscription: subscriptionAnswer(withDocuments(basePlan)) });
+    serverFrame('subscription.updated', { subscription: subscriptionOn(withDocuments(basePlan)) });
     fireEvent.dragEnter(view, { dataTransfer: { types: ['Files'], files: [report] } });
     expect(screen.getByTestId('drop-overlay').textContent).toBe('Drop images or documents here to attach them');
     fireEvent.drop(view, { dataTransfer: { types: ['Files'], files: [report] } });

@@ -2,9 +2,9 @@ import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { LayoutSidebar } from '@/components/layout/sidebar-slot';
+import { useSubscriptionStore } from '@/features/subscription';
 import { newChatKey, useChatStore } from '../stores/chat-store';
 import { startChatSync } from '../stores/chat-sync';
-import { usePlanStore } from '../stores/plan-store';
 import { useProjectStore } from '../stores/project-store';
 import styles from './chat-page.module.css';
 import { ConversationSidebar } from './conversation-sidebar';
@@ -28,9 +28,10 @@ export function ChatPage() {
     if (chat.listStatus === 'idle' || chat.listStatus === 'error') void chat.loadConversations();
     const projects = useProjectStore.getState();
     if (projects.status === 'idle' || projects.status === 'error') void projects.loadProjects();
-    const plan = usePlanStore.getState();
-    void plan.loadPlan();
-    void plan.loadUsage();
+    // The plan gates the composer, the counters show what is left: read fresh on arrival.
+    const subscription = useSubscriptionStore.getState();
+    void subscription.loadSubscription().catch(() => undefined);
+    void subscription.loadUsage();
   }, []);
 
   // A new chat in a project shows that project in the sidebar.

@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import { Button } from '@/components/button';
 import { buttonClassName } from '@/components/button-class-name';
 import { CloseIcon } from '@/components/icons';
-import type { Usage } from '@/types/api';
+import type { Usage } from '@/types/generated';
 import { exhaustedPeriod, offersUpgrade } from '../lib/gating';
 import type { ChatError } from '../stores/chat-store';
 import type { ComposerNoticeKind } from './composer';

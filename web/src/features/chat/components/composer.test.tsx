@@ -2,7 +2,7 @@ import { act, cleanup, fireEvent, render, screen, within } from '@testing-librar
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { useToastStore } from '@/components/toast';
 import { i18n } from '@/lib/i18n';
-import type { ChatPlan } from '../api/chat-api';
+import type { Plan } from '@/types/generated';
 import { useAttachmentStore, type ComposerAttachment } from '../stores/attachment-store';
 import {
   basePlan,
@@ -203,7 +203,7 @@ describe('the attach menu', () => {
     expect(base.onNotice).toHaveBeenCalledWith('documentsComingSoon');
   });
 
-  it.each<[string, ChatPlan, string]>([
+  it.each<[string, Plan, string]>([
     ['free', withoutImages(freePlan), 'documentUploadPremium'],
     ['base', withoutImages(basePlan), 'attachmentsComingSoon'],
   ])('is the notice button it was while the server takes no images (%s)', (_name, plan, notice) => {

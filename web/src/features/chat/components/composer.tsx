@@ -11,7 +11,7 @@ import {
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { toast } from '@/components/toast';
-import type { ChatPlan } from '../api/chat-api';
+import type { Plan } from '@/types/generated';
 import { DOCUMENT_ACCEPT } from '../lib/files';
 import {
   allowedModels,
@@ -54,7 +54,7 @@ export interface ComposerProps {
   stopping: boolean;
   /** A send waits for the server's first answer. */
   sending: boolean;
-  plan: ChatPlan | null;
+  plan: Plan | null;
   model: string | null;
   onModelChange: (model: string) => void;
   webSearch: boolean;

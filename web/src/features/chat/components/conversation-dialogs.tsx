@@ -5,7 +5,7 @@ import { Dialog } from '@/components/dialog';
 import { FormAlert } from '@/components/form-alert';
 import { TextField } from '@/components/text-field';
 import { useAsyncAction } from '@/hooks/use-async-action';
-import type { Conversation } from '@/types/api';
+import type { Conversation } from '@/types/generated';
 import { useChatStore } from '../stores/chat-store';
 import styles from './conversation-dialogs.module.css';
 

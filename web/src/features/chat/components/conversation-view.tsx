@@ -4,6 +4,7 @@ import { useNavigate } from 'react-router';
 import { Button } from '@/components/button';
 import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
+import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { useChatSocket, useOpenConversation } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
 import {
@@ -18,7 +19,6 @@ import {
 import { attachFiles } from '../stores/attach-files';
 import { sendable, useAttachmentStore } from '../stores/attachment-store';
 import { DEFAULT_OPTIONS, newChatKey, useChatStore, type PendingSend } from '../stores/chat-store';
-import { usePlanStore } from '../stores/plan-store';
 import { projectOf, useProjectStore } from '../stores/project-store';
 import { FolderIcon } from './chat-icons';
 import { EMPTY_THREAD, streamingMessage } from '../stores/thread';
@@ -67,8 +67,8 @@ export function ConversationView({
   const error = useChatStore((s) => s.errors[key]);
   const options = useChatStore((s) => s.options[key]) ?? DEFAULT_OPTIONS;
   const stopping = useChatStore((s) => (conversationId ? s.cancelling[conversationId] === true : false));
-  const plan = usePlanStore((s) => s.plan);
-  const usage = usePlanStore((s) => s.usage);
+  const plan = useSubscriptionStore(selectPlan);
+  const usage = useSubscriptionStore((s) => s.usage);
   const [notice, setNotice] = useState<ComposerNoticeKind | null>(null);
   const [sentClientId, setSentClientId] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);

@@ -1,6 +1,6 @@
 import { Fragment, memo, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { DocumentSource, MessageSource, StoredFile, WebSource } from '@/types/api';
+import type { Attachment, DocumentSource, Source, WebSource } from '@/types/generated';
 import { isDocumentSource, isWebSource, sourceHref, webSourceHref } from '../lib/files';
 import type { CitationTarget } from '../lib/markdown';
 import { assistantStatus } from '../lib/message-status';
@@ -11,12 +11,12 @@ import { MessageDocuments } from './message-documents';
 import { MessageImages, type BubbleImage } from './message-images';
 import styles from './messages.module.css';
 
-const NO_FILES: readonly StoredFile[] = [];
+const NO_FILES: readonly Attachment[] = [];
 
 export interface UserBubbleProps {
   content: string;
   /** The server's files of a sent message. */
-  attachments?: readonly StoredFile[];
+  attachments?: readonly Attachment[];
   /** A pending send's files, images with their local previews (instead of `attachments`). */
   sent?: readonly BubbleImage[];
   pending?: boolean;
@@ -150,11 +150,11 @@ export function SearchProgressStatus({ progress }: { progress: SearchProgress })
 }
 
 /** An answer's sources split for showing: documents as before, web pages numbered, and what `[n]` links to. */
-function splitSources(sources: readonly MessageSource[] | undefined) {
+function splitSources(sources: readonly Source[]) {
   const documents: DocumentSource[] = [];
   const web: NumberedWebSource[] = [];
   const citations: (CitationTarget | null)[] = [];
-  (sources ?? []).forEach((source, index) => {
+  sources.forEach((source, index) => {
     if (isDocumentSource(source)) {
       documents.push(source);
       citations.push(null);

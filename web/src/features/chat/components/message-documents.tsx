@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import type { StoredFile } from '@/types/api';
+import type { Attachment } from '@/types/generated';
 import { formatFileSize } from '../lib/files';
 import { DocumentIcon } from './chat-icons';
 import styles from './message-documents.module.css';
@@ -8,7 +8,7 @@ import styles from './message-documents.module.css';
  * A message's documents as chips: name, pages (PDF) and size. Each opens the original in
  * a new tab (`GET /api/files/{id}` serves it with its type; the cookie authenticates).
  */
-export function MessageDocuments({ files }: { files: readonly StoredFile[] }) {
+export function MessageDocuments({ files }: { files: readonly Attachment[] }) {
   const { t, i18n } = useTranslation('chat');
   return (
     <ul className={styles.documents} aria-label={t('message.documents')}>

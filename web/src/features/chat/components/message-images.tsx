@@ -1,7 +1,7 @@
 import { useState, type MouseEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Dialog } from '@/components/dialog';
-import type { StoredFile } from '@/types/api';
+import type { Attachment } from '@/types/generated';
 import { fitWithin } from '../lib/image-prep';
 import { DownloadIcon } from './chat-icons';
 import styles from './message-images.module.css';
@@ -10,7 +10,7 @@ import styles from './message-images.module.css';
 export const THUMBNAIL_EDGE = 256;
 
 export interface BubbleImage {
-  file: StoredFile;
+  file: Attachment;
   /** The local preview of this tab's own send, until the server's message replaces it. */
   previewUrl?: string | null;
 }
@@ -23,9 +23,9 @@ export interface BubbleImage {
  */
 export function MessageImages({ images, answer = false }: { images: readonly BubbleImage[]; answer?: boolean }) {
   const { t } = useTranslation('chat');
-  const [shown, setShown] = useState<StoredFile | null>(null);
+  const [shown, setShown] = useState<Attachment | null>(null);
 
-  const onClick = (event: MouseEvent<HTMLAnchorElement>, file: StoredFile) => {
+  const onClick = (event: MouseEvent<HTMLAnchorElement>, file: Attachment) => {
     if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     event.preventDefault();
     setShown(file);

@@ -1,10 +1,10 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
+import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { isImageModel } from '../lib/gating';
 import { assistantStatus } from '../lib/message-status';
 import { useChatStore, type PendingSend } from '../stores/chat-store';
-import { usePlanStore } from '../stores/plan-store';
 import type { ChatMessage } from '../stores/thread';
 import { ArrowDownIcon } from './chat-icons';
 import { AssistantBubble, UserBubble } from './message-bubble';
@@ -36,7 +36,7 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
   const progress = useChatStore((s) => s.progress);
   // Image answers: this tab's image sends, and any answer by the plan's image model.
   const imageSends = useChatStore((s) => s.imageSends);
-  const plan = usePlanStore((s) => s.plan);
+  const plan = useSubscriptionStore(selectPlan);
 
   const scrollToBottom = useCallback(() => {
     const scroller = scrollerRef.current;

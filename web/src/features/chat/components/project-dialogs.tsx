@@ -4,8 +4,9 @@ import { Button } from '@/components/button';
 import { Dialog } from '@/components/dialog';
 import { FormAlert } from '@/components/form-alert';
 import { TextField } from '@/components/text-field';
+import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { errorMessage, isApiError } from '@/lib/api-client';
-import type { Conversation, Project } from '@/types/api';
+import type { Conversation, Project } from '@/types/generated';
 import { projectGate } from '../lib/gating';
 import { projectCallError, type ProjectCallError } from '../lib/project-errors';
 import {
@@ -15,7 +16,6 @@ import {
   validateProjectInstructions,
   validateProjectName,
 } from '../lib/project-validation';
-import { usePlanStore } from '../stores/plan-store';
 import { useProjectStore } from '../stores/project-store';
 import { FolderIcon } from './chat-icons';
 import dialogStyles from './conversation-dialogs.module.css';
@@ -252,7 +252,7 @@ export function MoveConversationDialog({
 }) {
   const { t } = useTranslation('chat');
   const projects = useProjectStore((s) => s.projects);
-  const gate = usePlanStore((s) => projectGate(s.plan));
+  const gate = useSubscriptionStore((s) => projectGate(selectPlan(s)));
   const [pendingId, setPendingId] = useState<string | null | undefined>(undefined);
   const [error, setError] = useState<ProjectCallError | null>(null);
   const current = conversation?.projectId ?? null;

@@ -1,13 +1,13 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { useSubscriptionStore } from '@/features/subscription';
 import { i18n } from '@/lib/i18n';
 import { jsonResponse } from '@/test/fixtures';
-import type { ChatPlan } from '../api/chat-api';
+import type { Plan } from '@/types/generated';
 import { useChatStore } from '../stores/chat-store';
-import { usePlanStore } from '../stores/plan-store';
 import { useProjectStore } from '../stores/project-store';
-import { conversation, freePlan, plusPlan, project, PROJECT_ID, storedDocument } from '../test/fixtures';
+import { conversation, freePlan, plusPlan, project, PROJECT_ID, storedDocument, subscriptionOn } from '../test/fixtures';
 import { ConversationSidebar } from './conversation-sidebar';
 
 const fetchMock = vi.fn<typeof fetch>();
@@ -15,8 +15,8 @@ const urlOf = (input: RequestInfo | URL) =>
   typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 const calls: { method: string; path: string; body: unknown }[] = [];
 
-function renderSidebar(plan: ChatPlan, projects = [project({ conversations: 1 })]) {
-  usePlanStore.setState({ plan, planStatus: 'ready' });
+function renderSidebar(plan: Plan, projects = [project({ conversations: 1 })]) {
+  useSubscriptionStore.setState({ subscription: subscriptionOn(plan), subscriptionStatus: 'ready' });
   useProjectStore.setState({ projects, status: 'ready' });
   const router = createMemoryRouter(
     [
@@ -57,7 +57,7 @@ beforeEach(async () => {
     return Promise.resolve(jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' }));
   });
   useChatStore.getState().reset();
-  usePlanStore.getState().reset();
+  useSubscriptionStore.getState().reset();
   useProjectStore.getState().reset();
   useChatStore.setState({
     list: { items: [conversation({ _id: 'c1', title: 'Roses', projectId: null })], nextCursor: null },

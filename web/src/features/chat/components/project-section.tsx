@@ -5,12 +5,12 @@ import { Button } from '@/components/button';
 import { CloseIcon } from '@/components/icons';
 import { useCloseDrawer } from '@/components/layout/sidebar-slot-context';
 import { Spinner } from '@/components/spinner';
-import type { Project, StoredFile } from '@/types/api';
+import { selectPlan, useSubscriptionStore } from '@/features/subscription';
+import type { Attachment, Project } from '@/types/generated';
 import { DOCUMENT_ACCEPT, formatFileSize } from '../lib/files';
 import { attachmentLimits, documentNotice, projectGate, type GateNoticeKind } from '../lib/gating';
 import { projectCallError, type ProjectCallError } from '../lib/project-errors';
 import { useChatStore } from '../stores/chat-store';
-import { usePlanStore } from '../stores/plan-store';
 import { MAX_PROJECT_FILES, useProjectStore, type ProjectUpload } from '../stores/project-store';
 import { AlertIcon, DocumentIcon, FolderIcon, LockIcon, PencilIcon, PlusIcon, TrashIcon } from './chat-icons';
 import { GateNotice } from './composer-notices';
@@ -34,7 +34,7 @@ export function ProjectSection({ onCreate }: { onCreate: () => void }) {
   const projects = useProjectStore((s) => s.projects);
   const status = useProjectStore((s) => s.status);
   const selectedId = useProjectStore((s) => s.selectedId);
-  const gate = usePlanStore((s) => projectGate(s.plan));
+  const gate = useSubscriptionStore((s) => projectGate(selectPlan(s)));
   const [notice, setNotice] = useState(false);
   const [expanded, setExpanded] = useState(false);
 
@@ -177,7 +177,7 @@ export function ProjectPanel({
   const navigate = useNavigate();
   const closeDrawer = useCloseDrawer();
   const noticeId = useId();
-  const gate = usePlanStore((s) => projectGate(s.plan));
+  const gate = useSubscriptionStore((s) => projectGate(selectPlan(s)));
   const [notice, setNotice] = useState<GateNoticeKind | null>(null);
   const [expanded, setExpanded] = useState(false);
   const instructions = project.instructions.trim();
@@ -284,7 +284,7 @@ function ProjectDocuments({ project, onNotice }: { project: Project; onNotice: (
   const { t } = useTranslation('chat');
   const headingId = useId();
   const input = useRef<HTMLInputElement>(null);
-  const plan = usePlanStore((s) => s.plan);
+  const plan = useSubscriptionStore(selectPlan);
   const files = useProjectStore((s) => s.files[project._id]);
   const filesStatus = useProjectStore((s) => s.filesStatus[project._id]);
   const uploads = useProjectStore((s) => s.uploads[project._id]);
@@ -310,7 +310,7 @@ function ProjectDocuments({ project, onNotice }: { project: Project; onNotice: (
     useProjectStore.getState().addDocuments(project._id, chosen, attachmentLimits(plan).documentMaxMb);
   };
 
-  const remove = async (file: StoredFile) => {
+  const remove = async (file: Attachment) => {
     setRemoveError(null);
     setRemoving(file._id);
     try {
@@ -382,7 +382,7 @@ function ProjectDocuments({ project, onNotice }: { project: Project; onNotice: (
   );
 }
 
-function ProjectDocument({ file, removing, onRemove }: { file: StoredFile; removing: boolean; onRemove: () => void }) {
+function ProjectDocument({ file, removing, onRemove }: { file: Attachment; removing: boolean; onRemove: () => void }) {
   const { t, i18n } = useTranslation('chat');
   const percent = new Intl.NumberFormat(i18n.language, { style: 'percent' }).format(file.progress / 100);
   const failed = file.status === 'failed';

@@ -3,7 +3,7 @@ import { useLocalSettingsStore } from '@/features/settings';
 import { i18n } from '@/lib/i18n';
 import { setNavigate } from '@/lib/navigation';
 import { chatSocket } from '@/lib/socket';
-import type { Conversation, Message } from '@/types/api';
+import type { Conversation, Message } from '@/types/generated';
 import {
   answerNotification,
   createClaimCoordinator,
@@ -30,11 +30,12 @@ function answer(content: string, id = 'm1'): Message {
     clientId: null,
     createdAt: '2025-03-14T10:00:00Z',
     attachments: [],
+    sources: [],
   };
 }
 
 function conversation(title: string | null): Conversation {
-  return { _id: 'c1', title, model: 'demo', webSearch: false, createdAt: '2025-03-14T10:00:00Z', updatedAt: '2025-03-14T10:00:00Z' };
+  return { _id: 'c1', title, model: 'demo', webSearch: false, createdAt: '2025-03-14T10:00:00Z', updatedAt: '2025-03-14T10:00:00Z', projectId: null };
 }
 
 let visibility: DocumentVisibilityState;

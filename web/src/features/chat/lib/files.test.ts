@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { storedDocument, storedFile } from '../test/fixtures';
+import { storedDocument } from '../test/fixtures';
 import {
   DOCUMENT_ACCEPT,
-  fileFromFrame,
   formatFileSize,
   isDocument,
+  isDocumentSource,
   isWebSource,
   newerFile,
-  normalizeFile,
-  readSources,
   sourceHref,
   webSourceHref,
 } from './files';
@@ -36,25 +34,6 @@ describe('documents are told from images and other files', () => {
   });
 });
 
-describe('a file from the server', () => {
-  it('is ready when a server from before documents says nothing of its processing', () => {
-    const { status: _s, progress: _p, pages: _pages, ...older } = storedFile();
-    expect(normalizeFile(older as never)).toMatchObject({ status: 'ready', progress: 100, pages: null });
-  });
-
-  it('keeps a document’s progress within 0..100, and 100 once ready', () => {
-    expect(normalizeFile(storedDocument({ progress: 140 })).progress).toBe(100);
-    expect(normalizeFile(storedDocument({ progress: -3 })).progress).toBe(0);
-    expect(normalizeFile(storedDocument({ status: 'ready', progress: 40 })).progress).toBe(100);
-  });
-
-  it('of a frame that is not a file is ignored', () => {
-    expect(fileFromFrame(null)).toBeNull();
-    expect(fileFromFrame({ name: 'x' })).toBeNull();
-    expect(fileFromFrame(storedDocument({ progress: 5 }))?.progress).toBe(5);
-  });
-});
-
 describe('the newer of two copies of a document', () => {
   const at = (progress: number) => storedDocument({ progress });
   it('is the one further along, whichever came last', () => {
@@ -77,27 +56,13 @@ describe('the newer of two copies of a document', () => {
 });
 
 describe('sources', () => {
-  it('are read from a message, odd entries dropped and a missing list empty', () => {
-    expect(readSources(undefined)).toEqual([]);
-    expect(readSources([{ fileId: 'd1', name: 'a.pdf', page: 3 }, { name: 'no id' }, { fileId: 'd2', name: 'b.md' }])).toEqual([
-      { fileId: 'd1', name: 'a.pdf', page: 3 },
-      { fileId: 'd2', name: 'b.md', page: null },
-    ]);
-  });
-
-  it('may be web pages, kept in the server’s order (their citation numbers) beside documents', () => {
-    const read = readSources([
+  it('are web pages or documents, told apart by their fields', () => {
+    const sources = [
       { url: 'https://example.org/a', title: 'A page', site: 'example.org' },
-      { url: 'https://example.org/b' },
       { fileId: 'd1', name: 'a.pdf', page: 1 },
-      { title: 'no url' },
-    ]);
-    expect(read).toEqual([
-      { url: 'https://example.org/a', title: 'A page', site: 'example.org' },
-      { url: 'https://example.org/b', title: '', site: '' },
-      { fileId: 'd1', name: 'a.pdf', page: 1 },
-    ]);
-    expect(read.map(isWebSource)).toEqual([true, true, false]);
+    ];
+    expect(sources.map(isWebSource)).toEqual([true, false]);
+    expect(sources.map(isDocumentSource)).toEqual([false, true]);
   });
 
   it('link a web page only over http and https', () => {

@@ -4,7 +4,7 @@
  * files and sources are shown. The server tells what a file is from its content; the
  * client only routes by name and type.
  */
-import type { DocumentSource, MessageSource, StoredFile, WebSource } from '@/types/api';
+import type { Attachment, DocumentSource, Source, WebSource } from '@/types/generated';
 
 /** What the server takes as documents (docs/api.md `POST /api/files`). */
 const DOCUMENT_EXTENSIONS = new Set(['pdf', 'docx', 'txt', 'md', 'markdown', 'csv']);
@@ -33,74 +33,25 @@ export function isDocument(file: Pick<File, 'name' | 'type'>): boolean {
   return DOCUMENT_EXTENSIONS.has(extension(file.name)) || DOCUMENT_TYPES.has(file.type.toLowerCase());
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
-}
-
-/**
- * A file as the server sent it, with the processing fields a server from before
- * documents left out (its files were all ready images).
- */
-export function normalizeFile(file: StoredFile): StoredFile {
-  const status = file.status === 'processing' || file.status === 'failed' ? file.status : 'ready';
-  const progress = typeof file.progress === 'number' && Number.isFinite(file.progress) ? file.progress : 100;
-  return {
-    ...file,
-    kind: file.kind === 'document' ? 'document' : 'image',
-    status,
-    progress: status === 'ready' ? 100 : Math.min(100, Math.max(0, Math.round(progress))),
-    pages: typeof file.pages === 'number' ? file.pages : null,
-    width: typeof file.width === 'number' ? file.width : null,
-    height: typeof file.height === 'number' ? file.height : null,
-    thumbnailUrl: typeof file.thumbnailUrl === 'string' ? file.thumbnailUrl : null,
-  };
-}
-
-/** A `file.updated` frame's file, or null when it is not one. */
-export function fileFromFrame(value: unknown): StoredFile | null {
-  if (!isObject(value) || typeof value._id !== 'string') return null;
-  return normalizeFile(value as unknown as StoredFile);
-}
-
 /**
  * How far along a file is: processing counts up with its progress, an end (ready or
  * failed) beats any progress. Frames and the upload's answer race, so the copy that is
  * further along wins whichever arrives last.
  */
-function stage(file: Pick<StoredFile, 'status' | 'progress'>): number {
+function stage(file: Pick<Attachment, 'status' | 'progress'>): number {
   return file.status === 'processing' ? file.progress : 1000;
 }
 
 /** The newer of two copies of one file (`b` on a tie: it arrived later). */
-export function newerFile(a: StoredFile, b: StoredFile): StoredFile {
+export function newerFile(a: Attachment, b: Attachment): Attachment {
   return stage(a) > stage(b) ? a : b;
 }
 
-/**
- * The sources of a message from REST or a frame: documents (`fileId`) and web pages
- * (`url`), in the server's order, which is their citation number; `[]` when none. An
- * entry that is neither is dropped (the server sends none).
- */
-export function readSources(value: unknown): MessageSource[] {
-  if (!Array.isArray(value)) return [];
-  return value.flatMap((item): MessageSource[] => {
-    if (!isObject(item)) return [];
-    if (typeof item.fileId === 'string' && typeof item.name === 'string') {
-      return [{ fileId: item.fileId, name: item.name, page: typeof item.page === 'number' ? item.page : null }];
-    }
-    if (typeof item.url === 'string') {
-      const text = (field: unknown) => (typeof field === 'string' ? field : '');
-      return [{ url: item.url, title: text(item.title), site: text(item.site) }];
-    }
-    return [];
-  });
-}
-
-export function isDocumentSource(source: MessageSource): source is DocumentSource {
+export function isDocumentSource(source: Source): source is DocumentSource {
   return 'fileId' in source;
 }
 
-export function isWebSource(source: MessageSource): source is WebSource {
+export function isWebSource(source: Source): source is WebSource {
   return 'url' in source;
 }
 

@@ -2,8 +2,7 @@
  * What the user's plan allows in the composer (SPEC §5, §6; docs/api.md "The plan
  * object"). The server checks everything again: this only decides what the controls do.
  */
-import type { UsageCounter } from '@/types/api';
-import type { ChatPlan } from '../api/chat-api';
+import type { ErrorCode, Plan, UsageService } from '@/types/generated';
 import type { AttachmentLimits } from '../stores/attachment-store';
 import type { ChatMessage } from '../stores/thread';
 import { MAX_DOCUMENTS_PER_MESSAGE } from './files';
@@ -63,7 +62,7 @@ export type ImageGate =
  */
 export type AttachButtonGate = 'menu' | Exclude<DocumentGate, 'available'>;
 
-export function webSearchGate(plan: ChatPlan | null): WebSearchGate {
+export function webSearchGate(plan: Plan | null): WebSearchGate {
   if (!plan) return 'unknown';
   const { features, available } = plan;
   if ((features.openaiWebSearch && available.openaiWebSearch) || (features.googleWebSearch && available.googleWebSearch)) {
@@ -79,12 +78,12 @@ export function webSearchGate(plan: ChatPlan | null): WebSearchGate {
  */
 export type DeepSearchGate = WebSearchGate | 'absent';
 
-export function deepSearchGate(plan: ChatPlan | null): DeepSearchGate {
+export function deepSearchGate(plan: Plan | null): DeepSearchGate {
   const gate = webSearchGate(plan);
   return gate === 'available' && (plan?.deepSearchSearches ?? 0) <= 0 ? 'absent' : gate;
 }
 
-export function imageGenerationGate(plan: ChatPlan | null): ImageGenerationGate {
+export function imageGenerationGate(plan: Plan | null): ImageGenerationGate {
   if (!plan) return 'unknown';
   if (!plan.features.imageGeneration) return 'premium';
   return plan.available.imageGeneration ? 'available' : 'comingSoon';
@@ -94,12 +93,12 @@ export function imageGenerationGate(plan: ChatPlan | null): ImageGenerationGate 
  * Whether an answer is (or is becoming) an image: made by the plan's image model. Another
  * tab knows an image answer only by its frames, and the model is in the first of them.
  */
-export function isImageModel(plan: ChatPlan | null, model: string | null | undefined): boolean {
+export function isImageModel(plan: Plan | null, model: string | null | undefined): boolean {
   const imageModel = plan?.models.imageGenerationPreprocessingModel;
   return !!model && !!imageModel && model === imageModel;
 }
 
-export function documentGate(plan: ChatPlan | null): DocumentGate {
+export function documentGate(plan: Plan | null): DocumentGate {
   if (!plan) return 'unknown';
   if (!plan.features.documentProcessing) return 'premium';
   return plan.available.documentProcessing ? 'available' : 'comingSoon';
@@ -110,19 +109,19 @@ export function documentGate(plan: ChatPlan | null): DocumentGate {
  * out on purpose: it was false while the server had projects but no client offered them,
  * and it only keeps the plan cards from selling them; this client is that offer.
  */
-export function projectGate(plan: ChatPlan | null): ProjectGate {
+export function projectGate(plan: Plan | null): ProjectGate {
   if (!plan) return 'unknown';
   return plan.features.projectManagement ? 'available' : 'premium';
 }
 
 /** Images are for every plan (free gets one a message), once the server takes them. */
-export function imageGate(plan: ChatPlan | null): ImageGate {
+export function imageGate(plan: Plan | null): ImageGate {
   if (!plan) return 'unknown';
   return plan.available.imageUpload && plan.maxImagesPerMessage > 0 ? 'available' : 'unavailable';
 }
 
 /** How many images one message may carry; 0 when none can be attached. */
-export function maxImages(plan: ChatPlan | null): number {
+export function maxImages(plan: Plan | null): number {
   return plan && imageGate(plan) === 'available' ? plan.maxImagesPerMessage : 0;
 }
 
@@ -133,7 +132,7 @@ const MB = 1024 * 1024;
  * What the composer takes: images a message and the size each may have after preparing;
  * documents a message (none unless the plan takes them) and the size each may have.
  */
-export function attachmentLimits(plan: ChatPlan | null): AttachmentLimits {
+export function attachmentLimits(plan: Plan | null): AttachmentLimits {
   return {
     max: maxImages(plan),
     maxBytes: (plan?.fileLimits.imageMaxMb ?? 0) * MB,
@@ -142,7 +141,7 @@ export function attachmentLimits(plan: ChatPlan | null): AttachmentLimits {
   };
 }
 
-export function attachButtonGate(plan: ChatPlan | null): AttachButtonGate {
+export function attachButtonGate(plan: Plan | null): AttachButtonGate {
   const documents = documentGate(plan);
   if (imageGate(plan) === 'available' || documents === 'available') return 'menu';
   return documents;
@@ -164,7 +163,7 @@ export type GateNoticeKind =
  * The notice for a document the plan or the server does not take (the menu's "Document",
  * a document dropped or pasted, any file dropped before images); null when it is taken.
  */
-export function documentNotice(plan: ChatPlan | null): GateNoticeKind | null {
+export function documentNotice(plan: Plan | null): GateNoticeKind | null {
   switch (documentGate(plan)) {
     case 'premium':
       return 'documentUploadPremium';
@@ -176,7 +175,7 @@ export function documentNotice(plan: ChatPlan | null): GateNoticeKind | null {
 }
 
 /** The models the picker offers: the plan's `chatModels`, in the plan's order. */
-export function allowedModels(plan: ChatPlan | null): string[] {
+export function allowedModels(plan: Plan | null): string[] {
   return plan ? [...new Set(plan.chatModels)] : [];
 }
 
@@ -186,7 +185,7 @@ export function allowedModels(plan: ChatPlan | null): string[] {
  * conversation's model, else the plan's base model, else the plan's first model.
  */
 export function defaultModel(
-  plan: ChatPlan | null,
+  plan: Plan | null,
   conversationModel: string | null | undefined,
   messages: readonly ChatMessage[] = [],
 ): string | null {
@@ -206,14 +205,14 @@ export function defaultModel(
  * The model to send: the user's pick while the plan still allows it, else the default.
  * null sends no `model`, and the server picks.
  */
-export function resolveModel(selected: string | null, fallback: string | null, plan: ChatPlan | null): string | null {
+export function resolveModel(selected: string | null, fallback: string | null, plan: Plan | null): string | null {
   const models = allowedModels(plan);
   if (selected && models.includes(selected)) return selected;
   return fallback && models.includes(fallback) ? fallback : null;
 }
 
 /** Error codes of a refused send that a bigger plan would lift: they offer "Upgrade plan". */
-const UPGRADE_CODES = new Set([
+const UPGRADE_CODES = new Set<string>([
   'limit_reached',
   'search_limit_reached',
   // A deep search needs more web searches than are left today or this month.
@@ -224,14 +223,14 @@ const UPGRADE_CODES = new Set([
   'too_many_images',
   // The day's or month's image generations are used up.
   'image_limit_reached',
-]);
+] satisfies ErrorCode[]);
 
 export function offersUpgrade(code: string): boolean {
   return UPGRADE_CODES.has(code);
 }
 
 /** The response counter that blocks the next message, if one is used up. */
-export function exhaustedPeriod(responses: { daily: UsageCounter; monthly: UsageCounter } | undefined): 'day' | 'month' | null {
+export function exhaustedPeriod(responses: UsageService | undefined): 'day' | 'month' | null {
   if (!responses) return null;
   if (!responses.daily.unlimited && responses.daily.remaining === 0) return 'day';
   if (!responses.monthly.unlimited && responses.monthly.remaining === 0) return 'month';

@@ -1,6 +1,6 @@
 /** How a refused project call (REST) is shown: the server's words, and when a plan would help. */
+import { useSubscriptionStore } from '@/features/subscription';
 import { errorMessage, isApiError } from '@/lib/api-client';
-import { usePlanStore } from '../stores/plan-store';
 
 export interface ProjectCallError {
   message: string;
@@ -16,6 +16,6 @@ export function projectCallError(error: unknown): ProjectCallError | null {
   const message = errorMessage(error);
   if (!message) return null;
   const premium = isApiError(error) && error.code === 'premium_required';
-  if (premium) void usePlanStore.getState().loadPlan();
+  if (premium) void useSubscriptionStore.getState().loadSubscription().catch(() => undefined);
   return { message, upgrade: premium };
 }

@@ -4,7 +4,8 @@
  * answer (messageId) until its `message.completed`, never stored, not replayed.
  */
 import type { TFunction } from 'i18next';
-import type { SearchStage } from '@/lib/socket-protocol';
+import type { ServerFrames } from '@/lib/socket-protocol';
+import type { SearchStage } from '@/types/generated';
 
 export interface SearchStep {
   stage: SearchStage;
@@ -24,17 +25,8 @@ export interface SearchProgress {
   steps: SearchStep[];
 }
 
-const STAGES = new Set<string>(['searching', 'reading', 'reflecting', 'writing']);
-
 /** A deep search has a few rounds of a few steps; more than this is not kept. */
 export const MAX_STEPS = 40;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
-}
-
-const whole = (value: unknown): number | null =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : null;
 
 export interface ProgressFrame {
   conversationId: string;
@@ -43,25 +35,13 @@ export interface ProgressFrame {
   step: SearchStep;
 }
 
-/** A `search.progress` frame as this tab keeps it, or null when it is not one. */
-export function readProgressFrame(frame: unknown): ProgressFrame | null {
-  if (!isObject(frame)) return null;
-  const { conversationId, messageId, stage } = frame;
-  if (typeof conversationId !== 'string' || typeof messageId !== 'string') return null;
-  if (typeof stage !== 'string' || !STAGES.has(stage)) return null;
+/** A `search.progress` frame as this tab keeps it. */
+export function readProgressFrame(frame: ServerFrames['search.progress']): ProgressFrame {
+  const { conversationId, messageId, stage, deep, round, rounds } = frame;
   // Queries belong to `searching`, pages to `reading` (docs/protocol.md).
-  const queries =
-    stage === 'searching' && Array.isArray(frame.queries)
-      ? frame.queries.filter((q): q is string => typeof q === 'string' && q.trim() !== '').map((q) => q.trim())
-      : [];
-  const round = Math.max(1, whole(frame.round) ?? 1);
-  const rounds = Math.max(round, whole(frame.rounds) ?? round);
-  return {
-    conversationId,
-    messageId,
-    deep: frame.deep === true,
-    step: { stage: stage as SearchStage, queries, pages: stage === 'reading' ? whole(frame.pages) : null, round, rounds },
-  };
+  const queries = stage === 'searching' ? (frame.queries ?? []).map((q) => q.trim()).filter((q) => q !== '') : [];
+  const pages = stage === 'reading' ? (frame.pages ?? null) : null;
+  return { conversationId, messageId, deep, step: { stage, queries, pages, round, rounds } };
 }
 
 /** The progress with one more step (the same stage again within a round updates it). */

@@ -4,7 +4,7 @@
  * the notice the menu's "Document" would give, as does any file while nothing can be
  * attached at all.
  */
-import type { ChatPlan } from '../api/chat-api';
+import type { Plan } from '@/types/generated';
 import { isDocument } from '../lib/files';
 import { attachButtonGate, attachmentLimits, documentGate, documentNotice, type GateNoticeKind } from '../lib/gating';
 import { classifyImage } from '../lib/image-prep';
@@ -21,7 +21,7 @@ export function isAttachable(file: File): boolean {
 }
 
 /** Adds `files` to the composer `key`; returns the notice to show, if any. */
-export function attachFiles(key: string, files: readonly File[], plan: ChatPlan | null): GateNoticeKind | null {
+export function attachFiles(key: string, files: readonly File[], plan: Plan | null): GateNoticeKind | null {
   if (files.length === 0) return null;
   if (attachButtonGate(plan) !== 'menu') return documentNotice(plan);
   const documentsTaken = documentGate(plan) === 'available';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
 import { jsonResponse } from '@/test/fixtures';
+import type { Attachment } from '@/types/generated';
 import type { ImageIo } from '../lib/image-prep';
-import type { StoredFile } from '@/types/api';
 import { storedDocument, storedFile } from '../test/fixtures';
 import { isBusy, sendable, setImageIo, useAttachmentStore, type AttachmentLimits } from './attachment-store';
 
@@ -289,7 +289,6 @@ describe('the composer’s documents', () => {
     const before = store().items;
     frame({ progress: 80 });
     frame({ _id: 'another-tabs-file', progress: 50 });
-    store().onFileUpdated({ nonsense: true });
     expect(store().items).toBe(before);
     expect(items()[0]!.status).toBe('ready');
   });
@@ -352,7 +351,7 @@ describe('the composer’s documents', () => {
         return info && init?.method === 'GET' ? Promise.resolve(answer(info[1]!)) : before(input, init);
       });
     }
-    const infoOf = (file: StoredFile) => jsonResponse(200, { success: true, data: file });
+    const infoOf = (file: Attachment) => jsonResponse(200, { success: true, data: file });
 
     it('ask once for each uploaded document still being read, in every composer, and take its state', async () => {
       // Images are answered as images, documents by their names (d1, d2, …); slow.pdf is never answered.

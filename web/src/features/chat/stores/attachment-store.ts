@@ -12,9 +12,9 @@
 import { create } from 'zustand';
 import { isApiError } from '@/lib/api-client';
 import { randomId } from '@/lib/random-id';
-import type { FileKind, StoredFile } from '@/types/api';
+import type { Attachment, FileKind } from '@/types/generated';
 import { chatApi } from '../api/chat-api';
-import { fileFromFrame, isDocument, newerFile } from '../lib/files';
+import { isDocument, newerFile } from '../lib/files';
 import {
   browserImageIo,
   classifyImage,
@@ -49,13 +49,13 @@ export interface ComposerAttachment {
   previewUrl: string | null;
   status: AttachmentStatus;
   /** The server's file, once uploaded; a document's is kept up to date by `file.updated`. */
-  file: StoredFile | null;
+  file: Attachment | null;
   error: AttachmentError | null;
 }
 
 /** An uploaded file going along with a send: its id to send, its preview to show meanwhile. */
 export interface SentAttachment {
-  file: StoredFile;
+  file: Attachment;
   previewUrl: string | null;
 }
 
@@ -86,7 +86,7 @@ export interface AttachmentState {
   /** Takes images and documents up to their limits (refusing the rest) and starts their uploads. */
   add: (key: string, files: readonly File[], limits: AttachmentLimits) => void;
   /** A `file.updated` frame: a document's progress or end, for whichever composer holds it. */
-  onFileUpdated: (file: unknown) => void;
+  onFileUpdated: (file: Attachment) => void;
   /**
    * After a reconnect: asks the server once for each uploaded document still being read
    * (frames missed meanwhile are not replayed); one that is gone (404) fails.
@@ -123,10 +123,10 @@ const controllers = new Map<string, AbortController>();
  * the upload's own answer (which then takes the newer of the two), or be about another
  * tab's upload (kept a while, then forgotten: it is never asked for).
  */
-const earlyUpdates = new Map<string, StoredFile>();
+const earlyUpdates = new Map<string, Attachment>();
 const EARLY_UPDATES_KEPT = 100;
 
-function rememberUpdate(file: StoredFile): void {
+function rememberUpdate(file: Attachment): void {
   const known = earlyUpdates.get(file._id);
   earlyUpdates.delete(file._id);
   earlyUpdates.set(file._id, known ? newerFile(known, file) : file);
@@ -134,7 +134,7 @@ function rememberUpdate(file: StoredFile): void {
 }
 
 /** The item's state for a file from the server: a document may still be read, or have failed. */
-function fileState(file: StoredFile): Pick<ComposerAttachment, 'file' | 'status' | 'error' | 'size'> {
+function fileState(file: Attachment): Pick<ComposerAttachment, 'file' | 'status' | 'error' | 'size'> {
   return {
     file,
     size: file.size,
@@ -176,7 +176,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function upload(blob: Blob, name: string, signal: AbortSignal): Promise<StoredFile> {
+async function upload(blob: Blob, name: string, signal: AbortSignal): Promise<Attachment> {
   for (let attempt = 0; ; attempt += 1) {
     try {
       return (await chatApi.uploadFile(blob, name, signal)).data;
@@ -219,7 +219,7 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
    * A copy of an uploaded file from the server (a frame, or its info): the composer item
    * holding it keeps the copy further along. False when no composer holds it.
    */
-  const merge = (update: StoredFile): boolean => {
+  const merge = (update: Attachment): boolean => {
     const key = Object.keys(get().items).find((k) => get().items[k]!.some((item) => item.file?._id === update._id));
     if (!key) return false;
     const current = get().items[key]!;
@@ -349,9 +349,8 @@ export const useAttachmentStore = create<AttachmentState>()((set, get) => {
       });
     },
 
-    onFileUpdated: (value) => {
-      const update = fileFromFrame(value);
-      if (update && !merge(update)) rememberUpdate(update);
+    onFileUpdated: (update) => {
+      if (!merge(update)) rememberUpdate(update);
     },
 
     refreshProcessing: async () => {

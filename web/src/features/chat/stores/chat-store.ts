@@ -8,7 +8,7 @@ import { isApiError } from '@/lib/api-client';
 import { randomId } from '@/lib/random-id';
 import { chatSocket } from '@/lib/socket';
 import type { ServerFrames } from '@/lib/socket-protocol';
-import type { Conversation } from '@/types/api';
+import type { Conversation } from '@/types/generated';
 import { chatApi } from '../api/chat-api';
 import { addStep, readProgressFrame, type SearchProgress } from '../lib/search-progress';
 import { releaseSent, useAttachmentStore, type SentAttachment } from './attachment-store';
@@ -189,8 +189,7 @@ export interface ChatActions {
   onMessageDelta: (frame: ServerFrames['message.delta']) => boolean;
   onMessageSnapshot: (frame: ServerFrames['message.snapshot']) => void;
   onMessageCompleted: (frame: ServerFrames['message.completed']) => void;
-  /** A `search.progress` frame; anything that is not one is ignored. */
-  onSearchProgress: (frame: unknown) => void;
+  onSearchProgress: (frame: ServerFrames['search.progress']) => void;
   onError: (frame: ServerFrames['error']) => void;
 }
 
@@ -395,17 +394,14 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         clientId,
         conversationId,
         content,
-        ...(project ? { projectId: project } : {}),
-        ...(model ? { model } : {}),
+        model: model || null,
         // An image is made alone: the server refuses it with a web search (invalid_frame).
-        ...(imageGeneration
-          ? { imageGeneration: true }
-          : {
-              // A deep search is a web search too.
-              webSearch: webSearch || deepSearch,
-              ...(deepSearch ? { deepSearch: true } : {}),
-            }),
-        ...(attachments.length > 0 ? { attachments: attachments.map((a) => a.file._id) } : {}),
+        // A deep search is a web search too.
+        webSearch: !imageGeneration && (webSearch || deepSearch),
+        deepSearch: !imageGeneration && deepSearch,
+        imageGeneration,
+        projectId: project ?? null,
+        attachments: attachments.map((a) => a.file._id),
       });
       if (!sent) {
         set((state) => ({ errors: { ...state.errors, [key]: { code: 'offline' } } }));
@@ -630,7 +626,6 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     onSearchProgress: (value) => {
       const frame = readProgressFrame(value);
-      if (!frame) return;
       // A late frame for an answer that already ended here changes nothing.
       const known = get().threads[frame.conversationId]?.messages.find((m) => m._id === frame.messageId);
       if (known?.final) return;

@@ -4,11 +4,12 @@
  * other pages too; a change of user (logout, another login) empties the stores.
  */
 import { useAuthStore } from '@/features/auth';
+import { useSubscriptionStore } from '@/features/subscription';
 import { chatSocket } from '@/lib/socket';
+import type { ErrorCode } from '@/types/generated';
 import { setConversationTitleLookup } from '../lib/answer-notifications';
 import { useAttachmentStore } from './attachment-store';
 import { useChatStore } from './chat-store';
-import { usePlanStore } from './plan-store';
 import { useProjectStore } from './project-store';
 
 let started = false;
@@ -17,13 +18,13 @@ let started = false;
  * Codes after which the plan this tab knows may be out of date (`search_unavailable`: the
  * server's search providers, in the plan's `available`, are not what this tab was told).
  */
-const PLAN_CHANGED_CODES = new Set(['model_not_allowed', 'premium_required', 'search_unavailable']);
+const PLAN_CHANGED_CODES = new Set<string>(['model_not_allowed', 'premium_required', 'search_unavailable'] satisfies ErrorCode[]);
 
 export function startChatSync(): void {
   if (started) return;
   started = true;
   const chat = () => useChatStore.getState();
-  const plan = () => usePlanStore.getState();
+  const subscription = () => useSubscriptionStore.getState();
   const projects = () => useProjectStore.getState();
   // A notification's title: the conversation as this tab's list or thread knows it.
   setConversationTitleLookup(
@@ -33,14 +34,12 @@ export function startChatSync(): void {
   // The first `ready` of a session follows the page's own REST loads, which missed
   // nothing; every later one is a reconnect that may have.
   let connected = chatSocket.status === 'open';
-  chatSocket.on('ready', ({ usage }) => {
-    plan().applyUsage(usage);
+  // (The plan and the counters are the subscription feature's, which follows their frames.)
+  chatSocket.on('ready', () => {
     if (!connected) {
       connected = true;
       return;
     }
-    // subscription.updated may have been missed while disconnected.
-    if (plan().planStatus !== 'idle') void plan().loadPlan();
     chat().onReady();
     projects().onReady();
     // file.updated may have been missed too: documents still being read are asked for.
@@ -74,8 +73,6 @@ export function startChatSync(): void {
     // A gap (frames lost between instances): ask for a snapshot and wait for it.
     if (chat().onMessageDelta(frame)) chatSocket.emit('conversation.open', { conversationId: frame.conversationId });
   });
-  chatSocket.on('usage.updated', (frame) => plan().applyUsage(frame));
-  chatSocket.on('subscription.updated', ({ subscription }) => plan().applySubscription(subscription));
   // A document being read: its progress and end, for whichever composer or project holds it.
   chatSocket.on('file.updated', ({ file }) => {
     useAttachmentStore.getState().onFileUpdated(file);
@@ -83,7 +80,7 @@ export function startChatSync(): void {
   });
   chatSocket.on('error', (frame) => {
     chat().onError(frame);
-    if (PLAN_CHANGED_CODES.has(frame.code)) void plan().loadPlan();
+    if (PLAN_CHANGED_CODES.has(frame.code)) void subscription().loadSubscription().catch(() => undefined);
   });
 
   let userId = useAuthStore.getState().user?._id ?? null;
@@ -93,7 +90,6 @@ export function startChatSync(): void {
     userId = next;
     connected = false;
     chat().reset();
-    plan().reset();
     projects().reset();
     // Another user must not find the previous one's pictures in the composer.
     useAttachmentStore.getState().reset();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Conversation } from '@/types/api';
+import type { Conversation } from '@/types/generated';
 import { conversation } from '../test/fixtures';
 import {
   appendPage,

@@ -3,7 +3,7 @@
  * both descending, as `GET /api/conversations` orders them), paged by cursor, kept live
  * by frames.
  */
-import type { Conversation } from '@/types/api';
+import type { Conversation } from '@/types/generated';
 
 export interface ConversationList {
   items: readonly Conversation[];

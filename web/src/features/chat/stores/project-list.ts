@@ -2,7 +2,7 @@
  * The user's projects as pure functions: most recently changed first (`updatedAt`, then
  * `_id`, both descending, as `GET /api/projects` orders them), kept live by frames.
  */
-import type { Project } from '@/types/api';
+import type { Project } from '@/types/generated';
 
 /** Negative when `a` comes before `b`. */
 export function compareProjects(a: Project, b: Project): number {

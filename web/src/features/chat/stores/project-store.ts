@@ -12,9 +12,9 @@ import { create } from 'zustand';
 import { errorMessage, isApiError } from '@/lib/api-client';
 import { randomId } from '@/lib/random-id';
 import type { ServerFrames } from '@/lib/socket-protocol';
-import type { Conversation, Project, StoredFile } from '@/types/api';
+import type { Attachment, Conversation, Project } from '@/types/generated';
 import { chatApi, type ProjectInput } from '../api/chat-api';
-import { fileFromFrame, newerFile } from '../lib/files';
+import { newerFile } from '../lib/files';
 import { isDocumentFile } from './attach-files';
 import { useChatStore } from './chat-store';
 import {
@@ -63,7 +63,7 @@ export interface ProjectState {
   loadingMore: boolean;
   loadMoreFailed: boolean;
   /** Documents of projects, by project id (`GET /api/projects/{id}`), kept up to date by `file.updated`. */
-  files: Record<string, readonly StoredFile[] | undefined>;
+  files: Record<string, readonly Attachment[] | undefined>;
   filesStatus: Record<string, LoadStatus | undefined>;
   /** Documents being uploaded into a project, by project id, or refused. */
   uploads: Record<string, readonly ProjectUpload[] | undefined>;
@@ -100,7 +100,7 @@ export interface ProjectActions {
   onConversationDeleted: (frame: ServerFrames['conversation.deleted']) => void;
   onMessageCreated: (frame: ServerFrames['message.created']) => void;
   /** A `file.updated` frame: a project document's progress or end. */
-  onFileUpdated: (file: unknown) => void;
+  onFileUpdated: (file: Attachment) => void;
 }
 
 export type ProjectStore = ProjectState & ProjectActions;
@@ -140,10 +140,10 @@ const queues = new Map<string, Promise<void>>();
  * The latest `file.updated` of files no project shows yet: a frame may come before the
  * upload's answer, or before the project's documents are loaded.
  */
-const earlyUpdates = new Map<string, StoredFile>();
+const earlyUpdates = new Map<string, Attachment>();
 const EARLY_UPDATES_KEPT = 100;
 
-function rememberUpdate(file: StoredFile): void {
+function rememberUpdate(file: Attachment): void {
   const known = earlyUpdates.get(file._id);
   earlyUpdates.delete(file._id);
   earlyUpdates.set(file._id, known ? newerFile(known, file) : file);
@@ -151,7 +151,7 @@ function rememberUpdate(file: StoredFile): void {
 }
 
 /** The server's documents, each the copy further along if a frame told more. */
-function withEarlyUpdates(files: readonly StoredFile[]): StoredFile[] {
+function withEarlyUpdates(files: readonly Attachment[]): Attachment[] {
   return files.map((file) => {
     const early = earlyUpdates.get(file._id);
     return early ? newerFile(file, early) : file;
@@ -197,7 +197,7 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
     }, COUNT_REFRESH_MS);
   };
 
-  const setFiles = (projectId: string, files: readonly StoredFile[]) =>
+  const setFiles = (projectId: string, files: readonly Attachment[]) =>
     set((state) => ({
       files: { ...state.files, [projectId]: withEarlyUpdates(files) },
       filesStatus: { ...state.filesStatus, [projectId]: 'ready' },
@@ -223,7 +223,7 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
     if (!hasUpload(projectId, localId)) return;
     const controller = new AbortController();
     controllers.set(localId, controller);
-    let uploaded: StoredFile | null = null;
+    let uploaded: Attachment | null = null;
     try {
       uploaded = (await chatApi.uploadFile(file, file.name, controller.signal)).data;
       if (!hasUpload(projectId, localId)) {
@@ -308,7 +308,7 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
           list: replaceWithFirstPage(
             state.list,
             // Only what is still in the project (a frame may have moved one out meanwhile).
-            { items: page.data.filter((c) => (c.projectId ?? projectId) === projectId), nextCursor: page.nextCursor },
+            { items: page.data.filter((c) => c.projectId === projectId), nextCursor: page.nextCursor },
             touchedDuringLoad,
             deletedDuringLoad,
           ),
@@ -512,9 +512,7 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
       set({ list: touchConversation(list, conversationId, message.createdAt) });
     },
 
-    onFileUpdated: (value) => {
-      const update = fileFromFrame(value);
-      if (!update) return;
+    onFileUpdated: (update) => {
       const projectId = Object.keys(get().files).find((id) => get().files[id]!.some((f) => f._id === update._id));
       if (!projectId) {
         rememberUpdate(update);

@@ -15,8 +15,7 @@
  * - a REST copy never overwrites a final, snapshotted or live copy, except with an
  *   ended answer (REST can be older than the socket, never ahead of an ended answer).
  */
-import type { Message } from '@/types/api';
-import { normalizeFile, readSources } from '../lib/files';
+import type { Message } from '@/types/generated';
 
 export interface ChatMessage extends Message {
   /** The last delta applied while streaming; null when unknown (wait for a snapshot). */
@@ -57,10 +56,6 @@ export function fromServer(message: Message, live: boolean): ChatMessage {
   const ended = isEnded(message);
   return {
     ...message,
-    // Always sent since image attachments; a server from before sent none.
-    attachments: Array.isArray(message.attachments) ? message.attachments.map(normalizeFile) : [],
-    // Answers that drew on documents name them; missing before documents.
-    sources: readSources(message.sources),
     // A live `message.created` answer starts at seq 0; REST does not know where it is.
     seq: ended ? null : live ? 0 : null,
     final: ended,
@@ -129,6 +124,7 @@ export function applySnapshot(thread: Thread, snapshot: SnapshotInput): Thread {
       clientId: null,
       createdAt: '',
       attachments: [],
+      sources: [],
       seq: snapshot.seq,
       final: false,
       stub: true,

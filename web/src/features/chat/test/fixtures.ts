@@ -1,5 +1,4 @@
-import type { ChatPlan } from '../api/chat-api';
-import type { Conversation, Message, Project, StoredFile } from '@/types/api';
+import type { Attachment, Conversation, Message, Plan, Project, Subscription, SubscriptionAnswer, UsageAnswer } from '@/types/generated';
 
 export const CONVERSATION_ID = '01959b10-4c2e-7a01-8f3d-2b6e9c0a1d47';
 
@@ -11,6 +10,7 @@ export function conversation(overrides: Partial<Conversation> = {}): Conversatio
     webSearch: false,
     createdAt: '2025-03-14T10:15:02.118+00:00',
     updatedAt: '2025-03-14T10:15:02.118+00:00',
+    projectId: null,
     ...overrides,
   };
 }
@@ -26,6 +26,7 @@ export function userMessage(overrides: Partial<Message> = {}): Message {
     clientId: 'c1',
     createdAt: '2025-03-14T10:15:02.118+00:00',
     attachments: [],
+    sources: [],
     ...overrides,
   };
 }
@@ -41,6 +42,7 @@ export function answer(overrides: Partial<Message> = {}): Message {
     clientId: 'c1',
     createdAt: '2025-03-14T10:15:02.119+00:00',
     attachments: [],
+    sources: [],
     ...overrides,
   };
 }
@@ -63,46 +65,62 @@ const AVAILABLE = {
   googleWebSearch: true,
   openaiWebSearch: true,
   imageGeneration: true,
+  projectManagement: true,
 };
 const MODELS = {
   baseChatModel: 'gpt-4o-mini',
+  webPreprocessingModel: null,
+  webContentProcessingModel: null,
   webSearchModel: 'gpt-4o-mini-search-preview',
+  documentProcessingModel: null,
+  embeddingModel: 'text-embedding-3-small',
   imageGenerationPreprocessingModel: 'gpt-image-1',
+  imageAnalysisModel: null,
 };
 const FILE_LIMITS = { imageMaxMb: 10, documentMaxMb: 20, storageMb: 100 };
+const NO_LIMITS = {
+  responseLimit: { daily: null, monthly: null },
+  webSearchLimit: { daily: null, monthly: null },
+  imageGenerationLimit: { daily: null, monthly: null },
+};
+const price = (net: number) => ({ net, vat: 0, total: net });
 
-export const freePlan: ChatPlan = {
+export const freePlan: Plan = {
   planType: 'free',
   name: 'Free',
+  rank: 0,
   features: NO_FEATURES,
-  chatModels: ['gpt-4o-mini'],
-  models: MODELS,
   available: AVAILABLE,
   deepSearchSearches: 6,
+  limits: NO_LIMITS,
   maxImagesPerMessage: 1,
   fileLimits: FILE_LIMITS,
+  chatModels: ['gpt-4o-mini'],
+  models: MODELS,
+  prices: { EUR: price(0), HUF: price(0) },
 };
 
-export const basePlan: ChatPlan = {
+export const basePlan: Plan = {
+  ...freePlan,
   planType: 'base',
   name: 'Base',
+  rank: 1,
   features: { ...NO_FEATURES, openaiWebSearch: true, documentProcessing: true, imageGeneration: true },
   chatModels: ['gpt-4o-mini', 'gpt-4.1-mini'],
-  models: MODELS,
-  available: AVAILABLE,
-  deepSearchSearches: 6,
   maxImagesPerMessage: 2,
-  fileLimits: FILE_LIMITS,
+  prices: { EUR: price(5), HUF: price(1500) },
 };
 
 /** Plus: projects and documents on top of Base (the default catalogue). */
-export const plusPlan: ChatPlan = {
+export const plusPlan: Plan = {
   ...basePlan,
   planType: 'plus',
   name: 'Plus',
+  rank: 2,
   features: { ...basePlan.features, googleWebSearch: true, projectManagement: true },
   available: { ...AVAILABLE, documentProcessing: true },
   maxImagesPerMessage: 3,
+  prices: { EUR: price(10), HUF: price(3000) },
 };
 
 export const PROJECT_ID = '01a20ae9-dc6b-7235-91b6-b57c82486ed7';
@@ -120,27 +138,27 @@ export function project(overrides: Partial<Project> = {}): Project {
 }
 
 /** A plan as a server that takes documents shows it (`available.documentProcessing`). */
-export function withDocuments(plan: ChatPlan): ChatPlan {
+export function withDocuments(plan: Plan): Plan {
   return { ...plan, available: { ...plan.available, documentProcessing: true } };
 }
 
 /** A plan as a server without a search provider shows it (`available` web searches false). */
-export function withoutSearch(plan: ChatPlan): ChatPlan {
+export function withoutSearch(plan: Plan): Plan {
   return { ...plan, available: { ...plan.available, googleWebSearch: false, openaiWebSearch: false } };
 }
 
 /** A plan as a server from before image generation showed it (`available.imageGeneration` false). */
-export function withoutImageGeneration(plan: ChatPlan): ChatPlan {
+export function withoutImageGeneration(plan: Plan): Plan {
   return { ...plan, available: { ...plan.available, imageGeneration: false } };
 }
 
 /** A plan as a server from before image attachments showed it: nothing can be attached. */
-export function withoutImages(plan: ChatPlan): ChatPlan {
+export function withoutImages(plan: Plan): Plan {
   return { ...plan, available: { ...plan.available, imageUpload: false } };
 }
 
 /** An uploaded image as `POST /api/files` answers it. */
-export function storedFile(overrides: Partial<StoredFile> = {}): StoredFile {
+export function storedFile(overrides: Partial<Attachment> = {}): Attachment {
   const id = overrides._id ?? 'f1';
   return {
     _id: id,
@@ -161,7 +179,7 @@ export function storedFile(overrides: Partial<StoredFile> = {}): StoredFile {
 }
 
 /** An uploaded document as `POST /api/files` answers it: still being read, unless said otherwise. */
-export function storedDocument(overrides: Partial<StoredFile> = {}): StoredFile {
+export function storedDocument(overrides: Partial<Attachment> = {}): Attachment {
   const id = overrides._id ?? 'd1';
   return {
     _id: id,
@@ -181,22 +199,33 @@ export function storedDocument(overrides: Partial<StoredFile> = {}): StoredFile 
   };
 }
 
-/** A `GET /api/subscription` answer around a plan. */
-export function subscriptionAnswer(plan: ChatPlan) {
+/** The subscription of a user on a plan, as `subscription.updated` carries it. */
+export function subscriptionOn(plan: Plan): Subscription {
   return {
-    success: true,
-    data: { _id: 's1', planType: plan.planType, status: 'active' },
-    subscriptionPlan: {
-      ...plan,
-      limits: {},
-      models: { ...plan.models, embeddingModel: 'text-embedding-3-small' },
+    data: {
+      _id: 's1',
+      planType: plan.planType,
+      status: 'active',
+      startDate: '2025-03-14T10:00:00.000+00:00',
+      endDate: null,
+      billingCycle: null,
+      paymentMethod: null,
+      currency: null,
+      autoRenew: false,
+      cancelAtPeriodEnd: false,
     },
+    subscriptionPlan: plan,
     pendingSubscription: null,
     pendingSubscriptionPlan: null,
   };
 }
 
-export function usageAnswer(daily: { limit: number | null; used: number }) {
+/** A `GET /api/subscription` answer around a plan. */
+export function subscriptionAnswer(plan: Plan): SubscriptionAnswer {
+  return { success: true, ...subscriptionOn(plan) };
+}
+
+export function usageAnswer(daily: { limit: number | null; used: number }): UsageAnswer {
   const counter = (limit: number | null, used: number) => ({
     limit,
     used,

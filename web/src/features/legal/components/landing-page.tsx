@@ -5,8 +5,9 @@ import { Button } from '@/components/button';
 import { buttonClassName } from '@/components/button-class-name';
 import { ChatIcon, GlobeIcon, UserIcon } from '@/components/icons';
 import { openAuthDialog, selectIsAuthenticated, useAuthStore } from '@/features/auth';
-import { PlanSummary, usePublicPlans, type Plan } from '@/features/subscription';
+import { PlanSummary, usePublicPlans } from '@/features/subscription';
 import { useDocumentTitle } from '@/hooks/use-document-title';
+import type { Plan } from '@/types/generated';
 import { GaugeIcon, ListIcon, ShieldIcon } from './landing-icons';
 import styles from './landing-page.module.css';
 

@@ -1,6 +1,6 @@
 /** The profile calls of docs/api.md, typed. */
 import { api } from '@/lib/api-client';
-import type { User } from '@/types/api';
+import type { Done, NewToken, ProfileImage, User } from '@/types/generated';
 
 export interface ChangePasswordRequest {
   currentPassword: string;
@@ -15,13 +15,13 @@ export const profileApi = {
   uploadImage: (file: File) => {
     const body = new FormData();
     body.append('image', file, file.name || 'image');
-    return api.post<{ profileImage: string }>('/auth/profile/image', body);
+    return api.post<ProfileImage>('/auth/profile/image', body);
   },
 
-  removeImage: () => api.delete<{ success: true; profileImage: null }>('/auth/profile/image'),
+  removeImage: () => api.delete<ProfileImage>('/auth/profile/image'),
 
   /** Revokes every token, this one included; the answer carries this tab's fresh token. */
-  changePassword: (body: ChangePasswordRequest) => api.put<{ success: true; token: string }>('/auth/password', body),
+  changePassword: (body: ChangePasswordRequest) => api.put<NewToken>('/auth/password', body),
 
-  deleteAccount: () => api.delete<{ success: true }>('/auth/profile'),
+  deleteAccount: () => api.delete<Done>('/auth/profile'),
 };

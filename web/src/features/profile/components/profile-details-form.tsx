@@ -8,7 +8,7 @@ import { useAuthStore } from '@/features/auth';
 import { useAsyncAction } from '@/hooks/use-async-action';
 import { useValidationText } from '@/hooks/use-validation-text';
 import { validateName } from '@/lib/validation';
-import type { User } from '@/types/api';
+import type { User } from '@/types/generated';
 import { profileApi } from '../api/profile-api';
 import styles from './profile-page.module.css';
 import { ProfileSection } from './profile-section';

@@ -7,7 +7,7 @@ import { toast } from '@/components/toast';
 import { useAuthStore } from '@/features/auth';
 import { useAsyncAction } from '@/hooks/use-async-action';
 import { useMediaQuery } from '@/hooks/use-media-query';
-import type { User } from '@/types/api';
+import type { User } from '@/types/generated';
 import { profileApi } from '../api/profile-api';
 import { IMAGE_ACCEPT, IMAGE_MAX_MB, validateImageFile } from '../lib/profile-validation';
 import styles from './profile-page.module.css';

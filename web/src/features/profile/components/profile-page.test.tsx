@@ -7,7 +7,7 @@ import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { getToken, setToken } from '@/lib/token';
 import { anna, jsonResponse } from '@/test/fixtures';
-import type { User } from '@/types/api';
+import type { User } from '@/types/generated';
 import { ProfilePage } from './profile-page';
 
 const fetchMock = vi.fn<typeof fetch>();

@@ -4,7 +4,7 @@ import { Button } from '@/components/button';
 import { buttonClassName } from '@/components/button-class-name';
 import { toast } from '@/components/toast';
 import { useAuthStore } from '@/features/auth';
-import type { User } from '@/types/api';
+import type { User } from '@/types/generated';
 import styles from './settings-page.module.css';
 import { SettingsSection } from './settings-section';
 

@@ -7,7 +7,7 @@ import { TextField } from '@/components/text-field';
 import { toast } from '@/components/toast';
 import { useAuthStore } from '@/features/auth';
 import { errorMessage, isApiError } from '@/lib/api-client';
-import type { AiPersonalization } from '@/types/api';
+import type { AiPersonalization } from '@/types/generated';
 import { settingsApi } from '../api/settings-api';
 import {
   AI_LIMITS,

@@ -2,11 +2,12 @@ import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { useAuthStore } from '@/features/auth';
+import { startSubscriptionSync, useSubscriptionStore } from '@/features/subscription';
 import { currentLanguage, i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { setToken } from '@/lib/token';
 import { anna, jsonResponse } from '@/test/fixtures';
-import type { LimitInfo, User, UserSettings } from '@/types/api';
+import type { LimitInfo, Settings, User } from '@/types/generated';
 import { DEFAULT_LOCAL_SETTINGS, useLocalSettingsStore } from '../stores/local-settings-store';
 import { SettingsPage } from './settings-page';
 
@@ -17,7 +18,11 @@ vi.mock('@/features/cookies', async (importOriginal) => {
 });
 
 // Another feature's section, built and tested there: only where it is placed matters here.
-vi.mock('@/features/subscription', () => ({ SubscriptionSection: () => <p>subscription section</p> }));
+// Its store is the real one: the usage section reads the counters from it.
+vi.mock('@/features/subscription', async (importOriginal) => {
+  const actual: Record<string, unknown> = await importOriginal();
+  return { ...actual, SubscriptionSection: () => <p>subscription section</p> };
+});
 
 const fetchMock = vi.fn<typeof fetch>();
 const urlOf = (input: RequestInfo | URL) =>
@@ -39,7 +44,7 @@ function serverFrame(type: string, payload: unknown) {
   act(() => (chatSocket as unknown as { dispatch(t: string, p: unknown): void }).dispatch(type, payload));
 }
 
-const settings: UserSettings = {
+const settings: Settings = {
   language: 'en-US',
   aiPersonalization: { enabled: false, userName: '', userInfo: '' },
 };
@@ -100,6 +105,9 @@ beforeEach(async () => {
   setToken('t', { remember: true });
   useAuthStore.setState({ status: 'authenticated', token: 't', user, settings });
   useLocalSettingsStore.setState(DEFAULT_LOCAL_SETTINGS);
+  // The counters' frames reach the store as they do from start-up.
+  startSubscriptionSync();
+  useSubscriptionStore.getState().reset();
   cookies.open.mockReset();
   await i18n.changeLanguage('en-US');
 });

@@ -1,10 +1,11 @@
+import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
 import { Spinner } from '@/components/spinner';
+import { useSubscriptionStore } from '@/features/subscription';
 import { currentLanguage } from '@/lib/i18n';
-import type { PlanType, UsageCounter } from '@/types/api';
-import { useUsageLimits } from '../hooks/use-usage-limits';
+import type { PlanType, UsageCounter } from '@/types/generated';
 import styles from './settings-page.module.css';
 import { SettingsSection } from './settings-section';
 
@@ -15,19 +16,28 @@ type Period = (typeof USAGE_PERIODS)[number];
 
 const PLANS: readonly PlanType[] = ['free', 'base', 'plus', 'pro'];
 
-/** Daily and monthly counters of responses, searches and images, live from `usage.updated`. */
+const loadUsage = () => void useSubscriptionStore.getState().loadUsage();
+
+/**
+ * Daily and monthly counters of responses, searches and images: read fresh when the page
+ * opens, then kept live by `usage.updated` and every reconnect's `ready` (the
+ * subscription feature's store, which the chat's counter reads too).
+ */
 export function UsageSection() {
   const { t } = useTranslation(['settings', 'common']);
-  const { status, limitInfo, reload } = useUsageLimits();
+  const limitInfo = useSubscriptionStore((s) => s.usage?.limitInfo ?? null);
+  const status = useSubscriptionStore((s) => s.usageStatus);
   const plan = limitInfo?.limitType;
+
+  useEffect(loadUsage, []);
 
   return (
     <SettingsSection id="usage" title={t('usage.title')}>
-      {!limitInfo && status === 'loading' && <Spinner />}
+      {!limitInfo && status !== 'error' && <Spinner />}
       {!limitInfo && status === 'error' && (
         <div className={styles.usageStatus}>
           <FormAlert>{t('usage.loadError')}</FormAlert>
-          <Button variant="secondary" onClick={reload}>
+          <Button variant="secondary" onClick={loadUsage}>
             {t('common:actions.retry')}
           </Button>
         </div>
@@ -43,12 +53,9 @@ export function UsageSection() {
             {USAGE_SERVICES.map((service) => (
               <li key={service} className={styles.service}>
                 <h3>{t(`usage.services.${service}`)}</h3>
-                {USAGE_PERIODS.map((period) => {
-                  const counter = limitInfo.services[service]?.[period];
-                  return counter ? (
-                    <UsageCounterView key={period} service={service} period={period} counter={counter} />
-                  ) : null;
-                })}
+                {USAGE_PERIODS.map((period) => (
+                  <UsageCounterView key={period} service={service} period={period} counter={limitInfo.services[service][period]} />
+                ))}
               </li>
             ))}
           </ul>

@@ -3,7 +3,7 @@
  * both texts trimmed, at most 100 and 2000 characters, no control characters other than
  * line breaks and tabs.
  */
-import type { AiPersonalization } from '@/types/api';
+import type { AiPersonalization } from '@/types/generated';
 
 export const AI_USER_NAME_MAX = 100;
 export const AI_USER_INFO_MAX = 2000;

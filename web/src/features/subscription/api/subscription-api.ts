@@ -1,17 +1,16 @@
 /** The plan, subscription, billing and payment calls of docs/api.md, typed. */
 import { api, apiBlob } from '@/lib/api-client';
 import type {
-  BillingInfo,
-  BillingInfoInput,
-  ChangePlanAnswer,
-  ChangePlanRequest,
+  BillingInfoAnswer,
+  Data,
   Invoice,
   Payment,
   PlansAnswer,
-  SubscriptionState,
-} from './types';
-
-type SubscriptionAnswer = SubscriptionState & { success: true };
+  SettingsAnswer,
+  SubscriptionAnswer,
+  UsageAnswer,
+} from '@/types/generated';
+import type { BillingInfoInput, ChangePlanAnswer, ChangePlanRequest } from './types';
 
 /** Company-only fields are left out for private billing, which the server stores as null. */
 export function billingInfoBody({ billingType, companyName, vatNumber, ...common }: BillingInfoInput) {
@@ -31,6 +30,9 @@ export const subscriptionApi = {
 
   getSubscription: () => api.get<SubscriptionAnswer>('/subscription'),
 
+  /** The user's counters (`GET /api/usage/limits`). */
+  getUsage: () => api.get<UsageAnswer>('/usage/limits'),
+
   /**
    * An upgrade answers where to pay; the same `idempotencyKey` never makes a second
    * payment. (The server decides by the plans' rank, so a downgrade can come back too.)
@@ -45,23 +47,23 @@ export const subscriptionApi = {
 
   cancelPending: () => api.put<SubscriptionAnswer>('/subscription/cancel-pending'),
 
-  getBillingInfo: () =>
-    api.get<{ success: true; billingInfo: BillingInfo | null }>('/settings').then((answer) => answer.billingInfo),
+  /** The saved billing info; null when there is none. */
+  getBillingInfo: () => api.get<SettingsAnswer>('/settings').then((answer) => answer.billingInfo ?? null),
 
   saveBillingInfo: (input: BillingInfoInput) =>
     api
-      .put<{ success: true; billingInfo: BillingInfo }>('/settings/billing-info', billingInfoBody(input))
+      .put<BillingInfoAnswer>('/settings/billing-info', billingInfoBody(input))
       .then((answer) => answer.billingInfo),
 
   /** Every payment of the user, newest first: the invoices. */
-  getPayments: () => api.get<{ success: true; data: Payment[] }>('/payments').then((answer) => answer.data),
+  getPayments: () => api.get<Data<Payment[]>>('/payments').then((answer) => answer.data),
 
   /** The user's invoices, newest first. */
-  getInvoices: () => api.get<{ success: true; data: Invoice[] }>('/invoices').then((answer) => answer.data),
+  getInvoices: () => api.get<Data<Invoice[]>>('/invoices').then((answer) => answer.data),
 
   /** The invoice's PDF; the request carries the token like every other call. */
   getInvoicePdf: (invoice: Invoice) => apiBlob(invoice.pdfUrl.replace(/^\/api/, '')),
 
   getPayment: (id: string) =>
-    api.get<{ success: true; data: Payment }>(`/payments/${encodeURIComponent(id)}`).then((answer) => answer.data),
+    api.get<Data<Payment>>(`/payments/${encodeURIComponent(id)}`).then((answer) => answer.data),
 };

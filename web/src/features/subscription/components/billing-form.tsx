@@ -5,7 +5,8 @@ import { FormAlert } from '@/components/form-alert';
 import { TextField } from '@/components/text-field';
 import { useValidationText } from '@/hooks/use-validation-text';
 import { errorMessage, isApiError } from '@/lib/api-client';
-import type { BillingInfo, BillingInfoInput, BillingType } from '../api/types';
+import type { BillingInfo, BillingType } from '@/types/generated';
+import type { BillingInfoInput } from '../api/types';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import {
   BILLING_FIELD_MAX_LENGTH,

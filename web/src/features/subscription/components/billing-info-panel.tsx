@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
 import { toast } from '@/components/toast';
-import type { BillingInfo, Plan } from '../api/types';
+import type { BillingInfo, Plan } from '@/types/generated';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { billingFields } from '../utils/billing-rules';
 import { countryName } from '../utils/countries';

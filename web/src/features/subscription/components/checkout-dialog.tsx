@@ -8,9 +8,10 @@ import { TextField } from '@/components/text-field';
 import { useAsyncAction } from '@/hooks/use-async-action';
 import { isApiError } from '@/lib/api-client';
 import { randomId } from '@/lib/random-id';
-import { getPaymentsConfig, type PaymentsConfig } from '../api/payments-config';
+import type { BillingCycle, Currency, PaymentConfig, PaymentRequired, Plan } from '@/types/generated';
+import { getPaymentsConfig } from '../api/payments-config';
 import { subscriptionApi } from '../api/subscription-api';
-import { CURRENCIES, type BillingCycle, type ChangePlanAnswer, type Currency, type Plan } from '../api/types';
+import { CURRENCIES, isPaymentRequired } from '../api/types';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { cardErrorKey } from '../stripe/card-errors';
 import { confirmCard } from '../stripe/confirm-card';
@@ -36,11 +37,11 @@ export interface CheckoutDialogProps {
   onEditBilling: () => void;
 }
 
-type StripeSetup = PaymentsConfig & { publishableKey: string; jsUrl: string };
+type StripeSetup = PaymentConfig & { publishableKey: string; jsUrl: string };
 
 /** `undefined` while asking; null when the server did not say (then a checkout URL is followed). */
-function usePaymentsConfig(): PaymentsConfig | null | undefined {
-  const [config, setConfig] = useState<PaymentsConfig | null | undefined>(undefined);
+function usePaymentConfig(): PaymentConfig | null | undefined {
+  const [config, setConfig] = useState<PaymentConfig | null | undefined>(undefined);
   useEffect(() => {
     let stopped = false;
     getPaymentsConfig().then(
@@ -79,7 +80,7 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
   const [currency, setCurrency] = useState<Currency>(() => defaultCurrency(locale));
   const [method, setMethod] = useState<PaymentMethodChoice>('credit_card');
   const [redirecting, setRedirecting] = useState(false);
-  const config = usePaymentsConfig();
+  const config = usePaymentConfig();
   const stripeSetup: StripeSetup | null =
     config?.provider === 'stripe' && config.publishableKey && config.jsUrl
       ? { ...config, publishableKey: config.publishableKey, jsUrl: config.jsUrl }
@@ -92,7 +93,7 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
   const [confirming, setConfirming] = useState(false);
   // The payment of this choice that waits for its card: after a card error the same
   // PaymentIntent is confirmed again instead of asking the server for a new one.
-  const awaitingCard = useRef<{ choice: string; answer: Extract<ChangePlanAnswer, { requiresPayment: true }> } | null>(
+  const awaitingCard = useRef<{ choice: string; answer: PaymentRequired } | null>(
     null,
   );
   // One key per choice: a retry of the same choice (a double click, a lost answer) gets
@@ -106,7 +107,7 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
     return cardError?.message ?? null;
   })();
 
-  const payByCard = async (answer: Extract<ChangePlanAnswer, { requiresPayment: true }>, clientSecret: string) => {
+  const payByCard = async (answer: PaymentRequired, clientSecret: string) => {
     if (!card) {
       action.setError(t('card.notReady'));
       return;
@@ -148,7 +149,7 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
             { planType: plan.planType, paymentMethod: 'credit_card', billingCycle: cycle, currency },
             key,
           ));
-        if (!answer.requiresPayment) {
+        if (!isPaymentRequired(answer)) {
           applySubscription(answer);
           onClose();
         } else if (answer.payment.status !== 'pending') {

@@ -1,6 +1,6 @@
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
-import type { SubscriptionState } from '../api/types';
+import type { Subscription } from '@/types/generated';
 import { formatDate } from '../utils/format';
 import { canCancel } from '../utils/plan-change';
 import { useLocale } from '../utils/use-locale';
@@ -12,7 +12,7 @@ export function CurrentPlan({
   headingId,
   onCancel,
 }: {
-  subscription: SubscriptionState;
+  subscription: Subscription;
   headingId: string;
   onCancel: () => void;
 }) {
@@ -54,7 +54,7 @@ export function PendingChange({
   onCancelPending,
   pending,
 }: {
-  subscription: SubscriptionState;
+  subscription: Subscription;
   headingId: string;
   onCancelPending: () => void;
   pending: boolean;
@@ -63,7 +63,9 @@ export function PendingChange({
   const locale = useLocale();
   const { pendingSubscription, pendingSubscriptionPlan, subscriptionPlan, data } = subscription;
   if (!pendingSubscription) return null;
-  const date = formatDate(pendingSubscription.activationDate, locale);
+  // Both dates are known for every scheduled change (the paid period's end, the request);
+  // the contract only leaves room for them to be missing.
+  const date = pendingSubscription.activationDate ? formatDate(pendingSubscription.activationDate, locale) : '';
   const current = subscriptionPlan.name;
 
   return (
@@ -76,7 +78,9 @@ export function PendingChange({
           ? t('pending.cancel', { current, date })
           : t('pending.downgrade', { plan: pendingSubscriptionPlan?.name ?? pendingSubscription.planType, current, date })}
       </p>
-      <p className={styles.muted}>{t('pending.requestedAt', { date: formatDate(pendingSubscription.requestedAt, locale) })}</p>
+      {pendingSubscription.requestedAt && (
+        <p className={styles.muted}>{t('pending.requestedAt', { date: formatDate(pendingSubscription.requestedAt, locale) })}</p>
+      )}
       <div>
         <Button variant="secondary" onClick={onCancelPending} loading={pending} data-testid="cancel-pending">
           {t('pending.cancelButton')}

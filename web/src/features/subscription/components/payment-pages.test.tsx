@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { jsonResponse } from '@/test/fixtures';
-import type { PaymentStatus } from '../api/types';
+import type { PaymentStatus } from '@/types/generated';
 import { initialSubscriptionState, useSubscriptionStore } from '../stores/subscription-store';
 import { fakeServer, payment, subscriptionOn } from '../testing/fixtures';
 import { PaymentCancelPage, PaymentStatusPage, PaymentSuccessPage, POLL_INTERVAL_MS, SLOW_AFTER_MS } from './payment-pages';

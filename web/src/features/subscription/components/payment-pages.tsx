@@ -7,8 +7,8 @@ import { Spinner } from '@/components/spinner';
 import { useSocketEvent } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
 import { isApiError } from '@/lib/api-client';
+import type { Subscription } from '@/types/generated';
 import { subscriptionApi } from '../api/subscription-api';
-import type { SubscriptionState } from '../api/types';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { formatDate } from '../utils/format';
 import { useLocale } from '../utils/use-locale';
@@ -131,7 +131,7 @@ export function PaymentSuccessPage() {
   useDocumentTitle(t('paymentSuccess.title'));
   const locale = useLocale();
   const loadSubscription = useSubscriptionStore((s) => s.loadSubscription);
-  const [subscription, setSubscription] = useState<SubscriptionState | null>(null);
+  const [subscription, setSubscription] = useState<Subscription | null>(null);
 
   useEffect(() => {
     let stopped = false;

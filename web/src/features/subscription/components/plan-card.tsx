@@ -1,7 +1,8 @@
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
-import { PLAN_FEATURES, type Plan, type PlanLimit, type PlanLimitName, type VatInfo } from '../api/types';
+import type { Limit, Plan, VatEstimate } from '@/types/generated';
+import { PLAN_FEATURES, type PlanLimitName } from '../api/types';
 import { formatDate, formatNumber } from '../utils/format';
 import type { PlanChoice } from '../utils/plan-change';
 import { useLocale } from '../utils/use-locale';
@@ -12,7 +13,7 @@ export interface PlanCardProps {
   plan: Plan;
   vatRate: number;
   /** The VAT this user pays; the rate alone when not known. */
-  vat?: VatInfo | null;
+  vat?: VatEstimate | null;
   choice: PlanChoice;
   /** The end of the current period: when a scheduled change starts. */
   endDate: string | null;
@@ -46,7 +47,7 @@ export function PlanCard({ plan, vatRate, vat = null, choice, endDate, onChoose,
   // Part of the plan but not working yet: never sold as included.
   const comingSoon = included.filter((feature) => !plan.available[feature]);
 
-  const limitText = ({ daily, monthly }: PlanLimit) => {
+  const limitText = ({ daily, monthly }: Limit) => {
     if (daily === null && monthly === null) return t('plans.limit.unlimited');
     if (daily === 0 || monthly === 0) return t('plans.limit.none');
     return [

@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import type { Currency, Plan, VatInfo } from '../api/types';
+import type { Currency, Plan, VatEstimate } from '@/types/generated';
 import { defaultCurrency, formatMoney, formatPercent } from '../utils/format';
 import { useLocale } from '../utils/use-locale';
 import { vatLabel } from '../utils/vat';
@@ -10,7 +10,7 @@ import styles from './plan-card.module.css';
  * apart (the server computes it from their billing info). The language's own currency
  * comes first (HUF for hu-HU).
  */
-export function PlanPrice({ plan, vatRate, vat = null }: { plan: Plan; vatRate: number; vat?: VatInfo | null }) {
+export function PlanPrice({ plan, vatRate, vat = null }: { plan: Plan; vatRate: number; vat?: VatEstimate | null }) {
   const { t } = useTranslation('subscription');
   const locale = useLocale();
   const currencies: [Currency, Currency] = defaultCurrency(locale) === 'HUF' ? ['HUF', 'EUR'] : ['EUR', 'HUF'];

@@ -1,5 +1,6 @@
 import { useTranslation } from 'react-i18next';
-import { PLAN_FEATURES, type Plan, type PlanLimit } from '../api/types';
+import type { Limit, Plan } from '@/types/generated';
+import { PLAN_FEATURES } from '../api/types';
 import { formatNumber } from '../utils/format';
 import { useLocale } from '../utils/use-locale';
 import styles from './plan-card.module.css';
@@ -11,7 +12,7 @@ import styles from './plan-card.module.css';
 export function PlanSummary({ plan }: { plan: Plan }) {
   const { t } = useTranslation('subscription');
   const locale = useLocale();
-  const messages = ({ daily, monthly }: PlanLimit) =>
+  const messages = ({ daily, monthly }: Limit) =>
     daily === null && monthly === null
       ? t('plans.summary.unlimited')
       : [

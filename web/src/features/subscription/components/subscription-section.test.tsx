@@ -1,11 +1,11 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import type { SocketEventMap } from '@/lib/socket-protocol';
 import { jsonResponse } from '@/test/fixtures';
-import type { PlanType, SubscriptionState } from '../api/types';
+import type { PlanType, Subscription } from '@/types/generated';
 import { initialSubscriptionState, useSubscriptionStore } from '../stores/subscription-store';
 import { billingInfo, fakeServer, invoice, payment, plansAnswer, subscriptionOn } from '../testing/fixtures';
 import { browser } from '../utils/browser';
@@ -15,7 +15,7 @@ const fetchMock = vi.fn<typeof fetch>();
 type Listener = (payload: unknown) => void;
 let socketListeners: Map<string, Listener>;
 
-function serve(subscription: SubscriptionState, routes: Record<string, object> = {}, savedBilling: object | null = billingInfo) {
+function serve(subscription: Subscription, routes: Record<string, object> = {}, savedBilling: object | null = billingInfo) {
   fetchMock.mockImplementation(
     fakeServer({
       'GET /api/plans': plansAnswer,
@@ -193,17 +193,19 @@ describe('SubscriptionSection', () => {
     expect(dialog().textContent).toContain('Anna Kovács');
   });
 
-  it('follows subscription.updated from the server', async () => {
+  it('follows subscription.updated from the server, and reads the invoices again', async () => {
     serve(subscriptionOn('free'));
     renderSection();
     await screen.findByTestId('current-plan');
+    const invoicesRead = calls('GET', '/api/invoices').length;
     const frame: SocketEventMap['subscription.updated'] = { subscription: subscriptionOn('pro') };
+    // The store takes the frame's subscription (subscription-sync.ts, tested there); the
+    // section reads what a plan change may have brought.
+    act(() => useSubscriptionStore.getState().applySubscription(frame.subscription));
     socketListeners.get('subscription.updated')!(frame);
     await waitFor(() => expect(screen.getByTestId('current-plan').textContent).toContain('Pro plan'));
     expect(screen.getByTestId('plan-card-pro').getAttribute('data-current')).toBe('true');
-    // A frame that is not a subscription changes nothing.
-    socketListeners.get('subscription.updated')!({ subscription: { nonsense: true } });
-    expect(screen.getByTestId('current-plan').textContent).toContain('Pro plan');
+    await waitFor(() => expect(calls('GET', '/api/invoices')).toHaveLength(invoicesRead + 1));
   });
 
   it('lists invoices with number, date, plan and gross, each downloadable', async () => {

@@ -7,8 +7,9 @@ import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
 import { useAsyncAction } from '@/hooks/use-async-action';
 import { useSocketEvent } from '@/hooks/use-chat-socket';
+import type { Plan } from '@/types/generated';
 import { subscriptionApi } from '../api/subscription-api';
-import { isSubscriptionState, type Plan } from '../api/types';
+import { isPaymentRequired } from '../api/types';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { formatDate, formatMoney } from '../utils/format';
 import { planChoice, type PlanChoice } from '../utils/plan-change';
@@ -62,9 +63,8 @@ export function SubscriptionSection() {
   }, [ready, hash]);
 
   // Every tab follows a change made in another one, a payment, or the scheduler.
-  useSocketEvent('subscription.updated', ({ subscription: next }) => {
-    if (!isSubscriptionState(next)) return;
-    applySubscription(next);
+  // (The subscription itself is the store's: see subscription-sync.ts.)
+  useSocketEvent('subscription.updated', () => {
     void loadPayments().catch(noop);
     void loadInvoices().catch(noop);
   });
@@ -98,7 +98,7 @@ export function SubscriptionSection() {
 
   const scheduleDowngrade = async (plan: Plan) => {
     const answer = await subscriptionApi.scheduleChange({ planType: plan.planType });
-    if (answer.requiresPayment) return; // Not for a lower plan: the server decides by rank.
+    if (isPaymentRequired(answer)) return; // Not for a lower plan: the server decides by rank.
     applySubscription(answer);
     toast.positive(t('done.downgradeScheduled', { plan: plan.name, date: endDate }));
   };

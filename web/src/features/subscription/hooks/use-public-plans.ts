@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
+import type { Plan } from '@/types/generated';
 import { subscriptionApi } from '../api/subscription-api';
-import type { Plan } from '../api/types';
 
 /** The catalogue for pages without a subscription screen (the landing page); none on failure. */
 export function usePublicPlans(): Plan[] {

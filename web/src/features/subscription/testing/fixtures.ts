@@ -1,6 +1,6 @@
 /** The default catalogue (config/plans.toml) and subscriptions as the server answers them, for tests. */
 import { jsonResponse } from '@/test/fixtures';
-import type { Invoice, Payment, Plan, PlanType, SubscriptionState } from '../api/types';
+import type { BillingInfo, Invoice, Payment, Plan, PlanType, Subscription } from '@/types/generated';
 
 function plan(
   planType: PlanType,
@@ -32,10 +32,21 @@ function plan(
       imageGeneration: false,
       imageUpload: false,
     },
+    deepSearchSearches: 6,
     limits,
     maxImagesPerMessage: [1, 2, 3, 5][rank]!,
+    fileLimits: { imageMaxMb: 10, documentMaxMb: 20, storageMb: 100 },
     chatModels: ['gpt-4o-mini'],
-    models: { baseChatModel: 'gpt-4o-mini' },
+    models: {
+      baseChatModel: 'gpt-4o-mini',
+      webPreprocessingModel: null,
+      webContentProcessingModel: null,
+      webSearchModel: null,
+      documentProcessingModel: null,
+      embeddingModel: null,
+      imageGenerationPreprocessingModel: null,
+      imageAnalysisModel: null,
+    },
     prices: {
       EUR: { net: eur, vat: vat(eur), total: eur + vat(eur) },
       HUF: { net: huf, vat: vat(huf), total: huf + vat(huf) },
@@ -100,9 +111,9 @@ export const END_DATE = '2025-04-14T10:03:40.912+00:00';
 
 export function subscriptionOn(
   planType: PlanType,
-  overrides: Partial<SubscriptionState['data']> = {},
+  overrides: Partial<Subscription['data']> = {},
   pending: PlanType | null = null,
-): SubscriptionState {
+): Subscription {
   const paid = planType !== 'free';
   return {
     data: {
@@ -144,11 +155,23 @@ export const payment: Payment = {
   completedAt: null,
 };
 
+export const billingInfo: BillingInfo = {
+  billingType: 'private',
+  name: 'Anna Kovács',
+  companyName: null,
+  address: 'Fő utca 1.',
+  city: 'Budapest',
+  postalCode: '1011',
+  country: 'HU',
+  vatNumber: null,
+};
+
 export const invoice: Invoice = {
   _id: '0195941aae987c1d9e2f3a4b5c6d7e90',
   number: '2025-000042',
   issuedAt: '2025-03-14T10:03:00.000+00:00',
   paymentId: payment._id,
+  transactionId: 'pi_3QbX2yDemo000001',
   planType: 'plus',
   planName: 'Plus',
   billingCycle: 'monthly',
@@ -160,18 +183,9 @@ export const invoice: Invoice = {
   vatAmount: 2.7,
   totalAmount: 12.7,
   vatTreatment: 'standard',
+  seller: { name: 'Chat Kft.', address: 'Váci út 1., 1062 Budapest', vatNumber: 'HU12345678', country: 'HU' },
+  buyer: billingInfo,
   pdfUrl: '/api/invoices/0195941aae987c1d9e2f3a4b5c6d7e90.pdf',
-};
-
-export const billingInfo = {
-  billingType: 'private' as const,
-  name: 'Anna Kovács',
-  companyName: null,
-  address: 'Fő utca 1.',
-  city: 'Budapest',
-  postalCode: '1011',
-  country: 'HU',
-  vatNumber: null,
 };
 
 type Handler = (init: RequestInit | undefined) => Response | Promise<Response>;

@@ -3,7 +3,8 @@
  * every field is required and trimmed, at most 200 characters; companyName and vatNumber
  * are required for company billing and ignored for private billing.
  */
-import type { BillingInfo, BillingInfoInput, BillingType } from '../api/types';
+import type { BillingInfo, BillingType } from '@/types/generated';
+import type { BillingInfoInput } from '../api/types';
 
 export const BILLING_FIELD_MAX_LENGTH = 200;
 

@@ -1,5 +1,5 @@
 /** Money and dates in the interface language. */
-import type { Currency } from '../api/types';
+import type { Currency } from '@/types/generated';
 
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 

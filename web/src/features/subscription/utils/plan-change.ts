@@ -1,5 +1,5 @@
 /** What choosing a plan means, given the subscription (SPEC §4, docs/api.md plan change). */
-import type { Plan, SubscriptionState } from '../api/types';
+import type { Plan, Subscription } from '@/types/generated';
 
 export type PlanChoice =
   /** The plan in effect now. */
@@ -15,7 +15,7 @@ export type PlanChoice =
   /** A lower paid plan while the current one does not renew: the server refuses it (plan_not_renewing). */
   | 'notRenewing';
 
-export function planChoice(target: Plan, subscription: SubscriptionState): PlanChoice {
+export function planChoice(target: Plan, subscription: Subscription): PlanChoice {
   const current = subscription.subscriptionPlan;
   if (target.planType === current.planType) return 'current';
   if (subscription.pendingSubscription?.planType === target.planType) return 'scheduled';
@@ -25,7 +25,7 @@ export function planChoice(target: Plan, subscription: SubscriptionState): PlanC
 }
 
 /** A paid plan that renews can be cancelled; a one-time one ends by itself. */
-export function canCancel(subscription: SubscriptionState): boolean {
+export function canCancel(subscription: Subscription): boolean {
   const { data } = subscription;
   return data.planType !== 'free' && data.billingCycle === 'monthly' && !data.cancelAtPeriodEnd;
 }
