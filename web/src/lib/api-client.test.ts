@@ -216,6 +216,29 @@ describe('other errors', () => {
     expect(error.fromServer).toBe(false);
   });
 
+  it('shows the server’s text of the code when the answer has none, in the interface language', async () => {
+    fetchMock.mockResolvedValue(jsonResponse(409, { success: false, code: 'email_taken' }));
+    const error = await caught(api.post('/auth/register/send-code', {}, { anonymous: true }));
+    expect(error).toMatchObject({ code: 'email_taken', message: 'This email address is already registered', fromServer: true });
+    await i18n.changeLanguage('hu-HU');
+    fetchMock.mockResolvedValue(jsonResponse(409, { success: false, code: 'email_taken', message: ' ' }));
+    expect((await caught(api.post('/auth/register/send-code', {}, { anonymous: true }))).message).toBe(
+      'Ez az e-mail cím már regisztrálva van',
+    );
+  });
+
+  it('falls back to the generic text when the code’s text needs what the answer does not say', async () => {
+    fetchMock.mockResolvedValue(jsonResponse(400, { success: false, code: 'field_required', field: 'vatNumber' }));
+    const error = await caught(api.put('/settings/billing-info', {}));
+    expect(error).toMatchObject({ code: 'field_required', field: 'vatNumber', message: 'An error occurred', fromServer: false });
+  });
+
+  it('takes a code it does not know for unknown_error, keeping the server’s words', async () => {
+    fetchMock.mockResolvedValue(jsonResponse(400, { success: false, code: 'brand_new', message: 'Something new' }));
+    const error = await caught(api.get('/settings'));
+    expect(error).toMatchObject({ code: 'unknown_error', message: 'Something new', fromServer: true });
+  });
+
   it('keeps the field of a field error', async () => {
     fetchMock.mockResolvedValue(
       jsonResponse(400, { success: false, code: 'field_required', message: 'VAT number is required', field: 'vatNumber' }),

@@ -9,10 +9,13 @@
  * - 401 on any call except /api/subscription: the stored token is cleared and the
  *   unauthorized handler runs (the app opens the login dialog), unless another tab has
  *   meanwhile stored a newer token than the one the call sent, which is kept;
- * - otherwise the server's `message`, falling back to "An error occurred".
+ * - otherwise the server's `message`; without one, the server's text of its `code`
+ *   (`ERROR_TEXTS`), else "An error occurred".
  * Every failure rejects with an {@link ApiError}, so callers can show it inline too.
  */
 import { toast } from '@/components/toast/toast-store';
+import type { ErrorAnswer } from '@/types/generated';
+import { isErrorCode, serverErrorText, type AppErrorCode } from './error-codes';
 import { currentLanguage, i18n } from './i18n';
 import { clearToken, getToken } from './token';
 
@@ -22,30 +25,24 @@ export const ERROR_TOAST_TIMEOUT = 5000;
 /** SPEC §8: a 401 here does not end the session. */
 const PATHS_WITHOUT_401_LOGOUT = ['/subscription'];
 
-/** The server's error body (docs/api.md "Error format"). */
-export interface ApiErrorBody {
-  success: false;
-  code: string;
-  message: string;
-  /** The request field that failed, or `day`/`month` for `limit_reached`. */
-  field?: string;
-}
-
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   /** HTTP status; 0 when the request never got an answer. */
   readonly status: number;
   /** The server's stable code, or `network_error` / `unknown_error` from the client. */
-  readonly code: string;
+  readonly code: AppErrorCode;
   readonly field: string | undefined;
   /** Seconds from a 429's `Retry-After`. */
   readonly retryAfter: number | undefined;
-  /** False when `message` is the client's own fallback because the server sent none. */
+  /**
+   * False when `message` is the client's generic fallback: the server sent no message,
+   * and has no text of its own for the code.
+   */
   readonly fromServer: boolean;
 
   constructor(init: {
     status: number;
-    code: string;
+    code: AppErrorCode;
     message: string;
     field?: string | undefined;
     retryAfter?: number | undefined;
@@ -101,7 +98,8 @@ export interface RequestOptions {
   asBlob?: boolean;
 }
 
-function isErrorBody(value: unknown): value is Partial<ApiErrorBody> {
+/** An error answer is read field by field: it may come from a proxy rather than the server. */
+function isErrorBody(value: unknown): value is Partial<Record<keyof ErrorAnswer, unknown>> {
   return typeof value === 'object' && value !== null;
 }
 
@@ -121,20 +119,27 @@ function retryAfterSeconds(response: Response): number | undefined {
 
 function errorFromResponse(response: Response, payload: unknown): ApiError {
   const body = isErrorBody(payload) ? payload : {};
-  const message = typeof body.message === 'string' && body.message.trim() ? body.message : '';
+  const code = isErrorCode(body.code) ? body.code : null;
   if (response.status >= 500) {
     return new ApiError({
       status: response.status,
-      code: typeof body.code === 'string' ? body.code : 'server_error',
+      code: code ?? 'server_error',
       message: i18n.t('errors:serverError'),
     });
   }
+  const field = typeof body.field === 'string' ? body.field : undefined;
+  // The server always words its errors; its text of the code stands in when they are
+  // missing. A `{field}` in it is left to the generic text: the answer names the field,
+  // not how to call it.
+  const message =
+    (typeof body.message === 'string' && body.message.trim() ? body.message : null) ??
+    (code ? serverErrorText(code, currentLanguage()) : null);
   return new ApiError({
     status: response.status,
-    code: typeof body.code === 'string' ? body.code : 'unknown_error',
-    message: message || i18n.t('errors:generic'),
-    fromServer: message !== '',
-    field: typeof body.field === 'string' ? body.field : undefined,
+    code: code ?? 'unknown_error',
+    message: message ?? i18n.t('errors:generic'),
+    fromServer: message !== null,
+    field,
     retryAfter: response.status === 429 ? retryAfterSeconds(response) : undefined,
   });
 }

@@ -3,6 +3,8 @@ import { Link } from 'react-router';
 import { Button } from '@/components/button';
 import { buttonClassName } from '@/components/button-class-name';
 import { CloseIcon } from '@/components/icons';
+import { errorText } from '@/lib/error-codes';
+import { normalizeLanguage } from '@/lib/i18n';
 import type { Usage } from '@/types/generated';
 import { exhaustedPeriod, offersUpgrade } from '../lib/gating';
 import type { ChatError } from '../stores/chat-store';
@@ -30,19 +32,13 @@ function DismissButton({ onClick }: { onClick: () => void }) {
   );
 }
 
-/** A refused send or failed answer, in the user's language (the server's message). */
+/**
+ * A refused send or failed answer, in the user's language: the server's message, else
+ * (a client code, a frame without words) the text of its code.
+ */
 export function ChatErrorNotice({ id, error, onDismiss }: { id: string; error: ChatError; onDismiss: () => void }) {
-  const { t } = useTranslation('chat');
-  const text =
-    error.code === 'not_sent'
-      ? t('errors.notSent')
-      : error.code === 'maybe_not_sent'
-        ? t('errors.maybeNotSent')
-        : error.code === 'offline'
-          ? t('errors.offline')
-          : error.message ||
-            // The server always words it; a frame without words still says what happened.
-            (error.code === 'search_unavailable' ? t('gating.webSearchUnconfigured') : t('errors.offline'));
+  const { i18n } = useTranslation('chat');
+  const text = error.message || errorText(error.code, {}, normalizeLanguage(i18n.language));
   return (
     <div id={id} className={`${styles.notice} ${styles.error}`} role="alert" data-testid="chat-error" data-code={error.code}>
       <p className={styles.text}>{text}</p>

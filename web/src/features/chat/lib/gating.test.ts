@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AppErrorCode } from '@/lib/error-codes';
 import { fromServer } from '../stores/thread';
 import {
   answer,
@@ -213,7 +214,7 @@ describe('refused sends', () => {
       'model_not_allowed',
       'too_many_images',
       'image_limit_reached',
-    ]) {
+    ] satisfies AppErrorCode[]) {
       expect(offersUpgrade(code), code).toBe(true);
     }
     for (const code of [
@@ -225,7 +226,7 @@ describe('refused sends', () => {
       'search_unavailable',
       // A refused prompt is not a matter of plans.
       'image_refused',
-    ]) {
+    ] satisfies AppErrorCode[]) {
       expect(offersUpgrade(code), code).toBe(false);
     }
   });

@@ -2,6 +2,7 @@
  * What the user's plan allows in the composer (SPEC §5, §6; docs/api.md "The plan
  * object"). The server checks everything again: this only decides what the controls do.
  */
+import type { AppErrorCode } from '@/lib/error-codes';
 import type { ErrorCode, Plan, UsageService } from '@/types/generated';
 import type { AttachmentLimits } from '../stores/attachment-store';
 import type { ChatMessage } from '../stores/thread';
@@ -225,7 +226,7 @@ const UPGRADE_CODES = new Set<string>([
   'image_limit_reached',
 ] satisfies ErrorCode[]);
 
-export function offersUpgrade(code: string): boolean {
+export function offersUpgrade(code: AppErrorCode): boolean {
   return UPGRADE_CODES.has(code);
 }
 

@@ -5,6 +5,7 @@
  */
 import { create } from 'zustand';
 import { isApiError } from '@/lib/api-client';
+import { isErrorCode, type AppErrorCode } from '@/lib/error-codes';
 import { randomId } from '@/lib/random-id';
 import { chatSocket } from '@/lib/socket';
 import type { ServerFrames } from '@/lib/socket-protocol';
@@ -94,7 +95,7 @@ export interface PendingSend {
 
 /** A refused send or failed answer; client-side codes (`offline`) have no message. */
 export interface ChatError {
-  code: string;
+  code: AppErrorCode;
   message?: string;
   field?: string;
 }
@@ -641,7 +642,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     onError: ({ clientId, code, message, field }) => {
       if (!clientId) return; // about a cancel, an open or an unreadable frame: nothing to show
-      const error: ChatError = { code, message, ...(field ? { field } : {}) };
+      // A code this client does not know (a newer server) still shows the server's words.
+      const error: ChatError = { code: isErrorCode(code) ? code : 'unknown_error', message, ...(field ? { field } : {}) };
       const pending = get().pending[clientId];
       if (pending) {
         const key = sendKey(pending);
