@@ -51,7 +51,7 @@ pub struct SessionConfig {
 pub struct SessionUser {
     pub id: String,
     /// For the texts of errors before the server looks the user up again.
-    pub language: String,
+    pub language: chat_contract::states::Language,
 }
 
 /// An error for the tab, already in the user's language.

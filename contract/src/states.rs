@@ -188,6 +188,21 @@ state! {
 }
 
 state! {
+    /// The languages the service speaks (a user's setting, a registration's).
+    Language {
+        EnUs = "en-US",
+        HuHu = "hu-HU",
+    }
+}
+
+/// English where nothing says otherwise.
+impl Default for Language {
+    fn default() -> Language {
+        Language::EnUs
+    }
+}
+
+state! {
     /// The currencies prices and payments are in.
     Currency {
         Eur = "EUR",

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::states::{BillingCycle, Currency, PaymentKind, PaymentStatus, PlanType, SubscriptionStatus};
+use crate::states::{
+    BillingCycle, Currency, Language, PaymentKind, PaymentStatus, PlanType, SubscriptionStatus,
+};
 
 /// The user as registration, login, the profile call and the websocket's `ready` show it.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -25,9 +27,7 @@ pub struct User {
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Settings {
-    /// `en-US` or `hu-HU`.
-    #[ts(type = "\"en-US\" | \"hu-HU\"")]
-    pub language: String,
+    pub language: Language,
     pub ai_personalization: AiPersonalization,
 }
 

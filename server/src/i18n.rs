@@ -12,84 +12,59 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::ACCEPT_LANGUAGE;
 use actix_web::middleware::Next;
 use actix_web::HttpRequest;
-use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum Lang {
-    #[default]
-    #[serde(rename = "en-US")]
-    EnUs,
-    #[serde(rename = "hu-HU")]
-    HuHu,
+/// The two languages: a stored state of the contract (`en-US`, `hu-HU`).
+pub use chat_contract::states::Language as Lang;
+
+/// A loose hint (`hu`, `hu-hu`, `en-GB`); `None` for a language we do not speak, so
+/// it does not override a better source.
+pub fn from_hint(value: &str) -> Option<Lang> {
+    let primary = value.trim().split(['-', '_']).next().unwrap_or("");
+    if primary.eq_ignore_ascii_case("hu") {
+        Some(Lang::HuHu)
+    } else if primary.eq_ignore_ascii_case("en") {
+        Some(Lang::EnUs)
+    } else {
+        None
+    }
 }
 
-impl Lang {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Lang::EnUs => "en-US",
-            Lang::HuHu => "hu-HU",
+/// The first supported language of an `Accept-Language` header, by quality.
+pub fn from_accept_language(header: &str) -> Option<Lang> {
+    let mut best: Option<(f32, Lang)> = None;
+    for part in header.split(',') {
+        let mut pieces = part.split(';');
+        let tag = pieces.next().unwrap_or("").trim();
+        let q = pieces
+            .find_map(|p| p.trim().strip_prefix("q=").and_then(|q| q.parse().ok()))
+            .unwrap_or(1.0);
+        let primary = tag.split('-').next().unwrap_or("").to_ascii_lowercase();
+        let lang = match primary.as_str() {
+            "hu" => Lang::HuHu,
+            "en" => Lang::EnUs,
+            _ => continue,
+        };
+        if best.is_none_or(|(bq, _)| q > bq) {
+            best = Some((q, lang));
         }
     }
+    best.map(|(_, lang)| lang)
+}
 
-    /// A stored or submitted setting: exactly one of the supported locales.
-    pub fn parse_exact(value: &str) -> Option<Lang> {
-        match value {
-            "en-US" => Some(Lang::EnUs),
-            "hu-HU" => Some(Lang::HuHu),
-            _ => None,
-        }
+fn of_request(req: &HttpRequest) -> Lang {
+    let query_lang = req
+        .query_string()
+        .split('&')
+        .filter_map(|kv| kv.strip_prefix("lang=").or_else(|| kv.strip_prefix("language=")))
+        .find_map(from_hint);
+    if let Some(lang) = query_lang {
+        return lang;
     }
-
-    /// A loose hint (`hu`, `hu-hu`, `en-GB`); `None` for a language we do not speak, so
-    /// it does not override a better source.
-    pub fn from_hint(value: &str) -> Option<Lang> {
-        let primary = value.trim().split(['-', '_']).next().unwrap_or("");
-        if primary.eq_ignore_ascii_case("hu") {
-            Some(Lang::HuHu)
-        } else if primary.eq_ignore_ascii_case("en") {
-            Some(Lang::EnUs)
-        } else {
-            None
-        }
-    }
-
-    /// The first supported language of an `Accept-Language` header, by quality.
-    pub fn from_accept_language(header: &str) -> Option<Lang> {
-        let mut best: Option<(f32, Lang)> = None;
-        for part in header.split(',') {
-            let mut pieces = part.split(';');
-            let tag = pieces.next().unwrap_or("").trim();
-            let q = pieces
-                .find_map(|p| p.trim().strip_prefix("q=").and_then(|q| q.parse().ok()))
-                .unwrap_or(1.0);
-            let primary = tag.split('-').next().unwrap_or("").to_ascii_lowercase();
-            let lang = match primary.as_str() {
-                "hu" => Lang::HuHu,
-                "en" => Lang::EnUs,
-                _ => continue,
-            };
-            if best.is_none_or(|(bq, _)| q > bq) {
-                best = Some((q, lang));
-            }
-        }
-        best.map(|(_, lang)| lang)
-    }
-
-    fn of_request(req: &HttpRequest) -> Lang {
-        let query_lang = req
-            .query_string()
-            .split('&')
-            .filter_map(|kv| kv.strip_prefix("lang=").or_else(|| kv.strip_prefix("language=")))
-            .find_map(Lang::from_hint);
-        if let Some(lang) = query_lang {
-            return lang;
-        }
-        req.headers()
-            .get(ACCEPT_LANGUAGE)
-            .and_then(|h| h.to_str().ok())
-            .and_then(Lang::from_accept_language)
-            .unwrap_or_default()
-    }
+    req.headers()
+        .get(ACCEPT_LANGUAGE)
+        .and_then(|h| h.to_str().ok())
+        .and_then(from_accept_language)
+        .unwrap_or_default()
 }
 
 tokio::task_local! {
@@ -116,7 +91,7 @@ pub async fn middleware(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let lang = Lang::of_request(req.request());
+    let lang = of_request(req.request());
     REQUEST_LANG.scope(Cell::new(lang), next.call(req)).await
 }
 
@@ -126,22 +101,19 @@ mod tests {
 
     #[test]
     fn accept_language_picks_highest_supported_quality() {
-        assert_eq!(
-            Lang::from_accept_language("de-DE,hu;q=0.9,en;q=0.8"),
-            Some(Lang::HuHu)
-        );
-        assert_eq!(Lang::from_accept_language("en-GB,hu;q=0.5"), Some(Lang::EnUs));
-        assert_eq!(Lang::from_accept_language("de-DE,fr"), None);
-        assert_eq!(Lang::from_hint("hu"), Some(Lang::HuHu));
-        assert_eq!(Lang::from_hint("en-GB"), Some(Lang::EnUs));
-        assert_eq!(Lang::from_hint("de"), None);
+        assert_eq!(from_accept_language("de-DE,hu;q=0.9,en;q=0.8"), Some(Lang::HuHu));
+        assert_eq!(from_accept_language("en-GB,hu;q=0.5"), Some(Lang::EnUs));
+        assert_eq!(from_accept_language("de-DE,fr"), None);
+        assert_eq!(from_hint("hu"), Some(Lang::HuHu));
+        assert_eq!(from_hint("en-GB"), Some(Lang::EnUs));
+        assert_eq!(from_hint("de"), None);
     }
 
     #[test]
     fn only_the_two_locales_are_exact_settings() {
-        assert_eq!(Lang::parse_exact("hu-HU"), Some(Lang::HuHu));
-        assert_eq!(Lang::parse_exact("en-US"), Some(Lang::EnUs));
-        assert_eq!(Lang::parse_exact("de-DE"), None);
-        assert_eq!(Lang::parse_exact("hu"), None);
+        assert_eq!(Lang::parse("hu-HU"), Some(Lang::HuHu));
+        assert_eq!(Lang::parse("en-US"), Some(Lang::EnUs));
+        assert_eq!(Lang::parse("de-DE"), None);
+        assert_eq!(Lang::parse("hu"), None);
     }
 }

@@ -96,7 +96,7 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
                 name: "Load Test",
                 email,
                 password_hash: &hash,
-                language: "en-US",
+                language: crate::i18n::Lang::EnUs,
                 now,
             })
             .collect();

@@ -36,7 +36,7 @@ pub fn user(u: &UserRow) -> User {
 
 pub fn settings(u: &UserRow) -> Settings {
     Settings {
-        language: u.language.clone(),
+        language: u.language,
         ai_personalization: AiPersonalization {
             enabled: u.ai_enabled,
             user_name: u.ai_user_name.clone(),

@@ -14,7 +14,7 @@ use actix_web::{web, FromRequest, HttpRequest};
 
 use crate::db::users::UserRow;
 use crate::error::{ApiError, ErrorCode};
-use crate::i18n::{self, Lang};
+use crate::i18n;
 use crate::state::AppState;
 
 /// The bearer token of a request: the `Authorization` header, else the `token` cookie.
@@ -122,9 +122,7 @@ impl FromRequest for AuthUser {
             let user = state.authenticate(&token).await?.ok_or(ErrorCode::Unauthorized)?;
             crate::http::trace::record_user(&user.id);
             // From here on the request speaks the user's language.
-            if let Some(lang) = Lang::parse_exact(&user.language) {
-                i18n::set_current(lang);
-            }
+            i18n::set_current(user.language);
             Ok(AuthUser { user })
         })
     }

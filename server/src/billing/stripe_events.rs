@@ -371,7 +371,7 @@ async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
         return Ok(());
     };
     let sub = state.db.subscription(&user_id, state.now()).await?;
-    let lang = Lang::parse_exact(&user.language).unwrap_or(Lang::EnUs);
+    let lang = user.language;
     let end = sub.end_date.map(crate::quota::iso).unwrap_or_default();
     let mail = renewal_failed_mail(lang, &user.email, &user.name, &end);
     if let Err(e) = state.mailer.send(mail).await {

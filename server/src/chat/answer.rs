@@ -322,7 +322,7 @@ pub async fn start(
     let done = Finished {
         state: state.clone(),
         user_id: user_id.clone(),
-        lang: Lang::parse_exact(&user.language).unwrap_or_default(),
+        lang: user.language,
         conversation: conversation.clone(),
         answer: answer.clone(),
         title_from,

@@ -26,7 +26,7 @@ pub fn system_prompt(user: &UserRow) -> String {
             ));
         }
     }
-    if user.language == Lang::HuHu.as_str() {
+    if user.language == Lang::HuHu {
         prompt.push_str("\nThe user's interface is in Hungarian; answer in the language the user writes in.");
     }
     prompt

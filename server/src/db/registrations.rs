@@ -1,6 +1,7 @@
 //! Registrations waiting for their e-mailed code.
 
 use super::{on_pool, Db};
+use crate::i18n::Lang;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct PendingRegistration {
@@ -8,7 +9,7 @@ pub struct PendingRegistration {
     pub name: String,
     pub email: String,
     pub password_hash: String,
-    pub language: String,
+    pub language: Lang,
     pub code_hash: String,
     pub attempts: i64,
     pub expires_at: i64,
@@ -36,7 +37,7 @@ impl Db {
                 .bind(&r.name)
                 .bind(&r.email)
                 .bind(&r.password_hash)
-                .bind(&r.language)
+                .bind(r.language)
                 .bind(&r.code_hash)
                 .bind(r.expires_at)
                 .bind(now)

@@ -1,6 +1,7 @@
 //! Users and their settings (language and AI personalisation live on the user row).
 
 use super::{on_pool, Db};
+use crate::i18n::Lang;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UserRow {
@@ -10,7 +11,7 @@ pub struct UserRow {
     pub password_hash: String,
     pub profile_image: Option<String>,
     pub token_version: i64,
-    pub language: String,
+    pub language: Lang,
     pub ai_enabled: bool,
     pub ai_user_name: String,
     pub ai_user_info: String,
@@ -25,7 +26,7 @@ pub struct NewUser<'a> {
     pub name: &'a str,
     pub email: &'a str,
     pub password_hash: &'a str,
-    pub language: &'a str,
+    pub language: Lang,
     pub now: i64,
 }
 
@@ -137,7 +138,7 @@ impl Db {
         on_pool!(self, pool => sqlx::query(sql).bind(id).bind(image).bind(now).execute(pool).await.map(drop))
     }
 
-    pub async fn set_language(&self, id: &str, language: &str, now: i64) -> sqlx::Result<()> {
+    pub async fn set_language(&self, id: &str, language: Lang, now: i64) -> sqlx::Result<()> {
         let sql = "UPDATE users SET language = $2, updated_at = $3 WHERE id = $1";
         on_pool!(self, pool => sqlx::query(sql).bind(id).bind(language).bind(now).execute(pool).await.map(drop))
     }

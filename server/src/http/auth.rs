@@ -170,7 +170,7 @@ async fn register_send_code(
     req: HttpRequest,
     body: web::Json<SendCodeBody>,
 ) -> Result<HttpResponse> {
-    let lang = body.language.as_deref().and_then(Lang::from_hint);
+    let lang = body.language.as_deref().and_then(crate::i18n::from_hint);
     if let Some(lang) = lang {
         i18n::set_current(lang);
     }
@@ -200,7 +200,7 @@ async fn register_send_code(
         name: name.as_str().to_owned(),
         email: email.as_str().to_owned(),
         password_hash,
-        language: lang.as_str().to_owned(),
+        language: lang,
         // A taken e-mail gets a registration whose code never matches (an empty digest
         // equals no hash), so verify and resend answer as they would for a new e-mail.
         code_hash: if owner.is_some() {
@@ -236,7 +236,7 @@ async fn register_send_code(
 /// The mail to an account's owner when someone tries to register with their address,
 /// in the owner's language.
 fn registration_notice(state: &AppState, owner: &UserRow) -> mail::Mail {
-    let lang = Lang::parse_exact(&owner.language).unwrap_or_default();
+    let lang = owner.language;
     mail::registration_attempt(lang, &owner.email, &owner.name, &state.settings.server.public_url)
 }
 
@@ -259,7 +259,7 @@ async fn register_resend_code(
         .registration(&old_hash)
         .await?
         .ok_or(ErrorCode::VerificationFailed)?;
-    let lang = Lang::parse_exact(&registration.language).unwrap_or_default();
+    let lang = registration.language;
     i18n::set_current(lang);
     if let Some(locked) = code_checks_locked(&state, &registration.email, REGISTRATION).await? {
         return Err(locked);
@@ -322,7 +322,7 @@ async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBo
         .registration(&token_hash)
         .await?
         .ok_or(ErrorCode::VerificationFailed)?;
-    let lang = Lang::parse_exact(&registration.language).unwrap_or_default();
+    let lang = registration.language;
     i18n::set_current(lang);
     let attempt = state.limits.attempt(&req, &registration.email).await?;
     claim_code_check(&state, &registration.email, REGISTRATION).await?;
@@ -343,7 +343,7 @@ async fn register_verify(state: Data, req: HttpRequest, body: web::Json<VerifyBo
         name: &registration.name,
         email: &registration.email,
         password_hash: &registration.password_hash,
-        language: lang.as_str(),
+        language: lang,
         now,
     };
     state
@@ -385,9 +385,7 @@ async fn login(state: Data, req: HttpRequest, body: web::Json<LoginBody>) -> Res
     }
     let user = user.ok_or(ErrorCode::InvalidCredentials)?;
     state.limits.succeeded(attempt).await;
-    if let Some(lang) = Lang::parse_exact(&user.language) {
-        i18n::set_current(lang);
-    }
+    i18n::set_current(user.language);
     let auth = &state.settings.auth;
     let days = if body.remember_me == Some(true) {
         auth.remember_days
@@ -409,7 +407,7 @@ struct ForgotBody {
 /// registered; only a known one gets a stored reset and a mail. Both happen after the
 /// answer, so its timing does not tell either.
 async fn forgot_password(state: Data, req: HttpRequest, body: web::Json<ForgotBody>) -> Result<HttpResponse> {
-    if let Some(lang) = body.lang.as_deref().and_then(Lang::from_hint) {
+    if let Some(lang) = body.lang.as_deref().and_then(crate::i18n::from_hint) {
         i18n::set_current(lang);
     }
     let lang = i18n::current();
@@ -517,7 +515,7 @@ struct ResetBody {
 }
 
 async fn reset_password(state: Data, req: HttpRequest, body: web::Json<ResetBody>) -> Result<HttpResponse> {
-    if let Some(lang) = body.lang.as_deref().and_then(Lang::from_hint) {
+    if let Some(lang) = body.lang.as_deref().and_then(crate::i18n::from_hint) {
         i18n::set_current(lang);
     }
     state.limits.call(&req).await?;

@@ -88,7 +88,7 @@ async fn put_settings(
     let language = body
         .language
         .as_deref()
-        .map(|l| Lang::parse_exact(l).ok_or(ErrorCode::InvalidLanguage))
+        .map(|l| Lang::parse(l).ok_or(ErrorCode::InvalidLanguage))
         .transpose()?;
     let ai = body
         .ai_personalization
@@ -110,7 +110,7 @@ async fn put_settings(
         .transpose()?;
     let now = state.now();
     if let Some(lang) = language {
-        state.db.set_language(user.id(), lang.as_str(), now).await?;
+        state.db.set_language(user.id(), lang, now).await?;
         i18n::set_current(lang);
     }
     if let Some((enabled, user_name, user_info)) = &ai {

@@ -111,7 +111,7 @@ async fn change(
         Some("HUF") => Currency::Huf,
         Some(_) => return Err(ErrorCode::InvalidCurrency.into()),
         // Hungarian users see forint prices first.
-        None if Lang::parse_exact(&user.user.language) == Some(Lang::HuHu) => Currency::Huf,
+        None if user.user.language == Lang::HuHu => Currency::Huf,
         None => Currency::Eur,
     };
     let idempotency_key = req

@@ -55,8 +55,8 @@ async fn current_lang(state: &AppState, session: &SessionUser) -> Lang {
         .ok()
         .and_then(Result::ok)
         .flatten()
-        .map(|a| a.user.language.clone());
-    Lang::parse_exact(stored.as_deref().unwrap_or(&session.language)).unwrap_or_default()
+        .map(|a| a.user.language);
+    stored.unwrap_or(session.language)
 }
 
 impl ChatService for SessionService {
@@ -187,9 +187,7 @@ impl ChatService for SessionService {
     }
 
     fn error(&self, session: Option<&SessionUser>, code: &str) -> FrameError {
-        let lang = session
-            .and_then(|s| Lang::parse_exact(&s.language))
-            .unwrap_or_default();
+        let lang = session.map(|s| s.language).unwrap_or_default();
         let code = ErrorCode::ALL
             .iter()
             .copied()

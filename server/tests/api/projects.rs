@@ -540,12 +540,19 @@ async fn every_tab_hears_a_projects_count_and_documents_change() {
     assert_eq!(created["conversation"]["_id"], conversation["_id"]);
     let grown = next_of(&mut other, "project.updated").await;
     assert_eq!(
-        (grown["project"]["_id"].clone(), grown["project"]["conversations"].clone()),
+        (
+            grown["project"]["_id"].clone(),
+            grown["project"]["conversations"].clone()
+        ),
         (garden["_id"].clone(), json!(1))
     );
 
     let id = conversation["_id"].as_str().unwrap();
-    assert_ok(app.delete_auth(&format!("/api/conversations/{id}"), &ann.token).await).await;
+    assert_ok(
+        app.delete_auth(&format!("/api/conversations/{id}"), &ann.token)
+            .await,
+    )
+    .await;
     assert_eq!(
         next_of(&mut other, "conversation.deleted").await["conversationId"],
         conversation["_id"]

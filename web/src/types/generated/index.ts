@@ -21,6 +21,7 @@ export type { FileLimits } from './FileLimits';
 export type { FileStatus } from './FileStatus';
 export type { Health } from './Health';
 export type { Invoice } from './Invoice';
+export type { Language } from './Language';
 export type { Limit } from './Limit';
 export type { LimitInfo } from './LimitInfo';
 export type { Message } from './Message';
