@@ -223,17 +223,25 @@ test('a project document is uploaded and read, shown in both tabs, and answers i
   assert.equal(await panel.getByTestId('project-upload').count(), 0);
 });
 
-test('a project’s document is removed', async () => {
+test('a project’s document is removed, in both tabs', async () => {
   const panel = page.getByTestId('project-panel');
   const path = join(dir, 'old-notes.txt');
   writeFileSync(path, 'Old notes about tulips.\n');
   await panel.getByTestId('project-document-input').setInputFiles(path);
   const doc = panel.locator('[data-testid="project-document"]', { hasText: 'old-notes.txt' });
   await doc.and(page.locator('[data-status="ready"]')).waitFor({ timeout: 60_000 });
+  // The other tab, showing the project too, lists it.
+  const otherPanel = second.getByTestId('project-panel');
+  const mirrored = otherPanel.locator('[data-testid="project-document"]', { hasText: 'old-notes.txt' });
+  await mirrored.waitFor({ timeout: 20_000 });
+  assert.equal(await otherPanel.getByTestId('project-document-count').innerText(), '2 of 20');
   const fileId = await doc.getAttribute('data-file-id');
   await doc.getByRole('button', { name: 'Remove old-notes.txt' }).click();
   await doc.waitFor({ state: 'detached' });
   assert.equal(await panel.getByTestId('project-document-count').innerText(), '1 of 20');
+  // The other tab is told (project.updated) and reads the project's documents again.
+  await mirrored.waitFor({ state: 'detached', timeout: 10_000 });
+  assert.equal(await otherPanel.getByTestId('project-document-count').innerText(), '1 of 20');
   // Gone on the server too: the project lists only the other document.
   const listed = await page.evaluate(async (id) => (await (await fetch(`/api/projects/${id}`)).json()).data.files.map((f) => f._id), gardenId);
   assert.equal(listed.length, 1);

@@ -4,7 +4,7 @@ import { jsonResponse } from '@/test/fixtures';
 import { conversation, project, PROJECT_ID, storedDocument, userMessage } from '../test/fixtures';
 import { newChatKey, useChatStore } from './chat-store';
 import { compareProjects, removeProject, replaceProjects, upsertProject } from './project-list';
-import { COUNT_REFRESH_MS, useProjectStore } from './project-store';
+import { useProjectStore } from './project-store';
 
 const fetchMock = vi.fn<typeof fetch>();
 const urlOf = (input: RequestInfo | URL) =>
@@ -173,7 +173,7 @@ describe('frames', () => {
     expect(store().list.items.map((c) => c.title)).toEqual(['Roses']);
   });
 
-  it('a conversation started in the project joins its list, and the counts are read again shortly', async () => {
+  it('a conversation started in the project joins its list; the count comes with project.updated, unasked', async () => {
     vi.useFakeTimers();
     calls.length = 0;
     const started = conversation({ _id: 'c2', projectId: PROJECT_ID, updatedAt: '2025-03-15T00:00:00.000+00:00' });
@@ -181,27 +181,20 @@ describe('frames', () => {
     // One elsewhere is not listed here.
     store().onConversationCreated({ clientId: 'y', conversation: conversation({ _id: 'c3', projectId: OTHER }) });
     expect(store().list.items.map((c) => c._id)).toEqual(['c2', 'c1']);
-    expect(calls).toEqual([]);
-    await vi.advanceTimersByTimeAsync(COUNT_REFRESH_MS);
-    // Both frames, one fetch.
-    expect(calls.filter((c) => c.path === '/projects')).toHaveLength(1);
-  });
-
-  it('a conversation outside projects does not make the counts be read', async () => {
-    vi.useFakeTimers();
-    calls.length = 0;
-    store().onConversationCreated({ clientId: 'x', conversation: conversation({ _id: 'c9', projectId: null }) });
-    await vi.advanceTimersByTimeAsync(COUNT_REFRESH_MS * 2);
+    store().onProjectUpdated({ project: project({ _id: OTHER, name: 'Taxes', conversations: 1 }) });
+    expect(store().projects.find((p) => p._id === OTHER)?.conversations).toBe(1);
+    await vi.advanceTimersByTimeAsync(2000);
+    // Neither the list of projects nor the other project's documents are read for it.
     expect(calls).toEqual([]);
   });
 
-  it('a deleted conversation leaves the list, and the counts are read again', async () => {
+  it('a deleted conversation leaves the list, and nothing is read for it', async () => {
     vi.useFakeTimers();
     calls.length = 0;
     store().onConversationDeleted({ conversationId: 'c1' });
     expect(store().list.items).toEqual([]);
-    await vi.advanceTimersByTimeAsync(COUNT_REFRESH_MS);
-    expect(calls.map((c) => c.path)).toEqual(['/projects']);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(calls).toEqual([]);
   });
 
   it('a new message moves its conversation to the top of the project’s list', () => {
@@ -385,6 +378,21 @@ describe('project documents', () => {
     route((method) => (method === 'DELETE' ? ok(undefined) : undefined));
     await store().removeFile(PROJECT_ID, 'd1');
     expect(calls[0]).toMatchObject({ method: 'DELETE', path: '/files/d1' });
+    expect(store().files[PROJECT_ID]?.map((f) => f._id)).toEqual(['d2']);
+  });
+
+  it('shows a document deleted in another tab gone once its project.updated comes', async () => {
+    useProjectStore.setState({
+      projects: [project()],
+      status: 'ready',
+      selectedId: PROJECT_ID,
+      files: { [PROJECT_ID]: [storedDocument({ _id: 'd1' }), storedDocument({ _id: 'd2' })] },
+      filesStatus: { [PROJECT_ID]: 'ready' },
+    });
+    route((_method, path) => (path === `/projects/${PROJECT_ID}` ? ok({ ...project(), files: [storedDocument({ _id: 'd2' })] }) : undefined));
+    store().onProjectUpdated({ project: project() });
+    await settle();
+    expect(calls).toEqual([expect.objectContaining({ method: 'GET', path: `/projects/${PROJECT_ID}` })]);
     expect(store().files[PROJECT_ID]?.map((f) => f._id)).toEqual(['d2']);
   });
 

@@ -4,9 +4,10 @@
  * documents being uploaded into a project. REST loads it; frames keep it live (applied
  * by chat-sync.ts through the `on…` actions here), in every tab.
  *
- * The server announces a project's conversation count when a conversation moves in or
- * out (`project.updated`), but not when one starts in the project or is deleted: then the
- * list is fetched again, a moment later, so the counts stay true.
+ * The server announces a project (`project.updated`, with its conversation count)
+ * whenever it changes: its name or instructions, a conversation started, moved in or out
+ * or deleted, a document added or deleted. The frame carries no documents: the project
+ * shown reads them again.
  */
 import { create } from 'zustand';
 import { errorMessage, isApiError } from '@/lib/api-client';
@@ -32,9 +33,6 @@ type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 
 /** docs/api.md `POST /api/projects/{id}/files`: the most documents one project holds. */
 export const MAX_PROJECT_FILES = 20;
-
-/** How long after a conversation started in a project (or was deleted) the counts are fetched. */
-export const COUNT_REFRESH_MS = 400;
 
 /**
  * Why a document did not become the project's: `server` carries the server's message
@@ -128,7 +126,6 @@ let listRequest = 0;
 let touchedDuringLoad = new Set<string>();
 let deletedDuringLoad = new Set<string>();
 const filesRequests = new Map<string, number>();
-let refreshTimer: ReturnType<typeof setTimeout> | null = null;
 
 // Uploads in flight, by localId, so a dismissal stops the request.
 const controllers = new Map<string, AbortController>();
@@ -187,16 +184,6 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
   const hasUpload = (projectId: string, localId: string) =>
     (get().uploads[projectId] ?? []).some((u) => u.localId === localId && u.status === 'uploading');
 
-  /** Counts the server does not announce: fetched again once the frames have settled. */
-  const scheduleRefresh = () => {
-    if (get().status === 'idle') return;
-    if (refreshTimer) clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(() => {
-      refreshTimer = null;
-      void get().loadProjects();
-    }, COUNT_REFRESH_MS);
-  };
-
   const setFiles = (projectId: string, files: readonly Attachment[]) =>
     set((state) => ({
       files: { ...state.files, [projectId]: withEarlyUpdates(files) },
@@ -254,8 +241,6 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
       controllers.clear();
       queues.clear();
       earlyUpdates.clear();
-      if (refreshTimer) clearTimeout(refreshTimer);
-      refreshTimer = null;
       projectsRequest += 1;
       listRequest += 1;
       filesRequests.clear();
@@ -445,7 +430,8 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
 
     removeFile: async (projectId, fileId) => {
       await chatApi.deleteFile(fileId);
-      // No frame tells other tabs (nor this one): it leaves this tab's list now.
+      // It leaves this tab's list now; the project's `project.updated` follows, and every
+      // tab showing the project reads its documents again.
       set((state) => ({
         files: { ...state.files, [projectId]: (state.files[projectId] ?? []).filter((f) => f._id !== fileId) },
       }));
@@ -467,7 +453,8 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
       if (goneProjects.has(project._id)) return;
       touchedProjects.add(project._id);
       set((state) => ({ projects: upsertProject(state.projects, project) }));
-      // Its documents may have changed (the frame does not carry them).
+      // Its documents may have changed (one added or deleted, here or in another tab):
+      // the frame does not carry them, so the project shown reads them again.
       if (get().selectedId === project._id) void get().loadFiles(project._id);
     },
 
@@ -478,9 +465,7 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
     },
 
     onConversationCreated: ({ conversation }) => {
-      if (!conversation.projectId) return;
-      scheduleRefresh();
-      if (conversation.projectId !== get().selectedId) return;
+      if (!conversation.projectId || conversation.projectId !== get().selectedId) return;
       touchedDuringLoad.add(conversation._id);
       set((state) => ({ list: upsertConversation(state.list, conversation) }));
     },
@@ -502,7 +487,6 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
     onConversationDeleted: ({ conversationId }) => {
       deletedDuringLoad.add(conversationId);
       set((state) => ({ list: removeConversation(state.list, conversationId) }));
-      if (get().projects.length > 0) scheduleRefresh();
     },
 
     onMessageCreated: ({ conversationId, message }) => {
