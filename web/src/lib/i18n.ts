@@ -1,9 +1,12 @@
 import i18next from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import { defaultNS, namespaces, resources } from '@/locales/resources';
+import type { Language } from '@/types/generated';
 
-export const SUPPORTED_LANGUAGES = ['en-US', 'hu-HU'] as const;
-export type Language = (typeof SUPPORTED_LANGUAGES)[number];
+export type { Language };
+
+/** The server's languages (the generated `Language`), in the order they are offered. */
+export const SUPPORTED_LANGUAGES = ['en-US', 'hu-HU'] as const satisfies readonly Language[];
 export const FALLBACK_LANGUAGE: Language = 'en-US';
 
 /** A guest's own pick in the header; a logged-in user's language lives in their settings. */

@@ -4,6 +4,7 @@
  * (src/types/i18next.d.ts), and `satisfies` makes a hu-HU file missing a key a type error
  * (locales.test.ts also checks extra keys, which `satisfies` cannot see in JSON).
  */
+import type { Language } from '@/types/generated';
 import enAuth from './en-US/auth.json';
 import enChat from './en-US/chat.json';
 import enCommon from './en-US/common.json';
@@ -54,7 +55,8 @@ export const huHU = {
   cookies: huCookies,
 } satisfies Resources;
 
-export const resources = { 'en-US': enUS, 'hu-HU': huHU } as const;
+// Every language the server speaks (the generated `Language`) needs its texts here.
+export const resources = { 'en-US': enUS, 'hu-HU': huHU } as const satisfies Record<Language, Resources>;
 
 export const namespaces = Object.keys(enUS) as Namespace[];
 export const defaultNS = 'common' satisfies Namespace;
