@@ -25,26 +25,8 @@ use crate::model::ModelError;
 use crate::protocol::ServerFrame;
 use crate::shard::Shards;
 
-/// How a generation ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FinishReason {
-    Stop,
-    Cancelled,
-    Error,
-    /// The server shut down before the answer ended.
-    Interrupted,
-}
-
-impl FinishReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FinishReason::Stop => "stop",
-            FinishReason::Cancelled => "cancelled",
-            FinishReason::Error => "error",
-            FinishReason::Interrupted => "interrupted",
-        }
-    }
-}
+/// How a generation ended (a stored state, shown in `message.completed`).
+pub use chat_contract::states::FinishReason;
 
 #[derive(Debug, Clone)]
 pub struct Outcome {

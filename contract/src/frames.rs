@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::states::{FileKind, FileStatus, MessageRole, MessageStatus};
+use crate::states::{FileKind, FileStatus, FinishReason, MessageRole, MessageStatus};
 use crate::views::{BillingInfo, LimitInfo, Settings, Subscription, Usage, User};
 
 /// Frames a tab sends.
@@ -218,7 +218,7 @@ pub enum ServerFrame {
     MessageCompleted {
         conversation_id: String,
         message: Message,
-        finish_reason: String,
+        finish_reason: FinishReason,
     },
     #[serde(rename = "conversation.updated")]
     ConversationUpdated { conversation: Conversation },

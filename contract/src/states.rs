@@ -171,6 +171,17 @@ state! {
 }
 
 state! {
+    /// How an answer's stream ended.
+    FinishReason {
+        Stop = "stop",
+        Cancelled = "cancelled",
+        Error = "error",
+        /// The server shut down before the answer ended.
+        Interrupted = "interrupted",
+    }
+}
+
+state! {
     /// What a file is.
     FileKind {
         Image = "image",

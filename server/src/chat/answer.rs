@@ -374,7 +374,7 @@ async fn fail_before_streaming(
             &answer.id,
             "",
             MessageStatus::Error,
-            FinishReason::Error.as_str(),
+            FinishReason::Error,
             None,
             now,
         )
@@ -387,7 +387,7 @@ async fn fail_before_streaming(
     let frame = ServerFrame::MessageCompleted {
         conversation_id: conversation.id.clone(),
         message: message_view(&failed),
-        finish_reason: FinishReason::Error.as_str().into(),
+        finish_reason: FinishReason::Error,
     };
     state.realtime.publish(user_id, &frame);
 }
@@ -495,7 +495,7 @@ impl Ended<'_> {
                 &self.answer.id,
                 &outcome.content,
                 status,
-                outcome.finish.as_str(),
+                outcome.finish,
                 sources.clone(),
                 state.now(),
             )
@@ -510,7 +510,7 @@ impl Ended<'_> {
             &ServerFrame::MessageCompleted {
                 conversation_id: self.conversation.id.clone(),
                 message: message_with_files(&message, &self.made),
-                finish_reason: outcome.finish.as_str().into(),
+                finish_reason: outcome.finish,
             },
         );
         if let Some(error) = &outcome.error {

@@ -1,7 +1,7 @@
 //! Conversations and messages.
 
 use super::{on_pool, on_writer, Db};
-use chat_contract::states::{MessageRole, MessageStatus};
+use chat_contract::states::{FinishReason, MessageRole, MessageStatus};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ConversationRow {
@@ -25,7 +25,7 @@ pub struct MessageRow {
     pub status: MessageStatus,
     pub model: Option<String>,
     pub client_id: Option<String>,
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<FinishReason>,
     pub created_at: i64,
     /// An answer's sources, as JSON (`[{fileId, name, page}]`); `None` without any.
     pub sources: Option<String>,
@@ -238,7 +238,7 @@ impl Db {
                     .bind(m.status)
                     .bind(&m.model)
                     .bind(&m.client_id)
-                    .bind(&m.finish_reason)
+                    .bind(m.finish_reason)
                     .bind(m.created_at)
                     .bind(&m.sources)
                     .execute(&mut *conn)
@@ -273,18 +273,13 @@ impl Db {
         id: &str,
         content: &str,
         status: MessageStatus,
-        finish_reason: &str,
+        finish_reason: FinishReason,
         sources: Option<String>,
         now: i64,
     ) -> sqlx::Result<()> {
         let sql = "UPDATE messages SET content = $2, status = $3, finish_reason = $4, updated_at = $5, sources = $6 \
                    WHERE id = $1";
-        let (id, content, status, finish_reason) = (
-            id.to_owned(),
-            content.to_owned(),
-            status,
-            finish_reason.to_owned(),
-        );
+        let (id, content, status, finish_reason) = (id.to_owned(), content.to_owned(), status, finish_reason);
         on_writer!(self, conn => sqlx::query(sql)
             .bind(id)
             .bind(content)

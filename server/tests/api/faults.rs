@@ -699,7 +699,7 @@ async fn a_graceful_stop_stores_a_long_answer_as_interrupted_and_the_next_instan
     assert_eq!(
         (
             stored.status.as_str(),
-            stored.finish_reason.as_deref(),
+            stored.finish_reason.map(|f| f.as_str()),
             stored.content.as_str()
         ),
         ("error", Some("interrupted"), partial.as_str())

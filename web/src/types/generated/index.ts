@@ -19,6 +19,7 @@ export type { Features } from './Features';
 export type { FileKind } from './FileKind';
 export type { FileLimits } from './FileLimits';
 export type { FileStatus } from './FileStatus';
+export type { FinishReason } from './FinishReason';
 export type { Health } from './Health';
 export type { Invoice } from './Invoice';
 export type { Language } from './Language';
