@@ -3,7 +3,7 @@ import { useLocalSettingsStore } from '@/features/settings';
 import { i18n } from '@/lib/i18n';
 import { setNavigate } from '@/lib/navigation';
 import { chatSocket } from '@/lib/socket';
-import type { Conversation, Message } from '@/types/generated';
+import type { Conversation, FinishReason, Message } from '@/types/generated';
 import {
   answerNotification,
   createClaimCoordinator,
@@ -76,7 +76,7 @@ describe('plainText', () => {
 });
 
 describe('wantsNotification', () => {
-  const base = { finishReason: 'stop', enabled: true, permission: 'granted' as const, visible: false };
+  const base = { finishReason: 'stop' as const, enabled: true, permission: 'granted' as const, visible: false };
   it('only for a finished answer in a hidden tab, with the setting on and the permission granted', () => {
     expect(wantsNotification(base)).toBe(true);
     expect(wantsNotification({ ...base, visible: true })).toBe(false);
@@ -149,7 +149,7 @@ describe('startAnswerNotifications', () => {
   });
   afterEach(() => stop());
 
-  const complete = (content: string, finishReason = 'stop', id = 'm1') =>
+  const complete = (content: string, finishReason: FinishReason = 'stop', id = 'm1') =>
     frame('message.completed', { conversationId: 'c1', message: answer(content, id), finishReason });
 
   it('shows the conversation title and the answer, tagged with the conversation; a click opens it', async () => {

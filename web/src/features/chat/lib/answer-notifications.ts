@@ -19,6 +19,7 @@ import { navigateTo } from '@/lib/navigation';
 import { randomId } from '@/lib/random-id';
 import { chatSocket } from '@/lib/socket';
 import type { ServerFrames } from '@/lib/socket-protocol';
+import type { FinishReason } from '@/types/generated';
 
 export const NOTIFY_CHANNEL = 'chat-notify';
 /** How long a tab waits for its siblings' announcements before deciding. */
@@ -47,7 +48,7 @@ export function notificationPermission(): Permission {
 }
 
 export interface NotifyConditions {
-  finishReason: string;
+  finishReason: FinishReason;
   enabled: boolean;
   permission: Permission;
   visible: boolean;
