@@ -210,6 +210,11 @@ pub struct UploadSettings {
     pub image_max_memory_mb: u64,
     /// Images decoded at once; past it uploads answer 429 `server_busy`.
     pub image_decodes: usize,
+    /// Memory one document reader process may allocate (`documents::reader`).
+    pub document_max_memory_mb: u64,
+    /// The program that reads documents; empty: this server's own binary.
+    #[serde(default)]
+    pub document_reader: String,
 }
 
 /// Attachments (`/api/files`): where they are kept and how images are stored. What a

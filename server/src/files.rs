@@ -20,10 +20,7 @@ use actix_web::web;
 
 use crate::config::{is_set, Settings};
 use crate::db::files::FileRow;
-use crate::documents::{
-    self,
-    extract::{Format, Opened},
-};
+use crate::documents::{self, extract::Format};
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::plans::Plan;
 use crate::state::AppState;
@@ -163,12 +160,13 @@ fn looks_like_text(head: &[u8]) -> bool {
     }
 }
 
-/// The name shown for an upload: its last path component, without control characters,
+/// The name shown for an upload: its last path component, without control or format
+/// characters (a name with a right-to-left override would show another extension),
 /// cut to [`MAX_NAME_CHARS`], with the extension `ext` of the type it is stored as
 /// (`fallback` when nothing of the name is left).
 fn stored_name(uploaded: &str, ext: &str, fallback: &str) -> String {
     let base = uploaded.rsplit(['/', '\\']).next().unwrap_or_default();
-    let clean: String = base.chars().filter(|c| !c.is_control()).collect();
+    let clean = crate::domain::without_hidden_chars(base);
     let stem = clean.rsplit_once('.').map_or(clean.as_str(), |(stem, _)| stem);
     let stem: String = stem.trim().chars().take(MAX_NAME_CHARS).collect();
     let stem = if stem.is_empty() {
@@ -197,7 +195,7 @@ struct Prepared {
     /// The file's object, then its thumbnail's (images only).
     objects: Vec<(bool, Vec<u8>)>,
     /// A document to process once stored.
-    document: Option<(Format, Opened)>,
+    document: Option<Format>,
 }
 
 /// Checks, stores and answers an uploaded file of `user_id` on `plan`. A document is
@@ -253,16 +251,16 @@ pub async fn upload(
             document: None,
         }
     } else {
-        let (format, opened, bytes) = documents::open(state, name, bytes).await?;
+        let (format, pages, bytes) = documents::open(state, name, bytes).await?;
         Prepared {
             kind: FileKind::Document,
             name: stored_name(name, format.extension(), "document"),
             mime: format.mime().into(),
             width: None,
             height: None,
-            pages: opened.page_count().map(|p| p as i32),
+            pages: pages.map(|p| p as i32),
             objects: vec![(false, bytes)],
-            document: Some((format, opened)),
+            document: Some(format),
         }
     };
     let size: usize = prepared.objects.iter().map(|(_, o)| o.len()).sum();
@@ -312,9 +310,9 @@ pub async fn upload(
         state.files.sweep_soon();
         return Err(ApiError::Internal(e));
     }
-    if let Some((format, opened)) = prepared.document {
+    if let Some(format) = prepared.document {
         let model = plan.models.embedding_model.clone().unwrap_or_default();
-        documents::process_later(state.clone(), file.clone(), format, opened, model);
+        documents::process_later(state.clone(), file.clone(), format, model);
     }
     Ok(file)
 }

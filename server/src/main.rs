@@ -20,6 +20,16 @@ enum Command {
     /// Manage users.
     #[command(subcommand)]
     Users(UsersCommand),
+    /// Reads one document from standard input under a memory limit (the server starts
+    /// it for each upload; see `documents::reader`).
+    #[command(name = "read-document", hide = true)]
+    ReadDocument {
+        format: String,
+        #[arg(long)]
+        memory_bytes: u64,
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -75,6 +85,15 @@ async fn stop_signal() {
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(Command::ReadDocument {
+        format,
+        memory_bytes,
+        check,
+    }) = &cli.command
+    {
+        // Nothing else of the server starts in a reader.
+        return chat_server::documents::reader::read_document(format, *memory_bytes, *check);
+    }
     telemetry::init();
     let settings = Settings::load().context("loading settings")?;
     match cli.command.unwrap_or(Command::Serve) {
@@ -95,6 +114,7 @@ async fn main() -> anyhow::Result<()> {
             println!("{summary}");
             Ok(())
         }
+        Command::ReadDocument { .. } => unreachable!("handled before the settings are read"),
         Command::Users(UsersCommand::Seed {
             count,
             password,

@@ -126,7 +126,7 @@ impl Application {
             limits,
             images: ImageDecoder::new(&settings.uploads),
             files,
-            documents: Default::default(),
+            documents: crate::documents::Documents::new(&settings.uploads)?,
             search: crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo"),
             image_generator: crate::imagegen::for_settings(&settings.model),
             catalogue,
@@ -309,6 +309,7 @@ const CODE_KEY: &str = "code_key";
 
 /// Settings the server would run with but should not: each would silently weaken it.
 fn refuse_unsafe_settings(settings: &Settings) -> anyhow::Result<()> {
+    refuse_test_only_settings(settings, cfg!(debug_assertions))?;
     let secret = settings.auth.jwt_secret.expose_secret();
     if is_set(&settings.auth.jwt_secret) && secret.len() < MIN_JWT_SECRET_BYTES {
         anyhow::bail!(
@@ -329,6 +330,28 @@ fn refuse_unsafe_settings(settings: &Settings) -> anyhow::Result<()> {
              rate limits on its own. Set REDIS_URL, or ALLOW_LOCAL_QUOTAS=true if only one instance runs"
         );
     }
+    Ok(())
+}
+
+/// Settings that only tests may use. `search.fetch_allow` lets the page fetcher reach
+/// the private addresses it names (the tests' local page servers): in production it would
+/// open the fetcher to the inside of the network (a cloud's metadata address, an admin
+/// port), so only a debug build, which is what tests run, starts with it.
+fn refuse_test_only_settings(settings: &Settings, test_build: bool) -> anyhow::Result<()> {
+    let allowed = &settings.search.fetch_allow;
+    if allowed.is_empty() {
+        return Ok(());
+    }
+    if !test_build {
+        anyhow::bail!(
+            "SEARCH_FETCH_ALLOW (search.fetch_allow) is for tests only and a release build refuses it: \
+             it would let web search fetch pages from private addresses. Unset it"
+        );
+    }
+    tracing::warn!(
+        ?allowed,
+        "search.fetch_allow: the page fetcher may reach these private addresses (tests only)"
+    );
     Ok(())
 }
 
@@ -370,4 +393,20 @@ fn spawn_housekeeping(state: web::Data<AppState>) {
             state.limits.shrink();
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_release_build_refuses_the_test_only_fetch_allow_list() {
+        let mut settings = Settings::defaults();
+        assert!(refuse_test_only_settings(&settings, false).is_ok());
+        settings.search.fetch_allow = vec!["169.254.169.254:80".parse().unwrap()];
+        let refused = refuse_test_only_settings(&settings, false).unwrap_err();
+        assert!(refused.to_string().contains("SEARCH_FETCH_ALLOW"), "{refused}");
+        // The tests' debug builds start with it.
+        assert!(refuse_test_only_settings(&settings, true).is_ok());
+    }
 }

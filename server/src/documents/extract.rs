@@ -4,7 +4,8 @@
 //!
 //! Every step is bounded: a PDF page's content may inflate to [`MAX_PAGE_INFLATED`], a
 //! DOCX's text part to [`MAX_DOCX_XML`], and no more than [`MAX_TEXT_CHARS`] of any
-//! document are kept. The work is synchronous: callers run it on the blocking pool.
+//! document are kept. What the parsers allocate is bounded from outside: this runs in a
+//! reader process of its own, under a memory limit ([`super::reader`]).
 
 use std::io::Read;
 
@@ -27,6 +28,19 @@ impl Format {
             Format::Csv => "text/csv",
             Format::Text => "text/plain",
         }
+    }
+
+    /// The format stored with [`Format::extension`] `ext`.
+    pub fn from_extension(ext: &str) -> Option<Format> {
+        [
+            Format::Pdf,
+            Format::Docx,
+            Format::Markdown,
+            Format::Csv,
+            Format::Text,
+        ]
+        .into_iter()
+        .find(|f| f.extension() == ext)
     }
 
     pub fn extension(self) -> &'static str {
@@ -58,6 +72,9 @@ pub enum Unreadable {
     Encrypted,
     #[error("no text in it (a scan?)")]
     NoText,
+    /// Its reader ran out of memory or time: a bomb, or more than a document may take.
+    #[error("over the memory or time a document may take")]
+    TooDemanding,
 }
 
 fn broken(e: impl std::fmt::Display) -> Unreadable {

@@ -2,8 +2,9 @@
 //! learn from them.
 //!
 //! - **Upload** (`files::upload`): [`open`] checks, while the upload waits, that the file
-//!   is a document we can read; a damaged, encrypted or empty one is refused and nothing
-//!   is stored.
+//!   is a document we can read; a damaged, encrypted or empty one, or one that takes more
+//!   memory or time than a document may, is refused and nothing is stored. Documents are
+//!   only ever parsed in a reader process of their own, under a memory limit ([`reader`]).
 //! - **Processing**, in the background ([`process_later`]): the text page by page, cut
 //!   into pieces ([`chunks`]), embedded with the plan's `embeddingModel` when the model
 //!   endpoint makes embeddings, stored; the file goes from `processing` to `ready` (or
@@ -14,6 +15,7 @@
 
 pub mod chunks;
 pub mod extract;
+pub mod reader;
 
 use chat_contract::states::{FileKind, FileStatus};
 use std::collections::HashSet;
@@ -29,7 +31,7 @@ use crate::db::files::{ChunkRow, FileRow};
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::state::AppState;
 use crate::views::attachment_view;
-use extract::{Format, Opened, Unreadable};
+use extract::{Format, Unreadable};
 
 /// Documents one instance processes at once; the others wait their turn (nobody waits
 /// on them: their upload has been answered).
@@ -56,32 +58,29 @@ const EXCERPT_CHARS: usize = 6000;
 /// How long a question's embedding may take before BM25 ranks instead.
 const QUESTION_EMBED_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// The documents this instance is processing.
+/// The documents this instance is processing, and how it reads them.
 pub struct Documents {
     turns: Arc<Semaphore>,
+    reader: reader::Limits,
 }
 
-impl Default for Documents {
-    fn default() -> Self {
-        Documents {
+impl Documents {
+    pub fn new(settings: &crate::config::UploadSettings) -> anyhow::Result<Documents> {
+        Ok(Documents {
             turns: Arc::new(Semaphore::new(PROCESSING_AT_ONCE)),
-        }
+            reader: reader::Limits::new(&settings.document_reader, settings.document_max_memory_mb)?,
+        })
     }
 }
 
-/// Opens an uploaded document (on the blocking pool, in one of the decode slots images
-/// use, so an upload flood is refused with `server_busy` rather than queued): its format,
-/// the opened document, and the bytes back to be stored.
-pub async fn open(state: &AppState, name: &str, bytes: Vec<u8>) -> Result<(Format, Opened, Vec<u8>)> {
+/// Checks that an uploaded document can be read (in one of the decode slots images use,
+/// so an upload flood is refused with `server_busy` rather than queued): its format, its
+/// page count, and the bytes back to be stored.
+pub async fn open(state: &AppState, name: &str, bytes: Vec<u8>) -> Result<(Format, Option<u32>, Vec<u8>)> {
     let format = extract::detect(&bytes, name).ok_or(ErrorCode::FileTypeUnsupported)?;
-    let opened = state
-        .images
-        .run(move |_| match extract::open(&bytes, format) {
-            Ok(opened) => Ok((opened, bytes)),
-            Err(e) => Err(unreadable(e)),
-        })
-        .await?;
-    Ok((format, opened.0, opened.1))
+    let _slot = state.images.reserve()?;
+    let (opened, bytes) = state.documents.reader.check(bytes, format).await;
+    Ok((format, opened.map_err(unreadable)?, bytes))
 }
 
 fn unreadable(e: Unreadable) -> ApiError {
@@ -95,13 +94,7 @@ fn unreadable(e: Unreadable) -> ApiError {
 }
 
 /// Processes `file` (stored, `processing`) in the background: see the module's doc.
-pub fn process_later(
-    state: web::Data<AppState>,
-    file: FileRow,
-    format: Format,
-    opened: Opened,
-    embedding_model: String,
-) {
+pub fn process_later(state: web::Data<AppState>, file: FileRow, format: Format, embedding_model: String) {
     actix_web::rt::spawn(async move {
         let Ok(_turn) = state.documents.turns.clone().acquire_owned().await else {
             return;
@@ -109,7 +102,7 @@ pub fn process_later(
         let mut file = file;
         let processed = tokio::time::timeout(
             PROCESS_TIMEOUT,
-            process(&state, &mut file, format, opened, &embedding_model),
+            process(&state, &mut file, format, &embedding_model),
         )
         .await
         .unwrap_or_else(|_| Err(anyhow::anyhow!("processing took longer than {PROCESS_TIMEOUT:?}")));
@@ -158,14 +151,21 @@ async fn process(
     state: &AppState,
     file: &mut FileRow,
     format: Format,
-    opened: Opened,
     embedding_model: &str,
 ) -> anyhow::Result<bool> {
+    // Read back from the store: a document waiting for its turn holds no memory.
+    let Some(bytes) = state.files.get(file, false).await? else {
+        // Deleted before its turn: its object went with it.
+        return Ok(false);
+    };
     let (share_tx, mut share_rx) = tokio::sync::watch::channel(0f32);
-    let mut reading = actix_web::rt::task::spawn_blocking(move || {
-        opened.pages(|share| {
-            share_tx.send_replace(share);
-        })
+    let reader = state.documents.reader.clone();
+    let mut reading = actix_web::rt::spawn(async move {
+        reader
+            .pages(bytes.to_vec(), format, |share| {
+                share_tx.send_replace(share);
+            })
+            .await
     });
     let pages = loop {
         tokio::select! {

@@ -795,3 +795,162 @@ async fn a_documents_pieces_leave_with_its_conversation_and_a_stalled_one_fails(
         .await;
     assert_eq!(next_of(&mut tab, "error").await["code"], json!("file_unreadable"));
 }
+
+/// A PDF with one page, whose object stream (`/ObjStm`, deflated: a few kilobytes)
+/// lists `objects` objects all at its offset 0, where `body` stands: parsed, every one
+/// of them is a copy of `body`.
+fn pdf_object_stream_bomb(objects: usize, body: &[u8]) -> Vec<u8> {
+    let header: String = (0..objects).map(|i| format!("{} 0 ", 100 + i)).collect();
+    let mut plain = header.clone().into_bytes();
+    plain.extend_from_slice(body);
+    let packed = miniz_oxide::deflate::compress_to_vec_zlib(&plain, 9);
+    let text = b"BT /F1 12 Tf 72 720 Td (Harbour notes.) Tj ET";
+    let stream = |dict: String, data: &[u8]| {
+        let mut o = format!("<< {dict} /Length {} >>\nstream\n", data.len()).into_bytes();
+        o.extend_from_slice(data);
+        o.extend_from_slice(b"\nendstream");
+        o
+    };
+    let objects_of_file = [
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R \
+           /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_vec(),
+        stream(String::new(), text),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        stream(
+            format!(
+                "/Type /ObjStm /N {objects} /First {} /Filter /FlateDecode",
+                header.len()
+            ),
+            &packed,
+        ),
+    ];
+    let mut pdf = b"%PDF-1.7\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects_of_file.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        pdf.extend_from_slice(object);
+        pdf.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", offsets.len() + 1).as_bytes());
+    for offset in offsets {
+        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects_of_file.len() + 1
+        )
+        .as_bytes(),
+    );
+    pdf
+}
+
+/// `VmHWM` (peak resident memory) of process `pid`, in MB.
+fn peak_rss_mb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb / 1024
+}
+
+/// Memory bombs in documents never reach the server's memory: they are read in a reader
+/// process with a memory limit, which they end; the upload is refused as unreadable and
+/// the server's peak memory stays where it was. Run against the server binary, whose
+/// `/proc/<pid>/status` is its own (the other tests share this test process).
+#[actix_web::test]
+async fn memory_bombs_in_documents_are_refused_and_the_servers_memory_stays_flat() {
+    use std::process::{Command, Stdio};
+    let data_dir = tempfile::tempdir().unwrap();
+    let tokens = data_dir.path().join("tokens.tsv");
+    let seeded = Command::new(env!("CARGO_BIN_EXE_chat-server"))
+        .args([
+            "users",
+            "seed",
+            "--count",
+            "1",
+            "--password",
+            "secret12",
+            "--prefix",
+            "bomb",
+        ])
+        .args(["--plan", "base", "--tokens"])
+        .arg(&tokens)
+        .env("DATA_DIR", data_dir.path())
+        .env("CONFIG_DIR", data_dir.path().join("no-config"))
+        .env_remove("DATABASE_URL")
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        seeded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&seeded.stderr)
+    );
+    let line = std::fs::read_to_string(&tokens).unwrap();
+    let token = line.trim().split('\t').nth(1).unwrap().to_owned();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_chat-server"))
+        .env("BIND_ADDR", format!("127.0.0.1:{port}"))
+        .env("DATA_DIR", data_dir.path())
+        .env("CONFIG_DIR", data_dir.path().join("no-config"))
+        .env_remove("DATABASE_URL")
+        .env_remove("REDIS_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let started = std::time::Instant::now();
+    while client.get(format!("{base}/api/health")).send().await.is_err() {
+        assert!(started.elapsed().as_secs() < 20, "the server did not start");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let upload = |name: &str, bytes: Vec<u8>| {
+        let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_owned()));
+        client
+            .post(format!("{base}/api/files"))
+            .bearer_auth(&token)
+            .multipart(form)
+            .send()
+    };
+    let before = peak_rss_mb(server.id());
+    let string = [b"(".as_slice(), &vec![b'A'; 20 << 20], b")"].concat();
+    let zeros = [b"[".as_slice(), &b"0 ".repeat(10 << 20), b"]"].concat();
+    let bombs = [
+        // 40 copies of a 20 MiB string: 800 MiB from a file of a few kilobytes.
+        ("copies.pdf", pdf_object_stream_bomb(40, &string)),
+        // One array of ten million numbers: each is a parsed object many times its text.
+        ("numbers.pdf", pdf_object_stream_bomb(1, &zeros)),
+    ];
+    for (name, bytes) in bombs {
+        assert!(bytes.len() < 200 * 1024, "{name}: {} bytes", bytes.len());
+        let refused = upload(name, bytes).await.unwrap();
+        assert_error(refused, 422, "file_unreadable").await;
+    }
+    let peak = peak_rss_mb(server.id());
+    // Stated bound: the bombs add less than 100 MB to the server's peak (without the
+    // reader process they added hundreds).
+    assert!(
+        peak < before + 100,
+        "the server's peak memory went from {before} MB to {peak} MB"
+    );
+    // An honest document of the same shape is still read.
+    let honest = upload("honest.pdf", pdf_object_stream_bomb(2, b"(fine)"))
+        .await
+        .unwrap();
+    let honest: Value = honest.json().await.unwrap();
+    assert_eq!(honest["data"]["status"], json!("processing"), "{honest}");
+    assert_eq!(honest["data"]["pages"], json!(1), "{honest}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}

@@ -116,6 +116,8 @@ async fn start(
     settings.server.data_dir = data_dir.path().to_owned();
     settings.server.web_dir = data_dir.path().join("no-web-client");
     settings.server.workers = 1;
+    // The server runs inside this test binary: documents are read by the built server's.
+    settings.uploads.document_reader = env!("CARGO_BIN_EXE_chat-server").into();
     settings.database.max_connections = 5;
     settings.mail.smtp_url = SecretString::from(format!("smtp://127.0.0.1:{smtp_port}"));
     settings.auth.jwt_secret = SecretString::from(TEST_JWT_SECRET);
