@@ -1,6 +1,8 @@
 //! Input becomes these types at the handler edge; an invalid value cannot be built.
 //! Each constructor fails with the error code of SPEC §5 for that field.
 
+use unicode_properties::{GeneralCategory, UnicodeEmoji, UnicodeGeneralCategory};
+
 use crate::error::{ApiError, ErrorCode, Result};
 
 pub const MIN_PASSWORD_CHARS: usize = 6;
@@ -21,7 +23,8 @@ impl Email {
         }
         let value = value.to_lowercase();
         let valid = value.chars().count() <= MAX_EMAIL_CHARS
-            && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+            && !value.chars().any(char::is_whitespace)
+            && !has_hidden_chars(&value)
             && match value.split_once('@') {
                 Some((local, domain)) => {
                     !local.is_empty()
@@ -76,6 +79,68 @@ impl std::fmt::Debug for Password {
     }
 }
 
+const ZWJ: char = '\u{200d}';
+const ZWNJ: char = '\u{200c}';
+const EMOJI_PRESENTATION: char = '\u{fe0f}';
+
+/// Whether `c`, between `before` and `after`, is a character nobody sees that changes
+/// how the text shows: a control character, or a format character (Unicode category Cf:
+/// bidi overrides and isolates, zero-width spaces, soft hyphens…), with which
+/// `\u{202e}gnp.exe` shows as `exe.png`. Kept are the format characters that writing
+/// needs where it needs them: a zero-width joiner inside an emoji (👩‍💻), a non-joiner
+/// between letters (Persian, Indic scripts), and the tags of a subdivision flag (🏴 + tags).
+fn is_hidden(before: Option<char>, c: char, after: Option<char>) -> bool {
+    if c.is_control() {
+        return true;
+    }
+    if c.general_category() != GeneralCategory::Format {
+        return false;
+    }
+    let emoji = |c: Option<char>| c.is_some_and(|c| c.is_emoji_char() || c == EMOJI_PRESENTATION);
+    let letter = |c: Option<char>| c.is_some_and(char::is_alphabetic);
+    let tag = |c: char| ('\u{e0020}'..='\u{e007f}').contains(&c);
+    match c {
+        ZWJ => !(emoji(before) && emoji(after)),
+        ZWNJ => !(letter(before) && letter(after)),
+        c if tag(c) => !before.is_some_and(|b| tag(b) || b.is_emoji_char()),
+        _ => true,
+    }
+}
+
+/// Whether `text` holds a character [`is_hidden`] refuses.
+pub fn has_hidden_chars(text: &str) -> bool {
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len()).any(|i| {
+        let before = i.checked_sub(1).map(|b| chars[b]);
+        is_hidden(before, chars[i], chars.get(i + 1).copied())
+    })
+}
+
+/// Refuses a field's `value` holding a control character (`validation_error`) or another
+/// character nobody sees ([`is_hidden`]: `invisible_characters`, which says what to remove).
+pub fn check_visible(value: &str, field: &'static str) -> Result<()> {
+    if value.chars().any(char::is_control) {
+        return Err(ApiError::field(ErrorCode::ValidationError, field));
+    }
+    if has_hidden_chars(value) {
+        return Err(ApiError::field(ErrorCode::InvisibleCharacters, field));
+    }
+    Ok(())
+}
+
+/// `text` without the characters [`is_hidden`] refuses: for names nobody typed here
+/// (an uploaded file's, a generated title).
+pub fn without_hidden_chars(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len())
+        .filter(|&i| {
+            let before = i.checked_sub(1).map(|b| chars[b]);
+            !is_hidden(before, chars[i], chars.get(i + 1).copied())
+        })
+        .map(|i| chars[i])
+        .collect()
+}
+
 /// A display name: trimmed, non-empty, at most 100 characters.
 #[derive(Debug, Clone)]
 pub struct Name(String);
@@ -85,8 +150,8 @@ impl Name {
         let value = raw.map(str::trim).unwrap_or("");
         if value.is_empty() {
             Err(ErrorCode::NameRequired.into())
-        } else if value.chars().any(char::is_control) {
-            Err(ErrorCode::ValidationError.into())
+        } else if let Err(refused) = check_visible(value, "name") {
+            Err(refused)
         } else if value.chars().count() > MAX_NAME_CHARS {
             Err(ApiError::with_max(
                 ErrorCode::FieldTooLong,
@@ -196,5 +261,33 @@ mod tests {
         for bad in ["12345", "1234567", "12a456"] {
             assert_eq!(code_of(Code::parse(Some(bad))), "code_format", "{bad}");
         }
+    }
+
+    #[test]
+    fn bidi_controls_and_invisible_characters_are_hidden_but_emoji_and_scripts_keep_theirs() {
+        for spoof in [
+            "\u{202e}gnp.exe",
+            "a\u{2066}b",
+            "zero\u{200b}width",
+            "soft\u{ad}hyphen",
+            "\u{feff}bom",
+            "line\nbreak",
+            "lone\u{200d}joiner",
+            "\u{e0067}tag",
+        ] {
+            assert!(has_hidden_chars(spoof), "{spoof:?}");
+        }
+        for fine in [
+            "Ann Smith",
+            "👩\u{200d}💻 coder",
+            "❤\u{fe0f}\u{200d}🔥",
+            "\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}",
+            "🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}",
+            "Árvíztűrő tükörfúrógép",
+        ] {
+            assert!(!has_hidden_chars(fine), "{fine:?}");
+        }
+        assert_eq!(without_hidden_chars("\u{202e}gnp.exe"), "gnp.exe");
+        assert_eq!(without_hidden_chars("👩\u{200d}💻\u{200b}"), "👩\u{200d}💻");
     }
 }

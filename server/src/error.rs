@@ -218,6 +218,10 @@ error_codes! {
         "A kép túl sok képpontból áll. Kérjük, töltsön fel kisebb képet.";
     OriginRefused = "origin_refused", FORBIDDEN,
         "This request did not come from this site", "A kérés nem erről az oldalról érkezett";
+    // Hardening II (issue 28)
+    InvisibleCharacters = "invisible_characters", BAD_REQUEST,
+        "{field} contains invisible characters, such as text direction controls. Please remove them.",
+        "{field} láthatatlan karaktereket tartalmaz, például szövegirány-vezérlőt. Kérjük, távolítsa el őket.";
     // Stripe payments (issue 11)
     WebhookSignatureInvalid = "webhook_signature_invalid", BAD_REQUEST,
         "The webhook signature is missing, wrong or too old",

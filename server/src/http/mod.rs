@@ -69,16 +69,15 @@ fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
 /// body, and the body's error speak the user's language.
 pub type JsonAfterAuth<T> = Result<aweb::Json<T>, actix_web::Error>;
 
-/// A one-line text field: trimmed, required (`field_required`), without control
-/// characters (`validation_error`), at most `max` characters (`field_too_long`).
+/// A one-line text field: trimmed, required (`field_required`), without control or
+/// invisible characters ([`crate::domain::check_visible`]), at most `max` characters
+/// (`field_too_long`).
 pub fn one_line(value: Option<&str>, field: &'static str, max: usize) -> Result<String, ApiError> {
     let value = value.map(str::trim).unwrap_or("");
     if value.is_empty() {
         return Err(ApiError::field(ErrorCode::FieldRequired, field));
     }
-    if value.chars().any(char::is_control) {
-        return Err(ApiError::field(ErrorCode::ValidationError, field));
-    }
+    crate::domain::check_visible(value, field)?;
     if value.chars().count() > max {
         return Err(ApiError::with_max(
             ErrorCode::FieldTooLong,

@@ -55,14 +55,12 @@ struct ProjectBody {
     instructions: Option<String>,
 }
 
-/// Checked instructions: trimmed, at most 8,000 characters; lines and tabs are kept.
+/// Checked instructions: trimmed, at most 8,000 characters; lines and tabs are kept,
+/// other control and format characters refused.
 fn checked_instructions(instructions: Option<&str>) -> Result<String> {
     let instructions = instructions.map(str::trim).unwrap_or("");
-    if instructions
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-    {
-        return Err(ApiError::field(ErrorCode::ValidationError, "instructions"));
+    for line in instructions.split(['\n', '\r', '\t']) {
+        crate::domain::check_visible(line, "instructions")?;
     }
     if instructions.chars().count() > MAX_INSTRUCTIONS_CHARS {
         return Err(ApiError::with_max(

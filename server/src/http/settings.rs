@@ -55,14 +55,15 @@ struct SettingsBody {
 }
 
 /// Trimmed text of at most `max` characters; line breaks and tabs are the only control
-/// characters allowed (in the free-text "about you").
+/// characters allowed (in the free-text "about you"), and no invisible ones
+/// ([`crate::domain::check_visible`]).
 fn bounded(value: &str, field: &'static str, max: usize) -> Result<String> {
     let value = value.trim();
-    if value
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    if let Some(refused) = value
+        .split(['\n', '\r', '\t'])
+        .find_map(|line| crate::domain::check_visible(line, field).err())
     {
-        Err(ApiError::field(ErrorCode::ValidationError, field))
+        Err(refused)
     } else if value.chars().count() > max {
         Err(ApiError::with_max(
             ErrorCode::FieldTooLong,

@@ -26,6 +26,7 @@ mod register;
 mod search;
 mod settings;
 mod smtp;
+mod spoofing;
 mod startup_checks;
 mod stripe;
 mod subscription;
