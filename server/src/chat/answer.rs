@@ -1,8 +1,10 @@
 //! An answer: the exchange stored in one transaction and announced, the model's stream
 //! handed to a generation actor on the user's shard, and what happens when it ends
-//! (stored, refunded if it ended before its first delta, titled).
+//! (stored, refunded if it ended before the model was asked or failed before its first
+//! delta, titled).
 
 use chat_contract::states::{FileKind, FileStatus, MessageRole, MessageStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,6 +13,7 @@ use chat_actors::generation::{FinishReason, Outcome, Start};
 use chat_actors::model::{time_limited, ModelError, ModelRequest, Turn};
 use chat_actors::protocol::{ChatSend, ServerFrame, Source, WebSource};
 use chat_actors::quota::Counted;
+use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 
 use crate::chat::prompt;
@@ -249,6 +252,8 @@ pub async fn start(
     );
     // Images the answer makes (image generation), for its message once it ends.
     let made: Arc<Mutex<Vec<FileRow>>> = Arc::default();
+    // Set once the model (or the images API) is asked: from then on a cancel counts.
+    let asked = Arc::new(AtomicBool::new(false));
     let stream = match search {
         None if image_generation => {
             let (state, made) = (state.clone(), made.clone());
@@ -272,20 +277,24 @@ pub async fn start(
             };
             let (model, prompt) = (request.model, content.clone());
             // One chunk, once the image is stored: an answer with text has its image.
-            futures_util::stream::once(async move {
+            let made_image = futures_util::stream::once(async move {
                 let (file, said) = crate::imagegen::make(&state, &model, &prompt, &owner, total).await?;
                 if let Ok(mut made) = made.lock() {
                     made.push(file);
                 }
                 Ok(said)
             })
-            .boxed()
+            .boxed();
+            noting_the_ask(made_image, asked.clone())
         }
-        None => time_limited(realtime.provider.stream(request), per_chunk, total),
+        None => noting_the_ask(
+            time_limited(realtime.provider.stream(request), per_chunk, total),
+            asked.clone(),
+        ),
         // The search runs inside the answer's stream: its steps reach the tabs after the
         // exchange is announced, and a cancel drops it where it is.
         Some(search) => {
-            let (state, found_sources) = (state.clone(), sources.clone());
+            let (state, found_sources, asked) = (state.clone(), sources.clone(), asked.clone());
             futures_util::stream::once(async move {
                 // Every step is bounded; this bounds them all (a model that answers each
                 // step just in time): past it, the answer is written without web results.
@@ -312,7 +321,8 @@ pub async fn start(
                     let web = found.sources.into_iter().map(Source::Web);
                     *sources = web.chain(sources.drain(..)).collect();
                 }
-                time_limited(state.realtime.provider.stream(request), per_chunk, total)
+                let answer = time_limited(state.realtime.provider.stream(request), per_chunk, total);
+                noting_the_ask(answer, asked)
             })
             .flatten()
             .boxed()
@@ -329,6 +339,7 @@ pub async fn start(
         sources,
         model_searches: matches!(engine, Some(Engine::Model)),
         made,
+        asked,
         reservation,
     };
     let started = realtime.generations.start(Start {
@@ -408,19 +419,25 @@ struct Finished {
     model_searches: bool,
     /// The images the answer made.
     made: Arc<Mutex<Vec<FileRow>>>,
+    /// Whether the model (or the images API) was asked.
+    asked: Arc<AtomicBool>,
     reservation: Reservation,
 }
 
 impl Finished {
     async fn handle(self, outcome: Outcome) {
-        // Only an answer that ended before its first delta gives its units back: one the
-        // tab saw text of counts, or cancelling right after the first words (or asking for
-        // an endless answer that the time limit cuts) would make answers free. An answer
-        // our own shutdown interrupted is given back: no user can cause that.
+        // An answer gives its units back only when the user got nothing and nobody was
+        // billed for it: a failure (ours or the model's) before the first delta, or a
+        // cancel before the model was asked. Once asked, the provider bills the prompt
+        // (the whole history), so a cancel counts even before the first word, or sending
+        // long questions and cancelling them would make model calls free. An answer our
+        // own shutdown interrupted is given back: no user can cause that.
+        let asked = self.asked.load(Ordering::SeqCst);
         let refund = match outcome.finish {
             FinishReason::Stop => false,
             FinishReason::Interrupted => true,
-            _ => outcome.seq == 0,
+            FinishReason::Cancelled => outcome.seq == 0 && !asked,
+            FinishReason::Error => outcome.seq == 0,
         };
         let Finished {
             state,
@@ -432,6 +449,7 @@ impl Finished {
             sources,
             model_searches,
             made,
+            asked: _,
             reservation,
         } = self;
         let made = made
@@ -544,11 +562,16 @@ impl Ended<'_> {
         let state = self.state;
         let model = self.answer.model.clone().unwrap_or_default();
         let title = tokio::time::timeout(TITLE_TIMEOUT, state.realtime.provider.title(&model, first)).await;
+        // Made from the user's words, so it may carry their bidi overrides.
+        let clean = |t: &str| crate::domain::without_hidden_chars(t).trim().to_owned();
         let title = match title {
-            Ok(Ok(t)) if !t.trim().is_empty() => t,
+            Ok(Ok(t)) if !clean(&t).is_empty() => clean(&t),
             // A title is a nicety: fall back to the first words.
-            _ => chat_actors::model::demo_title(first),
+            _ => clean(&chat_actors::model::demo_title(first)),
         };
+        if title.is_empty() {
+            return Ok(());
+        }
         if state
             .db
             .set_generated_title(&self.conversation.id, &title)
@@ -630,4 +653,17 @@ mod tests {
             ]
         );
     }
+}
+
+/// `stream`, noting in `asked` when it is first polled: the moment the model (or the
+/// images API) is asked, since the providers' streams send their request then.
+fn noting_the_ask<T: Send + 'static>(
+    mut stream: BoxStream<'static, T>,
+    asked: Arc<AtomicBool>,
+) -> BoxStream<'static, T> {
+    futures_util::stream::poll_fn(move |cx| {
+        asked.store(true, Ordering::SeqCst);
+        stream.poll_next_unpin(cx)
+    })
+    .boxed()
 }

@@ -170,6 +170,42 @@ async fn a_model_that_sends_headers_and_never_a_chunk_ends_with_model_error_and_
     assert_eq!(completed["finishReason"], json!("stop"));
 }
 
+#[actix_web::test]
+async fn a_cancel_after_the_model_was_asked_counts_the_answer_even_before_its_first_word() {
+    let (app, stub) = stub_app(|s| {
+        s.model.timeout_secs = 30;
+        s.model.total_timeout_secs = 300;
+    })
+    .await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    // A long question: the provider bills its tokens as soon as it is sent.
+    let question = "Why? ".repeat(6000);
+    tab.send(send_with_model("c1", &question, "stub-hang")).await;
+    let conversation = tab.expect("conversation.created").await["conversation"]["_id"].clone();
+    let asked = || {
+        stub.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|r| r["stream"] == json!(true))
+    };
+    for _ in 0..100 {
+        if asked() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(asked(), "the model was never asked");
+    tab.send(json!({"type": "chat.cancel", "conversationId": conversation}))
+        .await;
+    let completed = tab.until("message.completed").await.pop().unwrap();
+    assert_eq!(completed["finishReason"], json!("cancelled"), "{completed}");
+    assert_eq!(completed["message"]["content"], json!(""));
+    // No word came, but the model was asked with the whole question: the answer counts.
+    assert_eq!(responses_used(&app, &ann).await, 1);
+}
+
 // ---- Redis -----------------------------------------------------------------------------
 
 /// A `redis-server` of this test alone, so pausing or killing it disturbs no one else.

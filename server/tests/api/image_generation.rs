@@ -222,16 +222,24 @@ async fn an_images_api_is_asked_for_one_image_and_its_failures_count_nothing() {
 }
 
 #[actix_web::test]
-async fn an_image_cancelled_while_it_is_made_counts_nothing_and_stores_nothing() {
-    let (app, _stub) = stub_app_with(5, |_| {}).await;
+async fn an_image_cancelled_once_asked_for_counts_and_stores_nothing() {
+    let (app, stub) = stub_app_with(5, |_| {}).await;
     let (ann, mut tab) = app.user_on("base").await;
     tab.send(image_send("c1", None, "hang a while")).await;
     let created = tab.expect("conversation.created").await;
+    for _ in 0..100 {
+        if !stub.image_requests.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(stub.image_requests.lock().unwrap().len(), 1);
     tab.send(json!({"type": "chat.cancel", "conversationId": created["conversation"]["_id"]}))
         .await;
     let frames = tab.until("message.completed").await;
     assert_eq!(frames.last().unwrap()["finishReason"], json!("cancelled"));
-    assert_eq!(app.used_today(&ann.token, "images").await, json!(0));
-    assert_eq!(app.used_today(&ann.token, "responses").await, json!(0));
+    // The images API was asked (and bills the image): a cancel does not make it free.
+    assert_eq!(app.used_today(&ann.token, "images").await, json!(1));
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(1));
     assert_eq!(app.state.db.stored_bytes(&ann.id).await.unwrap(), 0);
 }
