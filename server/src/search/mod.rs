@@ -274,7 +274,8 @@ impl Search {
     }
 
     /// Every query at once; the hits of those that answered, best first and without
-    /// repeats. Each query that answered counts as a search.
+    /// repeats. Each query that found something counts as a search: one that failed or
+    /// found nothing gave the user nothing, so it is not charged.
     async fn search(&self, state: &AppState, queries: &[String]) -> Vec<Hit> {
         let count = state.settings.search.results_per_query.max(1);
         let answered = join_all(queries.iter().map(|q| self.provider.search(q, count))).await;
@@ -283,7 +284,7 @@ impl Search {
         for result in answered {
             match result {
                 Ok(found) => {
-                    searched += 1;
+                    searched += u32::from(!found.is_empty());
                     for hit in found {
                         if !hits.iter().any(|h| h.url == hit.url) {
                             hits.push(hit);

@@ -442,6 +442,25 @@ async fn a_provider_that_fails_or_hangs_leaves_an_answer_without_web_results_and
 }
 
 #[actix_web::test]
+async fn a_web_or_deep_search_that_finds_nothing_is_given_back() {
+    let (app, stubs) = search_app(|_, _| {}).await;
+    // The providers answer, with no results at all.
+    stubs.web.set_results(Vec::new());
+    let (ann, mut tab) = app.user_on("pro").await;
+    for (i, deep) in [false, true].into_iter().enumerate() {
+        tab.send(search_send(&format!("n{i}"), QUESTION, deep)).await;
+        let frames = tab.until("message.completed").await;
+        let done = frames.last().unwrap();
+        assert_eq!(done["finishReason"], json!("stop"), "{done}");
+        assert_eq!(done["message"]["sources"], json!([]));
+    }
+    assert!(!stubs.web.searxng_queries.lock().unwrap().is_empty());
+    // Both answers count; neither search found anything, so neither is charged.
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(2));
+    assert_eq!(app.used_today(&ann.token, "searches").await, json!(0));
+}
+
+#[actix_web::test]
 async fn google_searches_for_plans_with_it_and_searxng_for_the_others() {
     let (app, stubs) = search_app(|s, stubs| {
         s.search.google_cse_key = "g-key".to_owned().into();
