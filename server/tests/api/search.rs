@@ -671,7 +671,12 @@ async fn a_deep_search_cancelled_midway_stops_and_keeps_only_the_searches_made()
 
 #[actix_web::test]
 async fn a_deep_search_is_refused_when_fewer_searches_are_left_than_it_needs() {
-    let (app, _stubs) = search_app(|_, _| {}).await;
+    let (app, stubs) = search_app(|_, _| {}).await;
+    stubs.web.set_results(vec![result(
+        &stubs.page("lighthouse.html"),
+        "The lighthouse page",
+        "x",
+    )]);
     let (ann, mut tab) = app.user_on("base").await;
     // Base: 20 a day; 15 gone leaves 5 of the 6 a deep search reserves.
     for _ in 0..15 {
