@@ -62,6 +62,43 @@ pub struct BillingInfo {
     /// ISO 3166 alpha-2.
     pub country: String,
     pub vat_number: Option<String>,
+    /// What VIES said of `vatNumber`, when it decides reverse charge (a company in another
+    /// EU country than the seller's). Absent otherwise, and on an invoice's buyer (the
+    /// invoice carries its own `vatCheck`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub vat_check: Option<VatCheck>,
+}
+
+crate::states::state! {
+    /// What VIES answered about a VAT number.
+    VatCheckStatus {
+        /// Registered: reverse charge applies.
+        Valid = "valid",
+        /// Not registered (or not for cross-border trade): domestic VAT.
+        Invalid = "invalid",
+        /// VIES or the member state's service gave no answer: domestic VAT until it does.
+        Unavailable = "unavailable",
+    }
+}
+
+/// One check of a VAT number with the EU's VIES service: what a reverse charge rests on.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct VatCheck {
+    /// The number checked, compact with its prefix (`DE123456789`).
+    pub vat_number: String,
+    pub status: VatCheckStatus,
+    /// When this server asked.
+    pub checked_at: String,
+    /// The date of the consultation as VIES gave it (`requestDate`), when it answered.
+    pub request_date: Option<String>,
+    /// The trader's name and address as VIES gave them, when the member state shares them.
+    pub name: Option<String>,
+    pub address: Option<String>,
+    /// Why there is no answer: VIES's error (`MS_UNAVAILABLE`, `TIMEOUT`, …), or
+    /// `unreachable` when VIES itself could not be reached in time.
+    pub error: Option<String>,
 }
 
 /// The user's counters: `GET /api/usage/limits`, `ready` and `usage.updated`.
@@ -300,6 +337,8 @@ pub struct Payment {
     pub vat_rate: f64,
     pub vat_amount: f64,
     pub vat_treatment: VatTreatment,
+    /// The VIES check the VAT treatment rested on, when there was one.
+    pub vat_check: Option<VatCheck>,
     pub total_amount: f64,
     pub payment_method: String,
     /// `demo` or `stripe`.
@@ -340,6 +379,8 @@ pub struct Invoice {
     pub vat_amount: f64,
     pub total_amount: f64,
     pub vat_treatment: VatTreatment,
+    /// The VIES check the VAT treatment rested on, when there was one.
+    pub vat_check: Option<VatCheck>,
     pub seller: Seller,
     pub buyer: BillingInfo,
     pub pdf_url: String,

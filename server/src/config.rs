@@ -118,6 +118,12 @@ pub struct BillingSettings {
     /// How long a plan the provider renews keeps its access past its end date while
     /// the renewal invoice is charged.
     pub renewal_grace_hours: i64,
+    /// The EU's VIES REST API, which confirms a VAT number before reverse charge.
+    pub vies_url: String,
+    /// Longest wait for VIES: a checkout never hangs on it.
+    pub vies_timeout_secs: u64,
+    /// A checkout asks VIES again when the buyer's last check is older than this.
+    pub vies_max_age_days: i64,
 }
 
 /// The seller on invoices; `seller_country` is also where domestic VAT applies.
@@ -344,6 +350,9 @@ impl Settings {
         }
         if let Some(v) = env("STRIPE_JS_URL") {
             self.billing.stripe_js_url = v;
+        }
+        if let Some(v) = env("VIES_URL") {
+            self.billing.vies_url = v;
         }
         if let Some(v) = env("MAX_SOCKETS_PER_ADDRESS") {
             self.chat.max_sockets_per_address =

@@ -33,4 +33,5 @@ pub mod state;
 pub mod subscriptions;
 pub mod telemetry;
 pub mod vat;
+pub mod vies;
 pub mod views;

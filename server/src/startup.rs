@@ -132,6 +132,7 @@ impl Application {
             catalogue,
             quotas,
             payments,
+            vies: crate::vies::Vies::new(&settings.billing),
             realtime,
             clock,
             settings,

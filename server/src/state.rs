@@ -33,6 +33,7 @@ pub struct AppState {
     pub catalogue: Arc<Catalogue>,
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,
+    pub vies: crate::vies::Vies,
     pub realtime: Realtime,
     pub clock: SharedClock,
     pub settings: Settings,

@@ -53,7 +53,15 @@ async fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> Res
         period,
     } = charge;
     let net = state.catalogue.plan(plan).net_price_minor(currency);
-    let billing = state.db.billing_info(user_id).await?;
+    let billing = match state.db.billing_info(user_id).await? {
+        // A checkout waits for VIES (a few seconds at most) when the stored check cannot
+        // be relied on. Renewals use the stored check: they run in the scheduler or a
+        // provider's webhook, which must not hang on VIES.
+        Some(b) if kind == PaymentKind::Checkout => {
+            Some(crate::vies::recheck_if_stale(state, user_id, b).await)
+        }
+        other => other,
+    };
     let buyer_vat = state.vat_for(billing.as_ref());
     let (vat, total) = vat_of(net, buyer_vat.rate);
     Ok(PaymentRow {
@@ -74,9 +82,15 @@ async fn new_payment(state: &AppState, user_id: &str, charge: Charge<'_>) -> Res
         idempotency_key,
         created_at: state.now(),
         completed_at: None,
-        buyer: billing
-            .as_ref()
-            .map(|b| serde_json::to_string(&crate::views::billing_info(b)).expect("billing info serializes")),
+        buyer: billing.as_ref().map(|b| {
+            // The check is kept once, in its own column.
+            let buyer = chat_contract::views::BillingInfo {
+                vat_check: None,
+                ..crate::views::billing_info(b)
+            };
+            serde_json::to_string(&buyer).expect("billing info serializes")
+        }),
+        vat_check: billing.as_ref().and_then(|b| b.vat_check.clone()),
         vat_treatment: buyer_vat.treatment,
         period_start: period.map(|(start, _)| start),
         period_end: period.map(|(_, end)| end),

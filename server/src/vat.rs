@@ -1,6 +1,7 @@
 //! EU VAT (`config/vat.toml`): which rate a buyer pays, and whether a VAT number has the
-//! shape of its country's numbers. No VIES call: the server may have no internet, and a
-//! well-formed number is what the rules below need (docs/payments.md).
+//! shape of its country's numbers. Reverse charge also needs VIES's word that the number
+//! is registered; that check is asked for in [`crate::vies`] and only read here
+//! (docs/payments.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,6 +11,7 @@ use serde::Deserialize;
 
 use crate::db::billing::BillingRow;
 use crate::state::AppState;
+use chat_contract::views::VatCheckStatus;
 
 const EMBEDDED_VAT: &str = include_str!("../../config/vat.toml");
 
@@ -142,15 +144,15 @@ impl VatRules {
                 treatment: Treatment::OutsideEu,
             };
         };
-        let valid_number = billing
-            .vat_number
-            .as_deref()
-            .and_then(|n| self.eu_vat_number(&country, n))
-            .is_some();
-        if billing.billing_type == chat_contract::views::BillingType::Company
-            && country != seller_country
-            && valid_number
-        {
+        // Reverse charge rests on VIES having confirmed this very number; without that
+        // (invalid, VIES down, never checked) the buyer pays as a consumer of its country.
+        let confirmed = self
+            .reverse_charge_number(seller_country, billing)
+            .zip(billing.vies_check())
+            .is_some_and(|(number, check)| {
+                check.vat_number == number && check.status == VatCheckStatus::Valid
+            });
+        if confirmed {
             return BuyerVat {
                 rate: 0.0,
                 treatment: Treatment::ReverseCharge,
@@ -160,6 +162,17 @@ impl VatRules {
             rate,
             treatment: Treatment::Standard,
         }
+    }
+
+    /// The compact VAT number that makes `billing` reverse charged once VIES confirms it:
+    /// a company in another member state than `seller_country`, with a number of its
+    /// country's shape. `None` when no VIES answer could change its VAT.
+    pub fn reverse_charge_number(&self, seller_country: &str, billing: &BillingRow) -> Option<String> {
+        let country = country_code(&billing.country)?;
+        if billing.billing_type != chat_contract::views::BillingType::Company || country == seller_country {
+            return None;
+        }
+        self.eu_vat_number(&country, billing.vat_number.as_deref()?)
     }
 }
 
@@ -203,6 +216,24 @@ mod tests {
             postal_code: "1011".into(),
             country: country.into(),
             vat_number: vat_number.map(Into::into),
+            vat_check: None,
+        }
+    }
+
+    /// `b` as VIES answered `status` for `number` on day 0.
+    fn checked(b: BillingRow, number: &str, status: VatCheckStatus) -> BillingRow {
+        let check = crate::vies::Check {
+            vat_number: number.into(),
+            status,
+            checked_at: 0,
+            request_date: None,
+            name: None,
+            address: None,
+            error: None,
+        };
+        BillingRow {
+            vat_check: Some(check.to_json()),
+            ..b
         }
     }
 
@@ -225,9 +256,24 @@ mod tests {
         };
         assert_eq!(of(billing("private", "HU", None)), standard(0.27));
         assert_eq!(of(billing("private", "de", None)), standard(0.19));
+        let german = || billing("company", "DE", Some("DE 123 456 789"));
+        let valid = checked(german(), "DE123456789", VatCheckStatus::Valid);
+        assert_eq!(of(valid).treatment, Treatment::ReverseCharge);
+        // Well-formed is not enough: without VIES's word the company pays as a consumer.
+        assert_eq!(of(german()), standard(0.19));
+        for status in [VatCheckStatus::Invalid, VatCheckStatus::Unavailable] {
+            assert_eq!(of(checked(german(), "DE123456789", status)), standard(0.19));
+        }
+        // A check of the number it had before does not carry over.
         assert_eq!(
-            of(billing("company", "DE", Some("DE 123 456 789"))).treatment,
-            Treatment::ReverseCharge
+            of(checked(german(), "DE999999999", VatCheckStatus::Valid)),
+            standard(0.19)
+        );
+        // A Hungarian company is never reverse charged by a Hungarian seller.
+        let hungarian = billing("company", "HU", Some("HU12345678"));
+        assert_eq!(
+            of(checked(hungarian, "HU12345678", VatCheckStatus::Valid)),
+            standard(0.27)
         );
         assert_eq!(of(billing("company", "DE", Some("DE12345678"))), standard(0.19));
         // A number of another country does not make a German company reverse charged.

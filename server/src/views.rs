@@ -56,7 +56,12 @@ pub fn billing_info(b: &BillingRow) -> views::BillingInfo {
         postal_code: b.postal_code.clone(),
         country: b.country.clone(),
         vat_number: b.vat_number.clone(),
+        vat_check: b.vies_check().map(|c| c.view()),
     }
+}
+
+fn vat_check(json: Option<&str>) -> Option<views::VatCheck> {
+    crate::vies::Check::from_json(json).map(|c| c.view())
 }
 
 /// `GET /api/subscription`, the answer of every call that changes it, and
@@ -109,6 +114,7 @@ pub fn payment(p: &PaymentRow) -> Payment {
         vat_rate: p.vat_rate,
         vat_amount: major(p.vat_amount),
         vat_treatment: p.vat_treatment,
+        vat_check: vat_check(p.vat_check.as_deref()),
         total_amount: major(p.total_amount),
         payment_method: p.payment_method.clone(),
         provider: p.provider.clone(),
@@ -136,6 +142,7 @@ pub fn invoice(i: &InvoiceRow) -> Invoice {
         vat_amount: major(i.vat_amount),
         total_amount: major(i.total_amount),
         vat_treatment: i.vat_treatment,
+        vat_check: vat_check(i.vat_check.as_deref()),
         seller: Seller {
             name: i.seller_name.clone(),
             address: i.seller_address.clone(),
@@ -151,6 +158,7 @@ pub fn invoice(i: &InvoiceRow) -> Invoice {
             postal_code: i.buyer_postal_code.clone(),
             country: i.buyer_country.clone(),
             vat_number: i.buyer_vat_number.clone(),
+            vat_check: None,
         },
         pdf_url: format!("/api/invoices/{}.pdf", i.id),
     }

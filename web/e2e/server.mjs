@@ -43,6 +43,8 @@ export async function startServer({ env = {} } = {}) {
     REDIS_URL: '',
     SMTP_URL: '',
     OPENAI_API_KEY: '',
+    // No e2e test reverse charges a company; VIES is a port nothing listens on, never the EU's.
+    VIES_URL: 'http://127.0.0.1:1/vies',
     ...env,
   };
   const child = spawn(serverBin, [], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -32,17 +32,19 @@ pub struct PaymentRow {
     /// The period a renewal pays for; a checkout's starts when it is paid.
     pub period_start: Option<i64>,
     pub period_end: Option<i64>,
+    /// The VIES check the VAT treatment rested on ([`crate::vies::Check`] as JSON).
+    pub vat_check: Option<String>,
 }
 
 pub(crate) const COLUMNS: &str = "id, user_id, plan_type, billing_cycle, kind, status, currency, net_amount, vat_rate, \
      vat_amount, total_amount, provider, provider_ref, payment_method, idempotency_key, created_at, completed_at, \
-     buyer, vat_treatment, period_start, period_end";
+     buyer, vat_treatment, period_start, period_end, vat_check";
 
 /// The INSERT of a whole payment row, `suffix` appended (e.g. an ON CONFLICT clause).
 pub(crate) fn insert_sql(suffix: &str) -> String {
     format!(
         "INSERT INTO payments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-         $14, $15, $16, $17, $18, $19, $20, $21) {suffix}"
+         $14, $15, $16, $17, $18, $19, $20, $21, $22) {suffix}"
     )
 }
 
@@ -71,6 +73,7 @@ macro_rules! insert_payment_query {
             .bind(&$p.vat_treatment)
             .bind($p.period_start)
             .bind($p.period_end)
+            .bind(&$p.vat_check)
     };
 }
 pub(crate) use insert_payment_query;

@@ -185,6 +185,8 @@ fn vat_number(state: &AppState, country: &str, number: &str) -> Result<String> {
 /// The country is an ISO code (VAT depends on it). A company in the EU needs a VAT number
 /// of its country's format, stored compact (`DE123456789`); a Hungarian company may give
 /// its domestic tax number (`12345678-2-41`) instead. Elsewhere any number is taken.
+/// A number that could be reverse charged is checked with VIES before it is stored, and
+/// the answer (`vatCheck`) tells the buyer why they pay VAT if VIES did not confirm it.
 async fn put_billing_info(
     state: Data,
     user: AuthUser,
@@ -211,6 +213,7 @@ async fn put_billing_info(
         vat_number: company
             .then(|| required(info.vat_number.as_deref(), "vatNumber"))
             .transpose()?,
+        vat_check: None,
     };
     let row = BillingRow {
         vat_number: row
@@ -218,6 +221,13 @@ async fn put_billing_info(
             .as_deref()
             .map(|n| vat_number(&state, &row.country, n))
             .transpose()?,
+        ..row
+    };
+    // Only valid input reaches VIES; its answer, whatever it is, is saved with the rest.
+    let row = BillingRow {
+        vat_check: crate::vies::check_billing(&state, &row)
+            .await
+            .map(|c| c.to_json()),
         ..row
     };
     state.db.put_billing_info(user.id(), &row, state.now()).await?;

@@ -109,6 +109,7 @@ pub async fn issue_for_payment(state: &AppState, payment_id: &str) -> anyhow::Re
         total_amount: payment.total_amount,
         vat_treatment: payment.vat_treatment,
         transaction_id: payment.provider_ref.clone().unwrap_or_else(|| payment.id.clone()),
+        vat_check: payment.vat_check.clone(),
     };
     match state.db.insert_invoice(&mut invoice).await {
         Ok(()) => {

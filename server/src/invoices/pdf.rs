@@ -16,6 +16,7 @@ use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 use crate::db::invoices::InvoiceRow;
 use crate::vat::{Treatment, VatRules};
 use chat_contract::states::BillingCycle;
+use chat_contract::views::VatCheckStatus;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
@@ -215,6 +216,20 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     page.text_right(right, y, 12.0, money(i.total_amount, i.currency.as_str()));
     y -= 30.0;
 
+    // What the reverse charge rested on, for an auditor years later.
+    if let Some(check) = crate::vies::Check::from_json(i.vat_check.as_deref())
+        .filter(|c| i.vat_treatment == Treatment::ReverseCharge && c.status == VatCheckStatus::Valid)
+    {
+        let line = format!(
+            "Közösségi adószám ellenőrizve (VIES) / VAT number confirmed in VIES: {}, {}",
+            check.vat_number,
+            date(check.checked_at, tz)
+        );
+        for line in wrap(page, &line, 9.0, right - MARGIN) {
+            page.text(MARGIN, y, 9.0, line);
+            y -= 12.0;
+        }
+    }
     let note = match i.vat_treatment {
         Treatment::ReverseCharge => Some(vat.reverse_charge_note.as_str()),
         Treatment::OutsideEu => Some(vat.outside_eu_note.as_str()),

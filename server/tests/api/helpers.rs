@@ -132,6 +132,9 @@ async fn start(
     // Only the scheduler runs started by a test (and the one at start-up) count.
     settings.billing.scheduler_interval_secs = 3600;
     settings.config_dir = data_dir.path().join("no-config");
+    // No test reaches the real VIES: a port nothing listens on (VIES unavailable) unless a
+    // test starts its stub (vies_stub.rs).
+    settings.billing.vies_url = "http://127.0.0.1:1/vies".into();
     if let Some(url) = &backends.database_url {
         settings.database.url = SecretString::from(url.clone());
     }

@@ -8,9 +8,21 @@ use futures_util::future::join_all;
 use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, assert_ok, spawn_app_with, TestApp, TestUser};
+use crate::vies_stub::{self, Answer, ViesStub};
 
+/// A server whose VIES (a stub) confirms every number but `…000000000`.
 async fn spawn_app() -> TestApp {
-    spawn_app_with(|s| s.auth.remember_days = 400).await
+    spawn_with_vies().await.0
+}
+
+async fn spawn_with_vies() -> (TestApp, ViesStub) {
+    let (url, stub) = vies_stub::start();
+    let app = spawn_app_with(move |s| {
+        s.auth.remember_days = 400;
+        s.billing.vies_url = url;
+    })
+    .await;
+    (app, stub)
 }
 
 fn billing(kind: &str, name: &str, country: &str, vat_number: Option<&str>) -> Value {
@@ -478,4 +490,178 @@ async fn the_plan_catalogue_marks_what_works_on_this_server() {
     }
     // The plans' own feature flags (SPEC §3) are unchanged.
     assert_eq!(body["data"][3]["features"]["imageGeneration"], json!(true));
+}
+
+/// A German company with `number`.
+fn german_company(number: &str) -> Value {
+    billing("company", "Ann", "DE", Some(number))
+}
+
+#[actix_web::test]
+async fn a_company_confirmed_by_vies_is_reverse_charged_and_the_check_is_kept_on_the_payment_and_invoice() {
+    let (app, vies) = spawn_with_vies().await;
+    let ann = app.register("Ann", "ann@example.com", "secret1").await;
+    let saved = set_billing(&app, &ann, german_company("DE 123 456 789")).await;
+    assert_eq!(
+        vies.requests(),
+        vec![json!({"countryCode": "DE", "vatNumber": "123456789"})]
+    );
+    let check = &saved["billingInfo"]["vatCheck"];
+    assert_eq!(check["status"], json!("valid"), "{saved}");
+    assert_eq!(check["vatNumber"], json!("DE123456789"));
+    assert_eq!(check["requestDate"], json!("2026-03-02T10:15:00.000Z"));
+    assert_eq!(check["name"], json!("ACME GMBH"));
+    let settings = assert_ok(app.get_auth("/api/settings", &ann.token).await).await;
+    assert_eq!(&settings["billingInfo"]["vatCheck"], check);
+    let plans = assert_ok(app.get_auth("/api/plans", &ann.token).await).await;
+    assert_eq!(plans["vat"]["treatment"], json!("reverse_charge"));
+
+    let payment = start_checkout(&app, &ann).await;
+    assert_eq!(payment["vatTreatment"], json!("reverse_charge"));
+    assert_eq!(payment["vatRate"], json!(0.0));
+    assert_eq!(&payment["vatCheck"], check);
+    // A fresh check is not asked again.
+    assert_eq!(vies.requests().len(), 1);
+    pay(&app, &ann, payment["_id"].as_str().unwrap()).await;
+    let invoice = invoices(&app, &ann).await.remove(0);
+    assert_eq!(invoice["vatTreatment"], json!("reverse_charge"));
+    assert_eq!(&invoice["vatCheck"], check);
+    assert_eq!(invoice["buyer"].get("vatCheck"), None);
+    // Kept with the invoice: new billing info changes neither.
+    set_billing(&app, &ann, billing("private", "Ann", "DE", None)).await;
+    let settings = assert_ok(app.get_auth("/api/settings", &ann.token).await).await;
+    assert_eq!(settings["billingInfo"].get("vatCheck"), None);
+    assert_eq!(&invoices(&app, &ann).await[0]["vatCheck"], check);
+    let text = pdf_text(&pdf(&app, &ann, &invoice).await.bytes().await.unwrap());
+    assert!(
+        text.contains("VAT number confirmed in VIES: DE123456789"),
+        "{text}"
+    );
+}
+
+#[actix_web::test]
+async fn a_number_vies_does_not_know_pays_domestic_vat_and_the_buyer_is_told_why() {
+    let (app, vies) = spawn_with_vies().await;
+    let ann = app.register("Ann", "ann@example.com", "secret1").await;
+    // Well-formed, but not registered.
+    let saved = set_billing(&app, &ann, german_company("DE000000000")).await;
+    let check = &saved["billingInfo"]["vatCheck"];
+    assert_eq!(check["status"], json!("invalid"), "{saved}");
+    assert_eq!(check["name"], json!(null), "VIES's '---' is no name");
+    let plans = assert_ok(app.get_auth("/api/plans", &ann.token).await).await;
+    assert_eq!(plans["vat"]["treatment"], json!("standard"));
+    assert_eq!(plans["vat"]["rate"], json!(0.19));
+    let payment = start_checkout(&app, &ann).await;
+    assert_eq!(payment["vatTreatment"], json!("standard"));
+    assert_eq!(payment["vatRate"], json!(0.19));
+    assert_eq!(payment["vatAmount"], json!(0.95));
+    assert_eq!(&payment["vatCheck"], check);
+    // A recent "not registered" is not asked again at the checkout.
+    assert_eq!(vies.requests().len(), 1);
+    pay(&app, &ann, payment["_id"].as_str().unwrap()).await;
+    let invoice = invoices(&app, &ann).await.remove(0);
+    assert_eq!(invoice["vatTreatment"], json!("standard"));
+    assert_eq!(invoice["vatRate"], json!(0.19));
+    assert_eq!(&invoice["vatCheck"], check);
+}
+
+#[actix_web::test]
+async fn vies_down_means_domestic_vat_with_the_reason_until_a_checkout_finds_it_back() {
+    let (app, vies) = spawn_with_vies().await;
+    let ann = app.register("Ann", "ann@example.com", "secret1").await;
+    vies.set(Answer::Down);
+    let saved = set_billing(&app, &ann, german_company("DE123456789")).await;
+    let check = &saved["billingInfo"]["vatCheck"];
+    assert_eq!(check["status"], json!("unavailable"), "{saved}");
+    assert_eq!(check["error"], json!("MS_UNAVAILABLE"));
+    let plans = assert_ok(app.get_auth("/api/plans", &ann.token).await).await;
+    assert_eq!(plans["vat"]["rate"], json!(0.19));
+    // Still down at the checkout: asked again, domestic VAT.
+    let payment = start_checkout(&app, &ann).await;
+    assert_eq!(vies.requests().len(), 2);
+    assert_eq!(payment["vatTreatment"], json!("standard"));
+    assert_eq!(payment["vatRate"], json!(0.19));
+    assert_eq!(payment["vatCheck"]["status"], json!("unavailable"));
+    // Back: the next checkout asks again, is reverse charged, and the billing info shows it.
+    vies.set(Answer::ByNumber);
+    let body = json!({"planType": "pro", "currency": "EUR"});
+    let started = assert_ok(app.put_auth("/api/subscription/change", &ann.token, body).await).await;
+    assert_eq!(vies.requests().len(), 3);
+    assert_eq!(started["payment"]["vatTreatment"], json!("reverse_charge"));
+    assert_eq!(started["payment"]["vatCheck"]["status"], json!("valid"));
+    let settings = assert_ok(app.get_auth("/api/settings", &ann.token).await).await;
+    assert_eq!(settings["billingInfo"]["vatCheck"]["status"], json!("valid"));
+}
+
+#[actix_web::test]
+async fn vies_unreachable_or_slow_is_unavailable_within_the_timeout() {
+    // spawn_app's VIES is a port nothing listens on.
+    let app = spawn_app_with(|_| {}).await;
+    let ann = app.register("Ann", "ann@example.com", "secret1").await;
+    let saved = set_billing(&app, &ann, german_company("DE123456789")).await;
+    assert_eq!(saved["billingInfo"]["vatCheck"]["status"], json!("unavailable"));
+    assert_eq!(saved["billingInfo"]["vatCheck"]["error"], json!("unreachable"));
+    assert_eq!(start_checkout(&app, &ann).await["vatRate"], json!(0.19));
+
+    let (url, vies) = vies_stub::start();
+    vies.set(Answer::Slow);
+    let app = spawn_app_with(move |s| {
+        s.billing.vies_url = url;
+        s.billing.vies_timeout_secs = 1;
+    })
+    .await;
+    let ann = app.register("Ann", "ann@example.com", "secret1").await;
+    let started = std::time::Instant::now();
+    let saved = set_billing(&app, &ann, german_company("DE123456789")).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(vies.requests().len(), 1);
+    assert_eq!(saved["billingInfo"]["vatCheck"]["status"], json!("unavailable"));
+    assert_eq!(saved["billingInfo"]["vatCheck"]["error"], json!("unreachable"));
+}
+
+#[actix_web::test]
+async fn a_checkout_asks_vies_again_once_the_check_is_a_week_old() {
+    let (app, vies) = spawn_with_vies().await;
+    let ann = app.register("Ann", "ann@example.com", "secret1").await;
+    set_billing(&app, &ann, german_company("DE123456789")).await;
+    app.clock.advance_ms(6 * 24 * 3600 * 1000);
+    assert_eq!(
+        start_checkout(&app, &ann).await["vatTreatment"],
+        json!("reverse_charge")
+    );
+    assert_eq!(vies.requests().len(), 1);
+    // Eight days on, VIES is down: the old "valid" is not relied on.
+    app.clock.advance_ms(2 * 24 * 3600 * 1000);
+    vies.set(Answer::Down);
+    let body = json!({"planType": "pro", "currency": "EUR"});
+    let started = assert_ok(app.put_auth("/api/subscription/change", &ann.token, body).await).await;
+    assert_eq!(vies.requests().len(), 2);
+    assert_eq!(started["payment"]["vatTreatment"], json!("standard"));
+    assert_eq!(started["payment"]["vatRate"], json!(0.19));
+}
+
+#[actix_web::test]
+async fn vies_is_asked_only_where_its_answer_decides_the_vat() {
+    let (app, vies) = spawn_with_vies().await;
+    let ann = app.register("Ann", "ann@example.com", "secret1").await;
+    for info in [
+        billing("private", "Ann", "DE", None),
+        billing("company", "Ann", "HU", Some("HU12345678")),
+        billing("company", "Ann", "US", Some("12-3456789")),
+    ] {
+        let saved = set_billing(&app, &ann, info).await;
+        assert_eq!(saved["billingInfo"].get("vatCheck"), None, "{saved}");
+        start_checkout(&app, &ann).await;
+    }
+    assert_eq!(vies.requests(), Vec::<Value>::new());
+    // Greece's numbers start with EL, which VIES takes as its code.
+    set_billing(&app, &ann, billing("company", "Ann", "GR", Some("EL123456789"))).await;
+    assert_eq!(
+        vies.requests(),
+        vec![json!({"countryCode": "EL", "vatNumber": "123456789"})]
+    );
 }

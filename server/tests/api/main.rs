@@ -32,4 +32,5 @@ mod stripe;
 mod subscription;
 mod validation;
 mod venv;
+mod vies_stub;
 mod ws;

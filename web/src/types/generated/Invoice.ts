@@ -4,9 +4,14 @@ import type { BillingInfo } from "./BillingInfo";
 import type { Currency } from "./Currency";
 import type { PlanType } from "./PlanType";
 import type { Seller } from "./Seller";
+import type { VatCheck } from "./VatCheck";
 import type { VatTreatment } from "./VatTreatment";
 
 /**
  * An invoice (amounts in major units).
  */
-export type Invoice = { _id: string, number: string, issuedAt: string, paymentId: string, transactionId: string, planType: PlanType, planName: string, billingCycle: BillingCycle, periodStart: string, periodEnd: string, currency: Currency, netAmount: number, vatRate: number, vatAmount: number, totalAmount: number, vatTreatment: VatTreatment, seller: Seller, buyer: BillingInfo, pdfUrl: string, };
+export type Invoice = { _id: string, number: string, issuedAt: string, paymentId: string, transactionId: string, planType: PlanType, planName: string, billingCycle: BillingCycle, periodStart: string, periodEnd: string, currency: Currency, netAmount: number, vatRate: number, vatAmount: number, totalAmount: number, vatTreatment: VatTreatment, 
+/**
+ * The VIES check the VAT treatment rested on, when there was one.
+ */
+vatCheck: VatCheck | null, seller: Seller, buyer: BillingInfo, pdfUrl: string, };

@@ -4,12 +4,17 @@ import type { Currency } from "./Currency";
 import type { PaymentKind } from "./PaymentKind";
 import type { PaymentStatus } from "./PaymentStatus";
 import type { PlanType } from "./PlanType";
+import type { VatCheck } from "./VatCheck";
 import type { VatTreatment } from "./VatTreatment";
 
 /**
  * A payment (amounts in major units).
  */
-export type Payment = { _id: string, planType: PlanType, billingCycle: BillingCycle, kind: PaymentKind, status: PaymentStatus, currency: Currency, netAmount: number, vatRate: number, vatAmount: number, vatTreatment: VatTreatment, totalAmount: number, paymentMethod: string, 
+export type Payment = { _id: string, planType: PlanType, billingCycle: BillingCycle, kind: PaymentKind, status: PaymentStatus, currency: Currency, netAmount: number, vatRate: number, vatAmount: number, vatTreatment: VatTreatment, 
+/**
+ * The VIES check the VAT treatment rested on, when there was one.
+ */
+vatCheck: VatCheck | null, totalAmount: number, paymentMethod: string, 
 /**
  * `demo` or `stripe`.
  */

@@ -64,6 +64,8 @@ export type { UsageService } from './UsageService';
 export type { UsageServices } from './UsageServices';
 export type { User } from './User';
 export type { VatBasis } from './VatBasis';
+export type { VatCheck } from './VatCheck';
+export type { VatCheckStatus } from './VatCheckStatus';
 export type { VatEstimate } from './VatEstimate';
 export type { VatTreatment } from './VatTreatment';
 export type { WebSource } from './WebSource';

@@ -88,6 +88,12 @@ export function BillingInfoPanel({
           ) : (
             <p className={styles.muted}>{t('billing.none')}</p>
           )}
+          {billingInfo?.vatCheck && (
+            // Why this company is (or is not) reverse charged: VIES's word on its number.
+            <div data-testid="billing-vat-check">
+              <FormAlert tone="info">{t(`billing.vatCheck.${billingInfo.vatCheck.status}`)}</FormAlert>
+            </div>
+          )}
           {intent && billingInfo && (
             <FormAlert tone="info">{t('billing.readyFor', { plan: intent.name })}</FormAlert>
           )}

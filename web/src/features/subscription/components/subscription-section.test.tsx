@@ -220,6 +220,40 @@ describe('SubscriptionSection', () => {
     expect(within(table).getByRole('button', { name: 'Download invoice 2025-000042 as PDF' })).toBeDefined();
   });
 
+  it("tells a company VIES did not confirm why it pays VAT, in both languages", async () => {
+    const company = {
+      ...billingInfo,
+      billingType: 'company',
+      companyName: 'Acme GmbH',
+      country: 'DE',
+      vatNumber: 'DE000000000',
+      vatCheck: {
+        vatNumber: 'DE000000000',
+        status: 'invalid',
+        checkedAt: '2025-03-14T10:00:00.000Z',
+        requestDate: '2025-03-14T10:00:00.000Z',
+        name: null,
+        address: null,
+        error: null,
+      },
+    };
+    serve(subscriptionOn('free'), {}, company);
+    renderSection();
+    const reason = await screen.findByTestId('billing-vat-check');
+    expect(reason.textContent).toContain("The EU's VIES service does not confirm this VAT number");
+    await act(() => i18n.changeLanguage('hu-HU'));
+    expect(screen.getByTestId('billing-vat-check').textContent).toContain(
+      'Az EU VIES szolgáltatása nem erősíti meg ezt a közösségi adószámot',
+    );
+  });
+
+  it('shows no VIES line for a buyer VIES does not decide', async () => {
+    serve(subscriptionOn('free'));
+    renderSection();
+    await screen.findByTestId('current-plan');
+    expect(screen.queryByTestId('billing-vat-check')).toBeNull();
+  });
+
   it('offers a retry when loading fails', async () => {
     fetchMock.mockResolvedValue(jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' }));
     renderSection();
