@@ -124,6 +124,7 @@ impl Application {
             hasher: PasswordHasher::new(&settings.auth)?,
             mailer,
             limits,
+            site: crate::auth::origin::SiteOrigin::from_settings(&settings)?,
             images: ImageDecoder::new(&settings.uploads),
             files,
             documents: crate::documents::Documents::new(&settings.uploads)?,
@@ -151,6 +152,7 @@ impl Application {
             tracing::warn!(web_dir = %web_dir.display(), "no built web client; serving a placeholder page");
         }
         let app_state = state.clone();
+        let security_headers = http::headers::SecurityHeaders::from_settings(&state.settings)?;
         let stalled_after = crate::realtime::write_timeout(&state.settings);
         let shards = state.realtime.shards.clone();
         let server = HttpServer::new(move || {
@@ -159,6 +161,7 @@ impl Application {
             App::new()
                 .wrap(from_fn(i18n::middleware))
                 .wrap(from_fn(http::trace::middleware))
+                .wrap(security_headers.middleware())
                 .app_data(app_state.clone())
                 .configure(http::api)
                 .configure(|cfg| http::web::routes(cfg, &web_dir, &uploads_dir, client_built))

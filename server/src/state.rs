@@ -25,6 +25,8 @@ pub struct AppState {
     pub hasher: PasswordHasher,
     pub mailer: Mailer,
     pub limits: RateLimits,
+    /// This site's origin, for the `Origin` checks of cookie calls and websockets.
+    pub site: crate::auth::origin::SiteOrigin,
     pub images: ImageDecoder,
     pub files: FileStore,
     pub documents: crate::documents::Documents,

@@ -1,5 +1,6 @@
 // What several end-to-end tests do the same way, through the UI as a person would.
 import assert from 'node:assert/strict';
+import { afterEach } from 'node:test';
 import { chromium } from 'playwright-core';
 
 /**
@@ -93,10 +94,66 @@ const FLAGS = [
   '--disable-component-update', '--disable-sync', '--no-first-run',
 ];
 
-/** Launches Debian's headless Chromium with the common flags, plus `extraArgs`. */
-export function launchChromium(extraArgs = []) {
-  return chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...extraArgs], headless: true });
+/**
+ * Launches Debian's headless Chromium with the common flags, plus `extraArgs`. Every
+ * context it opens reports Content-Security-Policy violations (see `watchCsp`).
+ */
+export async function launchChromium(extraArgs = []) {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...FLAGS, ...extraArgs], headless: true });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    await watchCsp(context);
+    return context;
+  };
+  return browser;
 }
+
+/** What Chromium refused under a page's Content-Security-Policy, since the last check. */
+let cspViolations = [];
+
+/**
+ * Collects every CSP violation in the context's pages and frames: a listener for
+ * `securitypolicyviolation` runs before any of the page's own scripts, and Chromium's
+ * console message for a violation (which workers log too) counts as well.
+ */
+async function watchCsp(context) {
+  await context.exposeBinding('__cspViolation', ({ frame }, violation) => {
+    cspViolations.push({ page: frame.url(), ...violation });
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      window.__cspViolation?.({
+        directive: event.effectiveDirective,
+        blocked: event.blockedURI,
+        source: `${event.sourceFile}:${event.lineNumber}`,
+        sample: event.sample,
+      });
+    });
+  });
+  const watchPage = (page) =>
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push({ page: page.url(), console: message.text() });
+    });
+  context.pages().forEach(watchPage);
+  context.on('page', watchPage);
+}
+
+/** Answers the violations collected so far and forgets them. */
+export function takeCspViolations() {
+  const taken = cspViolations;
+  cspViolations = [];
+  return taken;
+}
+
+/** Fails when Chromium reported any CSP violation since the last check. */
+export function assertNoCspViolations() {
+  const violations = takeCspViolations();
+  assert.deepEqual(violations, [], `Content-Security-Policy violations:\n${JSON.stringify(violations, null, 2)}`);
+}
+
+// Every test of every file that uses these helpers fails on a violation it caused.
+afterEach(() => assertNoCspViolations());
 
 /** Accepts the cookie banner if it is showing. */
 export async function dismissCookies(page) {

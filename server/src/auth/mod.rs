@@ -3,6 +3,7 @@
 
 pub mod codes;
 pub mod jwt;
+pub mod origin;
 pub mod password;
 pub mod rate_limit;
 
@@ -38,45 +39,21 @@ pub fn token_is_from_cookie(req: &HttpRequest) -> bool {
     bearer.is_none_or(str::is_empty) && req.cookie("token").is_some_and(|c| !c.value().is_empty())
 }
 
-/// Whether the request comes from a page of this site: no `Origin` (not a browser) or
-/// one whose host is the request's own host.
-pub fn same_origin(req: &HttpRequest) -> bool {
-    let Some(origin) = req
-        .headers()
-        .get(actix_web::http::header::ORIGIN)
-        .and_then(|h| h.to_str().ok())
-    else {
-        return true;
-    };
-    let origin_host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-    origin_host.eq_ignore_ascii_case(req.connection_info().host())
+/// Whether a websocket's cookie may count: the request has no `Origin` (not a browser)
+/// or one of this site ([`origin::SiteOrigin`]).
+pub fn same_origin(req: &HttpRequest, state: &AppState) -> bool {
+    origin::origin_header(req).is_none_or(|o| state.site.allows(req, &state.limits, o))
 }
 
 /// Whether a cookie-authenticated call that changes something may go ahead: it must
-/// carry an `Origin` of this site, either `public_url`'s origin or the request's own
-/// `Host`. Browsers send `Origin` with every such call and other sites cannot forge it;
-/// without the check, any page could make a visitor's browser act with their cookie.
-pub fn cookie_call_allowed(req: &HttpRequest, public_url: &str) -> bool {
+/// carry an `Origin` of this site ([`origin::SiteOrigin`]). Browsers send `Origin` with
+/// every such call and other sites cannot forge it; without the check, any page could
+/// make a visitor's browser act with their cookie.
+pub fn cookie_call_allowed(req: &HttpRequest, state: &AppState) -> bool {
     if req.method().is_safe() || !token_is_from_cookie(req) {
         return true;
     }
-    let Some(origin) = req
-        .headers()
-        .get(actix_web::http::header::ORIGIN)
-        .and_then(|h| h.to_str().ok())
-    else {
-        return false;
-    };
-    let origin = origin.trim_end_matches('/');
-    if origin.eq_ignore_ascii_case(public_url.trim_end_matches('/')) {
-        return true;
-    }
-    let host = req
-        .headers()
-        .get(actix_web::http::header::HOST)
-        .and_then(|h| h.to_str().ok());
-    let origin_host = origin.split_once("://").map(|(_, rest)| rest);
-    matches!((origin_host, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+    origin::origin_header(req).is_some_and(|o| state.site.allows(req, &state.limits, o))
 }
 
 /// A caller with a valid, unexpired, unrevoked token, and their user row.
@@ -110,9 +87,7 @@ impl FromRequest for AuthUser {
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let token = request_token(req);
-        let cookie_refused = state
-            .as_ref()
-            .is_some_and(|s| !cookie_call_allowed(req, &s.settings.server.public_url));
+        let cookie_refused = state.as_ref().is_some_and(|s| !cookie_call_allowed(req, s));
         Box::pin(async move {
             let state = state.ok_or_else(|| anyhow::anyhow!("AppState missing"))?;
             if cookie_refused {

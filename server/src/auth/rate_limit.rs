@@ -150,6 +150,12 @@ impl RateLimits {
         Some(client)
     }
 
+    /// Whether the peer is one of `TRUSTED_PROXIES`, whose forwarding headers are believed
+    /// (the client's address here, the site's host and scheme in [`super::origin`]).
+    pub fn peer_is_trusted(&self, req: &HttpRequest) -> bool {
+        req.peer_addr().is_some_and(|peer| self.is_trusted(peer.ip()))
+    }
+
     fn is_trusted(&self, ip: IpAddr) -> bool {
         let ip = unmap(ip);
         self.trusted_proxies.iter().any(|net| net.contains(&ip))

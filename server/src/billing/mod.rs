@@ -82,6 +82,11 @@ pub trait PaymentProvider: Send + Sync {
     fn client_config(&self) -> chat_contract::views::PaymentConfig;
 }
 
+/// Whether Stripe takes the payments: a secret key is set (see [`choose`]).
+pub fn stripe_configured(billing: &BillingSettings) -> bool {
+    is_set(&billing.stripe_secret_key)
+}
+
 /// Stripe when a secret key is set; else the demo provider, only if configured so.
 pub async fn choose(
     settings: &Settings,
@@ -89,7 +94,7 @@ pub async fn choose(
     catalogue: &Catalogue,
 ) -> anyhow::Result<Box<dyn PaymentProvider>> {
     let billing: &BillingSettings = &settings.billing;
-    if is_set(&billing.stripe_secret_key) {
+    if stripe_configured(billing) {
         anyhow::ensure!(
             is_set(&billing.stripe_webhook_secret),
             "STRIPE_SECRET_KEY is set but STRIPE_WEBHOOK_SECRET is not: payments would never be confirmed"

@@ -72,6 +72,11 @@ async fn serve(state: &AppState, user: &AuthUser, id: &str, thumbnail: bool) -> 
     } else {
         (file.mime.clone(), file.name.clone())
     };
+    let policy = if mime == "application/pdf" {
+        http::headers::PDF_POLICY
+    } else {
+        http::headers::FILE_POLICY
+    };
     // Only a name of plain characters goes into the header; the rest becomes `_`.
     let ascii: String = name
         .chars()
@@ -82,6 +87,7 @@ async fn serve(state: &AppState, user: &AuthUser, id: &str, thumbnail: bool) -> 
         // A file's bytes never change; only its owner may see them.
         .insert_header((header::CACHE_CONTROL, "private, max-age=31536000, immutable"))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, policy))
         .insert_header(ContentDisposition {
             disposition: DispositionType::Inline,
             parameters: vec![DispositionParam::Filename(ascii)],

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod conversations;
 pub mod files;
+pub mod headers;
 pub mod health;
 pub mod invoices;
 pub mod payments;

@@ -4,7 +4,7 @@
 //! exist only while the demo provider runs; its buttons complete or cancel the payment
 //! and send the browser to the client's payment status or cancel page.
 
-use actix_web::http::header::LOCATION;
+use actix_web::http::header::{CONTENT_SECURITY_POLICY, LOCATION};
 use actix_web::{web, HttpRequest, HttpResponse};
 use chat_contract::answers;
 use chat_contract::states::PaymentStatus;
@@ -13,6 +13,7 @@ use crate::auth::AuthUser;
 use crate::billing::stripe_events;
 use crate::db::payments::PaymentRow;
 use crate::error::{ErrorCode, Result};
+use crate::http;
 use crate::state::AppState;
 use crate::subscriptions;
 use crate::views;
@@ -137,6 +138,7 @@ table{{width:100%;margin:1rem 0}}td:last-child{{text-align:right}}button{{font-s
     );
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
+        .insert_header((CONTENT_SECURITY_POLICY, http::headers::STATIC_PAGE_POLICY))
         .body(page))
 }
 

@@ -6,9 +6,12 @@ use std::path::{Path, PathBuf};
 
 use actix_files::{Files, NamedFile};
 use actix_web::dev::{fn_service, ServiceRequest, ServiceResponse};
+use actix_web::http::header::CONTENT_SECURITY_POLICY;
+use actix_web::middleware::DefaultHeaders;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::error::{ApiError, ErrorCode};
+use crate::http::headers;
 
 /// Shown when the client has not been built yet, so `/` still answers something useful.
 const PLACEHOLDER: &str = include_str!("placeholder.html");
@@ -19,10 +22,17 @@ pub fn client_is_built(web_dir: &Path) -> bool {
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig, web_dir: &Path, uploads_dir: &Path, client_built: bool) {
-    // A missing upload is a 404, never the client's index page.
-    cfg.service(Files::new("/uploads", uploads_dir).default_handler(fn_service(
-        |req: ServiceRequest| async { Ok(req.into_response(HttpResponse::NotFound().finish())) },
-    )));
+    // A missing upload is a 404, never the client's index page. An upload is a user's
+    // file: it gets the files' policy, not the client's.
+    cfg.service(
+        web::scope("/uploads")
+            .wrap(DefaultHeaders::new().add((CONTENT_SECURITY_POLICY, headers::FILE_POLICY)))
+            .service(
+                Files::new("", uploads_dir).default_handler(fn_service(|req: ServiceRequest| async {
+                    Ok(req.into_response(HttpResponse::NotFound().finish()))
+                })),
+            ),
+    );
     let index = client_built.then(|| web_dir.join("index.html"));
     if client_built {
         let index = index.clone();
@@ -59,6 +69,7 @@ async fn fallback(req: ServiceRequest, index: Option<PathBuf>) -> Result<Service
         Some(index) => NamedFile::open_async(index).await?.into_response(&req),
         None => HttpResponse::Ok()
             .content_type("text/html; charset=utf-8")
+            .insert_header((CONTENT_SECURITY_POLICY, headers::STATIC_PAGE_POLICY))
             .body(PLACEHOLDER),
     };
     Ok(ServiceResponse::new(req, response))

@@ -44,7 +44,7 @@ async fn connect(
         actix_http::ws::handshake(req.head()).map_err(|_| ApiError::from(ErrorCode::ValidationError))?;
     // Browsers send cookies with websockets from any site: a cookie only counts from a
     // page of this site (others must send the token in an auth frame, which they lack).
-    let token = if token_is_from_cookie(&req) && !same_origin(&req) {
+    let token = if token_is_from_cookie(&req) && !same_origin(&req, &state) {
         None
     } else {
         request_token(&req)

@@ -34,7 +34,7 @@ fn filler(with_fact: bool) -> String {
 }
 
 /// A PDF with one page per text (Helvetica, one line each).
-fn pdf(pages: &[&str]) -> Vec<u8> {
+pub(crate) fn pdf(pages: &[&str]) -> Vec<u8> {
     let mut pdf = Pdf::new();
     let (catalog, tree, font) = (Ref::new(1), Ref::new(2), Ref::new(3));
     pdf.catalog(catalog).pages(tree);

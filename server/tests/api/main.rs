@@ -9,6 +9,7 @@ mod documents;
 mod faults;
 mod files;
 mod fuzz;
+mod headers;
 mod health;
 mod helpers;
 mod image_generation;

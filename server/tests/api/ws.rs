@@ -39,11 +39,24 @@ impl WsClient {
 
     /// Connects as a browser would: the token in the `token` cookie, from `origin`.
     pub async fn connect_with_cookie(app: &TestApp, token: &str, origin: &str) -> WsClient {
+        Self::connect_with_cookie_and(app, token, origin, &[]).await
+    }
+
+    /// [`Self::connect_with_cookie`], with more request headers (a proxy's, say).
+    pub async fn connect_with_cookie_and(
+        app: &TestApp,
+        token: &str,
+        origin: &str,
+        headers: &[(&'static str, &str)],
+    ) -> WsClient {
         let mut request = Self::url(app).into_client_request().unwrap();
         request
             .headers_mut()
             .insert("Cookie", format!("token={token}").parse().unwrap());
         request.headers_mut().insert("Origin", origin.parse().unwrap());
+        for (name, value) in headers {
+            request.headers_mut().append(*name, value.parse().unwrap());
+        }
         let (ws, _) = tokio_tungstenite::connect_async(request)
             .await
             .expect("websocket upgrade");
