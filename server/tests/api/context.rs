@@ -92,7 +92,10 @@ async fn a_long_conversation_keeps_working_with_its_latest_exchanges_in_the_wind
         .contains("Address the user as Annie."));
     // Then whole exchanges, the latest ones, up to the question.
     let history = &prompt[1..prompt.len() - 1];
-    assert!(history.len() >= 10 && history.len().is_multiple_of(2), "{prompt:?}");
+    assert!(
+        history.len() >= 10 && history.len().is_multiple_of(2),
+        "{prompt:?}"
+    );
     let first = 24 - history.len() / 2;
     for (n, pair) in history.chunks(2).enumerate() {
         assert_eq!(pair[0]["role"], json!("user"));
