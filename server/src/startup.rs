@@ -18,6 +18,7 @@ use crate::auth::codes::{new_token, CodeKey};
 use crate::auth::jwt::Tokens;
 use crate::auth::password::PasswordHasher;
 use crate::auth::rate_limit::RateLimits;
+use crate::chat::context::ContextSizes;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{is_set, Settings};
 use crate::db::Db;
@@ -79,6 +80,8 @@ impl Application {
             "[invoice] seller_country {:?} must be an EU country of vat.toml",
             settings.invoice.seller_country
         );
+        let context_sizes = ContextSizes::load(&settings.config_dir)?;
+        context_sizes.warm_up();
         let quotas = Quotas::start(
             db.clone(),
             redis
@@ -131,6 +134,7 @@ impl Application {
             search: crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo"),
             image_generator: crate::imagegen::for_settings(&settings.model),
             catalogue,
+            context_sizes,
             quotas,
             payments,
             vies: crate::vies::Vies::new(&settings.billing),

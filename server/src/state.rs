@@ -33,6 +33,8 @@ pub struct AppState {
     pub search: crate::search::SearchState,
     pub image_generator: Box<dyn crate::imagegen::ImageGenerator>,
     pub catalogue: Arc<Catalogue>,
+    /// The models' context windows (`config/models.toml`).
+    pub context_sizes: crate::chat::context::ContextSizes,
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,
     pub vies: crate::vies::Vies,

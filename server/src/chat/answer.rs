@@ -16,8 +16,8 @@ use chat_actors::quota::Counted;
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 
-use crate::chat::prompt;
 use crate::chat::send::{Checked, Reservation};
+use crate::chat::{context, prompt};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
 use crate::documents;
@@ -201,10 +201,12 @@ pub async fn start(
             // Right after the service's own system turn: the user's standing orders.
             messages.insert(1, instructions);
         }
+        // The answer's limit is part of the window: at most half of a small one.
+        let window = state.context_sizes.window(&model_used, settings.max_tokens);
         let request = ModelRequest {
             model: model_used,
-            messages,
-            max_tokens: (settings.max_tokens > 0).then_some(settings.max_tokens),
+            messages: context::fit(messages, window).await?,
+            max_tokens: (settings.max_tokens > 0).then_some(window.answer as u32),
         };
         let search = match &engine {
             Some(Engine::Provider(provider)) => {
@@ -229,10 +231,10 @@ pub async fn start(
             }
             _ => None,
         };
-        Ok::<_, ApiError>((request, search, retrieved.sources))
+        Ok::<_, ApiError>((request, window, search, retrieved.sources))
     }
     .await;
-    let (request, search, document_sources) = match stream {
+    let (request, window, search, document_sources) = match stream {
         Ok(prepared) => prepared,
         Err(e) => {
             for frame in &intro {
@@ -316,6 +318,14 @@ pub async fn start(
                             images: Vec::new(),
                         },
                     );
+                    // The results take room: the history may have to give more.
+                    match context::fit(std::mem::take(&mut request.messages), window).await {
+                        Ok(fitted) => request.messages = fitted,
+                        Err(e) => {
+                            let failed = Err(ModelError::Upstream(format!("{e:#}")));
+                            return futures_util::stream::once(async { failed }).boxed();
+                        }
+                    }
                 }
                 if let Ok(mut sources) = found_sources.lock() {
                     let web = found.sources.into_iter().map(Source::Web);

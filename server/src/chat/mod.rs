@@ -3,11 +3,12 @@
 //! - [`send`]: what a `chat.send` must pass, and the [`send::Reservation`] it holds (an
 //!   answer slot, the conversation's claim, the units counted) until its answer ends;
 //! - [`answer`]: storing the exchange, streaming the answer, and what happens at its end;
-//! - [`prompt`]: what the model is asked;
+//! - [`prompt`]: what the model is asked, and [`context`]: how much of it fits the model;
 //! - [`cache`]: the users and plans of the users with tabs here.
 
 pub mod answer;
 pub mod cache;
+pub mod context;
 pub mod prompt;
 pub mod send;
 

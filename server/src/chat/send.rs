@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use actix_web::web;
+use chat_actors::model::Turn;
 use chat_actors::protocol::ChatSend;
 use chat_actors::quota::{Counted, Decision, Service};
 
-use crate::chat::answer;
 use crate::chat::cache::Account;
+use crate::chat::{answer, context, prompt};
 use crate::db::conversations::ConversationRow;
 use crate::db::files::FileRow;
 use crate::db::projects::ProjectRow;
@@ -271,6 +272,28 @@ async fn check(
     } else {
         model.clone()
     };
+    if !send.image_generation {
+        // Before anything is counted: a question that cannot reach the model whole.
+        let window = state
+            .context_sizes
+            .window(&model_used, state.settings.model.max_tokens);
+        let mut system = vec![Turn {
+            role: "system",
+            content: prompt::system_prompt(&account.user),
+            images: Vec::new(),
+        }];
+        system.extend(project.as_ref().and_then(prompt::project_instructions));
+        let images = files
+            .iter()
+            .filter(|f| f.kind == FileKind::Image)
+            .map(|f| {
+                let side = |px: Option<i32>| px.map_or(0, |px| px.max(0) as u32);
+                context::image_tokens(side(f.width), side(f.height))
+            })
+            .sum();
+        let max_chars = state.settings.chat.max_message_chars;
+        context::check_question(system, &content, images, window, max_chars).await?;
+    }
     Ok(Some(Checked {
         account,
         content,

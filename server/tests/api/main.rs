@@ -4,6 +4,7 @@
 mod abuse;
 mod chat;
 mod code_attempts;
+mod context;
 mod cookies;
 mod documents;
 mod faults;
