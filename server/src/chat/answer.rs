@@ -642,6 +642,19 @@ fn links_of(content: &str) -> Vec<WebSource> {
     found
 }
 
+/// `stream`, noting in `asked` when it is first polled: the moment the model (or the
+/// images API) is asked, since the providers' streams send their request then.
+fn noting_the_ask<T: Send + 'static>(
+    mut stream: BoxStream<'static, T>,
+    asked: Arc<AtomicBool>,
+) -> BoxStream<'static, T> {
+    futures_util::stream::poll_fn(move |cx| {
+        asked.store(true, Ordering::SeqCst);
+        stream.poll_next_unpin(cx)
+    })
+    .boxed()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -663,17 +676,4 @@ mod tests {
             ]
         );
     }
-}
-
-/// `stream`, noting in `asked` when it is first polled: the moment the model (or the
-/// images API) is asked, since the providers' streams send their request then.
-fn noting_the_ask<T: Send + 'static>(
-    mut stream: BoxStream<'static, T>,
-    asked: Arc<AtomicBool>,
-) -> BoxStream<'static, T> {
-    futures_util::stream::poll_fn(move |cx| {
-        asked.store(true, Ordering::SeqCst);
-        stream.poll_next_unpin(cx)
-    })
-    .boxed()
 }

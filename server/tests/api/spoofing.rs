@@ -60,7 +60,7 @@ async fn a_registration_name_with_a_bidi_override_is_refused_in_both_languages()
         .post_lang(
             "/api/auth/register/send-code",
             "hu-HU",
-            body(format!("Ann\u{2066}x"), "hu-HU"),
+            body("Ann\u{2066}x".to_owned(), "hu-HU"),
         )
         .await;
     let refused = assert_error(refused, 400, "invisible_characters").await;
