@@ -11,7 +11,7 @@ use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 
 use crate::chat::{send, stub_app_with};
-use crate::helpers::{assert_error, assert_ok, spawn_app_with, TestApp, TestUser};
+use crate::helpers::{assert_error, assert_ok, binary, spawn_app_with, TestApp, TestUser};
 use crate::ws::WsClient;
 
 const FACT: &str = "The secret harbour code is LIGHTHOUSE-42.";
@@ -864,57 +864,10 @@ fn peak_rss_mb(pid: u32) -> u64 {
 /// `/proc/<pid>/status` is its own (the other tests share this test process).
 #[actix_web::test]
 async fn memory_bombs_in_documents_are_refused_and_the_servers_memory_stays_flat() {
-    use std::process::{Command, Stdio};
     let data_dir = tempfile::tempdir().unwrap();
-    let tokens = data_dir.path().join("tokens.tsv");
-    let seeded = Command::new(env!("CARGO_BIN_EXE_chat-server"))
-        .args([
-            "users",
-            "seed",
-            "--count",
-            "1",
-            "--password",
-            "secret12",
-            "--prefix",
-            "bomb",
-        ])
-        .args(["--plan", "base", "--tokens"])
-        .arg(&tokens)
-        .env("DATA_DIR", data_dir.path())
-        .env("CONFIG_DIR", data_dir.path().join("no-config"))
-        .env_remove("DATABASE_URL")
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(
-        seeded.status.success(),
-        "{}",
-        String::from_utf8_lossy(&seeded.stderr)
-    );
-    let line = std::fs::read_to_string(&tokens).unwrap();
-    let token = line.trim().split('\t').nth(1).unwrap().to_owned();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_chat-server"))
-        .env("BIND_ADDR", format!("127.0.0.1:{port}"))
-        .env("DATA_DIR", data_dir.path())
-        .env("CONFIG_DIR", data_dir.path().join("no-config"))
-        .env_remove("DATABASE_URL")
-        .env_remove("REDIS_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let token = binary::seed_user(data_dir.path(), "bomb", "base");
+    let (mut server, base) = binary::serve(data_dir.path(), &[], std::process::Stdio::null()).await;
     let client = reqwest::Client::new();
-    let base = format!("http://127.0.0.1:{port}");
-    let started = std::time::Instant::now();
-    while client.get(format!("{base}/api/health")).send().await.is_err() {
-        assert!(started.elapsed().as_secs() < 20, "the server did not start");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
     let upload = |name: &str, bytes: Vec<u8>| {
         let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_owned()));
         client

@@ -14,7 +14,7 @@ use chat_server::db::Db;
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error, spawn_app_with, TestApp, TestUser};
+use crate::helpers::{assert_error, binary, spawn_app_with, TestApp, TestUser};
 use crate::model_stub::{self, ModelStub};
 use crate::ws::{joined_deltas, WsClient};
 
@@ -752,28 +752,8 @@ async fn a_graceful_stop_stores_a_long_answer_as_interrupted_and_the_next_instan
 #[actix_web::test]
 async fn sigterm_stops_the_server_binary_cleanly() {
     let data_dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_chat-server"))
-        .env("BIND_ADDR", format!("127.0.0.1:{port}"))
-        .env("DATA_DIR", data_dir.path())
-        .env("CONFIG_DIR", data_dir.path().join("no-config"))
-        .env("SHUTDOWN_GRACE_SECS", "1")
-        .env_remove("DATABASE_URL")
-        .env_remove("REDIS_URL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let client = reqwest::Client::new();
-    let health = format!("http://127.0.0.1:{port}/api/health");
-    let started = Instant::now();
-    while client.get(&health).send().await.is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the server did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (mut server, _) =
+        binary::serve(data_dir.path(), &[("SHUTDOWN_GRACE_SECS", "1")], Stdio::null()).await;
     let killed = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
         .status()
@@ -796,59 +776,19 @@ async fn sigterm_stops_the_server_binary_cleanly() {
 #[actix_web::test]
 async fn a_request_can_be_followed_through_the_log_by_its_id_and_user() {
     let data_dir = tempfile::tempdir().unwrap();
-    let tokens = data_dir.path().join("tokens.tsv");
-    let seeded = Command::new(env!("CARGO_BIN_EXE_chat-server"))
-        .args([
-            "users",
-            "seed",
-            "--count",
-            "1",
-            "--password",
-            "secret12",
-            "--prefix",
-            "trace",
-        ])
-        .arg("--tokens")
-        .arg(&tokens)
-        .env("DATA_DIR", data_dir.path())
-        .env("CONFIG_DIR", data_dir.path().join("no-config"))
-        .env_remove("DATABASE_URL")
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(
-        seeded.status.success(),
-        "{}",
-        String::from_utf8_lossy(&seeded.stderr)
-    );
-    let line = std::fs::read_to_string(&tokens).unwrap();
-    let token = line.trim().split('\t').nth(1).unwrap().to_owned();
-
-    let port = free_port();
+    let token = binary::seed_user(data_dir.path(), "trace", "free");
     let log_path = data_dir.path().join("server.log");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_chat-server"))
-        .env("BIND_ADDR", format!("127.0.0.1:{port}"))
-        .env("DATA_DIR", data_dir.path())
-        .env("CONFIG_DIR", data_dir.path().join("no-config"))
-        .env("SHUTDOWN_GRACE_SECS", "1")
-        .env("RUST_LOG", "info,chat_server=debug")
-        .env("NO_COLOR", "1")
-        .env_remove("DATABASE_URL")
-        .env_remove("REDIS_URL")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log_path).unwrap())
-        .spawn()
-        .unwrap();
+    let (mut server, base) = binary::serve(
+        data_dir.path(),
+        &[
+            ("SHUTDOWN_GRACE_SECS", "1"),
+            ("RUST_LOG", "info,chat_server=debug"),
+            ("NO_COLOR", "1"),
+        ],
+        std::fs::File::create(&log_path).unwrap().into(),
+    )
+    .await;
     let client = reqwest::Client::new();
-    let base = format!("http://127.0.0.1:{port}");
-    let started = Instant::now();
-    while client.get(format!("{base}/api/health")).send().await.is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the server did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let profile = client
         .get(format!("{base}/api/auth/profile"))
         .bearer_auth(&token)

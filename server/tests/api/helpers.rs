@@ -298,6 +298,16 @@ impl TestApp {
             .unwrap()
     }
 
+    pub async fn patch_auth(&self, path: &str, token: &str, body: Value) -> Response {
+        self.client
+            .patch(self.url(path))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
     pub async fn delete_auth(&self, path: &str, token: &str) -> Response {
         self.client
             .delete(self.url(path))
@@ -388,5 +398,71 @@ impl TestApp {
     pub async fn login(&self, email: &str, password: &str) -> Response {
         self.post("/api/auth/login", json!({"email": email, "password": password}))
             .await
+    }
+}
+
+/// The built server binary in a process of its own, as an operator or a service manager
+/// runs it, on SQLite in a data dir of the test's.
+pub mod binary {
+    use std::path::Path;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// `chat-server` with `data_dir` and no config dir, database or Redis of the caller's.
+    fn command(data_dir: &Path) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_chat-server"));
+        command
+            .env("DATA_DIR", data_dir)
+            .env("CONFIG_DIR", data_dir.join("no-config"))
+            .env_remove("DATABASE_URL")
+            .env_remove("REDIS_URL");
+        command
+    }
+
+    /// Seeds one user `{prefix}0@example.com` on `plan` (`users seed`); their access token.
+    pub fn seed_user(data_dir: &Path, prefix: &str, plan: &str) -> String {
+        let tokens = data_dir.join(format!("{prefix}-tokens.tsv"));
+        let seeded = command(data_dir)
+            .args(["users", "seed", "--count", "1", "--password", "secret12"])
+            .args(["--prefix", prefix, "--plan", plan, "--tokens"])
+            .arg(&tokens)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(
+            seeded.status.success(),
+            "{}",
+            String::from_utf8_lossy(&seeded.stderr)
+        );
+        let line = std::fs::read_to_string(&tokens).unwrap();
+        line.trim().split('\t').nth(1).unwrap().to_owned()
+    }
+
+    /// Starts the server on a free port with `env` and its log to `log`, and waits for
+    /// its health check; the process and its base URL.
+    pub async fn serve(data_dir: &Path, env: &[(&str, &str)], log: Stdio) -> (Child, String) {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let server = command(data_dir)
+            .env("BIND_ADDR", format!("127.0.0.1:{port}"))
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let base = format!("http://127.0.0.1:{port}");
+        let client = reqwest::Client::new();
+        let started = Instant::now();
+        while client.get(format!("{base}/api/health")).send().await.is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the server did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        (server, base)
     }
 }

@@ -31,16 +31,6 @@ async fn assert_invisible(response: Response, en: &str) {
     );
 }
 
-async fn patch_auth(app: &TestApp, path: &str, token: &str, body: Value) -> Response {
-    app.client
-        .patch(app.url(path))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-}
-
 #[actix_web::test]
 async fn a_registration_name_with_a_bidi_override_is_refused_in_both_languages() {
     let app = spawn_app().await;
@@ -120,13 +110,9 @@ async fn a_conversation_title_is_refused_with_one_and_a_generated_title_never_ha
     assert!(title.contains("Hello"), "{title:?}");
     let id = conversation["_id"].as_str().unwrap();
     let path = format!("/api/conversations/{id}");
-    let refused = patch_auth(
-        &app,
-        &path,
-        &ann.token,
-        json!({"title": format!("Plans{RLO}fdp.exe")}),
-    )
-    .await;
+    let refused = app
+        .patch_auth(&path, &ann.token, json!({"title": format!("Plans{RLO}fdp.exe")}))
+        .await;
     assert_invisible(refused, "Title").await;
     let stored = assert_ok(app.get_auth(&path, &ann.token).await).await;
     assert_eq!(stored["data"]["title"], json!(title));
@@ -157,13 +143,13 @@ async fn a_project_name_or_instructions_with_a_bidi_control_are_refused() {
         .unwrap();
     let created: Value = created.json().await.unwrap();
     let id = created["data"]["_id"].as_str().unwrap().to_owned();
-    let refused = patch_auth(
-        &app,
-        &format!("/api/projects/{id}"),
-        &ann.token,
-        json!({"name": "Gar\u{feff}den"}),
-    )
-    .await;
+    let refused = app
+        .patch_auth(
+            &format!("/api/projects/{id}"),
+            &ann.token,
+            json!({"name": "Gar\u{feff}den"}),
+        )
+        .await;
     assert_invisible(refused, "Name").await;
     let listed = assert_ok(app.get_auth("/api/projects", &ann.token).await).await;
     assert_eq!(listed["data"][0]["name"], json!("Garden"));
