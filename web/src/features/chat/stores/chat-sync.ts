@@ -38,6 +38,12 @@ export function startChatSync(): void {
   chatSocket.on('ready', () => {
     if (!connected) {
       connected = true;
+      // Except a document uploaded before this first socket was ready (a slow connect):
+      // the frames of its reading went to no tab of ours, so one still shown as being
+      // read is asked for once.
+      void useAttachmentStore.getState().refreshProcessing();
+      const { selectedId, files } = projects();
+      if (selectedId && files[selectedId]?.some((f) => f.status === 'processing')) void projects().loadFiles(selectedId);
       return;
     }
     chat().onReady();
