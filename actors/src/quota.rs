@@ -185,7 +185,17 @@ pub struct Consume {
     pub service: Service,
     pub limits: Limits,
     pub periods: Periods,
+    /// Past this the check is not made but answered [`Overdue`]: its sender has given
+    /// up (the user was told to try again), so counting it then would count a unit for
+    /// nothing. A check waits behind the user's earlier ones, each bounded by the
+    /// backend's time limit.
+    pub deadline: Option<Instant>,
 }
+
+/// A check that waited past its deadline (the backend was slow or away).
+#[derive(Debug, thiserror::Error)]
+#[error("the quota check waited past its deadline")]
+pub struct Overdue;
 
 /// Give back a unit counted by [`Consume`] (a failed or cancelled generation).
 #[derive(Message, Debug, Clone)]
@@ -269,6 +279,9 @@ impl Handler<Consume> for QuotaActor {
 
     fn handle(&mut self, msg: Consume, _: &mut Context<Self>) -> Self::Result {
         self.last_active = Instant::now();
+        if msg.deadline.is_some_and(|deadline| self.last_active > deadline) {
+            return AtomicResponse::new(Box::pin(fut::ready(Err(Overdue.into()))));
+        }
         let store = self.store.clone();
         let user = self.user.clone();
         match self.counters.clone() {
@@ -678,6 +691,7 @@ mod tests {
 
     fn consume(day: &str, limits: Limits) -> Consume {
         Consume {
+            deadline: None,
             user: "u1".into(),
             service: Service::Responses,
             limits,
@@ -719,6 +733,29 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(usage[&Service::Responses], Used { day: 50, month: 50 });
+    }
+
+    #[actix_rt::test]
+    async fn a_check_that_waited_past_its_deadline_is_refused_and_counts_nothing() {
+        let store = Arc::new(MemoryStore::default());
+        let quotas = QuotaActors::new(Counters::InProcess, store.clone(), None);
+        let limits = Limits {
+            day: Some(5),
+            month: None,
+        };
+        let mut late = consume("2026-11-22", limits);
+        late.deadline = Some(Instant::now() - Duration::from_millis(1));
+        let refused = quotas.ask(late).await.unwrap_err();
+        assert!(refused.is::<Overdue>(), "{refused:?}");
+        let mut timely = consume("2026-11-22", limits);
+        timely.deadline = Some(Instant::now() + Duration::from_secs(5));
+        let counted = quotas.ask(timely).await.unwrap();
+        assert_eq!(
+            counted.decision,
+            Decision::Allowed {
+                used: Used { day: 1, month: 1 }
+            }
+        );
     }
 
     #[actix_rt::test]

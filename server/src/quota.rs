@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use chat_actors::quota::{
     BatchStore, BufferedStore, Consume, Counted, Counters, Decision, GetUsage, Limits, Period, Periods,
-    QuotaActors, Refund, Service, SharedCounters, UsageDeltas, Used,
+    QuotaActors, Refund, Service, SharedCounters, UsageDeltas, UsageStore, Used,
 };
 use chat_actors::shard::Shards;
 use chat_contract::views::{LimitInfo, Usage, UsageCounter, UsageService, UsageServices};
@@ -87,6 +87,8 @@ pub struct Quotas {
     db: Db,
     catalogue: Arc<Catalogue>,
     clock: SharedClock,
+    /// How long a check may wait for its turn (see [`Consume::deadline`]).
+    deadline: Duration,
 }
 
 impl Quotas {
@@ -99,14 +101,19 @@ impl Quotas {
         clock: SharedClock,
         shards: Option<Shards>,
     ) -> Quotas {
+        let usage = BufferedStore::new(DbUsageStore(db.clone()));
+        usage.spawn_flusher(USAGE_FLUSH);
+        // In process, a check waits only for the user's earlier ones (a database read
+        // at most): the deadline is for a backend that may pause.
+        let mut deadline = Duration::from_secs(10);
         let counters = match redis {
             Some((conn, prefix, timeout)) => {
-                Counters::Shared(Arc::new(RedisCounters::new(conn, prefix, timeout)))
+                deadline = timeout;
+                let record: Arc<dyn UsageStore> = usage.clone();
+                Counters::Shared(Arc::new(RedisCounters::new(conn, prefix, timeout, record)))
             }
             None => Counters::InProcess,
         };
-        let usage = BufferedStore::new(DbUsageStore(db.clone()));
-        usage.spawn_flusher(USAGE_FLUSH);
         let actors = QuotaActors::new(counters, usage.clone(), shards);
         Quotas {
             actors,
@@ -114,6 +121,7 @@ impl Quotas {
             db,
             catalogue,
             clock,
+            deadline,
         }
     }
 
@@ -138,6 +146,7 @@ impl Quotas {
             service,
             limits: self.catalogue.plan(plan).limits(service),
             periods: self.window().periods,
+            deadline: Some(std::time::Instant::now() + self.deadline),
         };
         Ok(self.actors.ask(msg).await.context("quota actor")?)
     }
@@ -276,19 +285,34 @@ impl BatchStore for DbUsageStore {
 
 /// Counters in Redis: one key per user, service and period, checked and incremented by
 /// one Lua script so concurrent calls from any instance are atomic.
+///
+/// Redis may lose them (a restart without persistence): a user's counters of a month
+/// carry a mark, and counters without it are first rebuilt from the usage record in the
+/// database, so a restart never hands out the month again. A check that gets no answer in
+/// time may still run later (a paused Redis runs what it queued): each carries an id, and
+/// an unanswered one is undone by that id, whether it ran before the undo or runs after.
 pub struct RedisCounters {
     conn: crate::redis_conn::Redis,
     prefix: String,
     timeout: Duration,
+    /// The durable record (database and what is buffered for it), to rebuild from.
+    record: Arc<dyn UsageStore>,
     consume: redis::Script,
     refund: redis::Script,
+    seed: redis::Script,
 }
 
-/// KEYS: the day and month counters of every service, in `Service::ALL` order. ARGV: day
-/// limit, month limit (-1: none), day TTL, month TTL (seconds), and which service (1-based)
-/// to check and count. Returns {allowed (1/0), refused period (0 none, 1 day, 2 month),
-/// then every key's count}: the decision and the usage the tabs are shown, in one call.
+/// KEYS: the day and month counters of every service, in `Service::ALL` order, then the
+/// month's mark and the check's id. ARGV: day limit, month limit (-1: none), day TTL,
+/// month TTL (seconds), and which service (1-based) to check and count. Returns {allowed
+/// (1/0), refused period (0 none, 1 day, 2 month), then every counter}: the decision and
+/// the usage the tabs are shown, in one call. {0, 3}: the check was undone before it ran;
+/// {0, 4}: the counters have no mark (rebuild them first).
 pub const CONSUME_LUA: &str = r"
+local n = #KEYS - 2
+local mark, id = KEYS[n + 1], KEYS[n + 2]
+if redis.call('EXISTS', mark) == 0 then return {0, 4} end
+if redis.call('EXISTS', id) == 1 then return {0, 3} end
 local i = tonumber(ARGV[5])
 local dk, mk = KEYS[2 * i - 1], KEYS[2 * i]
 local d = tonumber(redis.call('GET', dk) or '0')
@@ -304,10 +328,24 @@ else
   redis.call('INCR', mk)
   redis.call('EXPIRE', dk, ARGV[3])
   redis.call('EXPIRE', mk, ARGV[4])
+  redis.call('SET', id, 'counted', 'EX', 120)
 end
-local counts = redis.call('MGET', unpack(KEYS))
+local counts = redis.call('MGET', unpack(KEYS, 1, n))
 for k = 1, #counts do out[#out + 1] = tonumber(counts[k] or '0') end
 return out
+";
+
+/// KEYS: the day and month counters of the checked service, and the check's id. Gives
+/// back what the check counted, if it ran; either way it may not run after this.
+const UNDO_LUA: &str = r"
+local was = redis.call('GET', KEYS[3])
+redis.call('SET', KEYS[3], 'undone', 'EX', 600)
+if was ~= 'counted' then return 0 end
+for i = 1, 2 do
+  local v = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if v > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 1
 ";
 
 /// Decrements both counters, never below zero.
@@ -319,25 +357,128 @@ end
 return 1
 ";
 
+/// KEYS: every counter (as for the check), then the month's mark. ARGV: day TTL, month
+/// TTL, then each counter's value in the record. Sets the counters and the mark, unless
+/// another instance did first; a counter Redis still has and that is ahead of the
+/// record (units counted and not yet written) keeps its value.
+const SEED_LUA: &str = r"
+local n = #KEYS - 1
+if redis.call('EXISTS', KEYS[n + 1]) == 1 then return 0 end
+for i = 1, n do
+  local ttl = ARGV[2]
+  if i % 2 == 1 then ttl = ARGV[1] end
+  local stored = tonumber(ARGV[2 + i])
+  local here = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if stored > here then redis.call('SET', KEYS[i], stored, 'EX', ttl) end
+end
+redis.call('SET', KEYS[n + 1], '1', 'EX', ARGV[2])
+return 1
+";
+
+/// What a check's script answered besides a decision.
+const UNDONE: i64 = 3;
+const UNSEEDED: i64 = 4;
+
+/// How often an unanswered check's undo is tried, a second apart (about a minute and
+/// a half: a counted check's mark lives two minutes, so an undo finds it; the mark of an
+/// undone one lives ten, so a check that Redis runs that late still finds it).
+const UNDO_TRIES: u32 = 60;
+
 impl RedisCounters {
-    pub fn new(conn: crate::redis_conn::Redis, prefix: String, timeout: Duration) -> Self {
+    pub fn new(
+        conn: crate::redis_conn::Redis,
+        prefix: String,
+        timeout: Duration,
+        record: Arc<dyn UsageStore>,
+    ) -> Self {
         RedisCounters {
             conn,
             prefix,
             timeout,
+            record,
             consume: redis::Script::new(CONSUME_LUA),
             refund: redis::Script::new(REFUND_LUA),
+            seed: redis::Script::new(SEED_LUA),
         }
     }
 
     /// The braces keep a user's keys in one Redis Cluster slot.
+    fn base(&self, user: &str) -> String {
+        format!("{}quota:{{{user}}}", self.prefix)
+    }
+
     fn keys(&self, user: &str, service: Service, periods: &Periods) -> (String, String) {
-        let base = format!("{}quota:{{{user}}}:{}", self.prefix, service.as_str());
+        let base = format!("{}:{}", self.base(user), service.as_str());
         (
             format!("{base}:d:{}", periods.day),
             format!("{base}:m:{}", periods.month),
         )
     }
+
+    /// Every service's day and month counter, in `Service::ALL` order.
+    fn all_keys(&self, user: &str, periods: &Periods) -> Vec<String> {
+        Service::ALL
+            .into_iter()
+            .flat_map(|s| {
+                let (d, m) = self.keys(user, s, periods);
+                [d, m]
+            })
+            .collect()
+    }
+
+    /// Says that the user's counters of the month are in Redis (see [`SEED_LUA`]).
+    fn mark(&self, user: &str, periods: &Periods) -> String {
+        format!("{}:counted:{}", self.base(user), periods.month)
+    }
+
+    /// Rebuilds the user's counters from the usage record, unless they are there.
+    fn rebuild(&self, user: &str, periods: &Periods) -> BoxFuture<'static, anyhow::Result<()>> {
+        let mut keys = self.all_keys(user, periods);
+        keys.push(self.mark(user, periods));
+        let loading = self.record.load(user, periods);
+        let (script, mut conn, timeout) = (self.seed.clone(), self.conn.clone(), self.timeout);
+        let (day_ttl, month_ttl) = (periods.day_ttl.as_secs(), periods.month_ttl.as_secs());
+        Box::pin(async move {
+            let stored = loading
+                .await
+                .context("reading usage to rebuild the quota counters")?;
+            let mut invocation = script.prepare_invoke();
+            for key in &keys {
+                invocation.key(key);
+            }
+            invocation.arg(day_ttl).arg(month_ttl);
+            for service in Service::ALL {
+                let used = stored.get(&service).copied().unwrap_or_default();
+                invocation.arg(used.day).arg(used.month);
+            }
+            let rebuilt: i64 = redis_call(timeout, invocation.invoke_async(&mut conn))
+                .await
+                .context("rebuilding quota counters in Redis")?;
+            if rebuilt == 1 {
+                tracing::info!("quota counters rebuilt from the usage record (Redis had lost them)");
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Undoes an unanswered check (KEYS of [`UNDO_LUA`]), now or, while Redis is away, as
+/// soon as it can. One `EVAL` (not a cached script): an undo queued in a paused Redis
+/// must run right behind the check, not fail there for want of a loaded script.
+fn undo_later(mut conn: crate::redis_conn::Redis, timeout: Duration, keys: [String; 3]) {
+    let mut undo = redis::cmd("EVAL");
+    undo.arg(UNDO_LUA).arg(keys.len()).arg(&keys);
+    tokio::spawn(async move {
+        for _ in 0..UNDO_TRIES {
+            if redis_call(timeout, undo.query_async::<i64>(&mut conn))
+                .await
+                .is_ok()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
 }
 
 fn limit_arg(limit: Option<u32>) -> i64 {
@@ -353,15 +494,15 @@ impl SharedCounters for RedisCounters {
         periods: &Periods,
     ) -> BoxFuture<'static, anyhow::Result<Counted>> {
         let index = Service::ALL.iter().position(|s| *s == service).unwrap_or(0) + 1;
-        let keys: Vec<String> = Service::ALL
-            .into_iter()
-            .flat_map(|s| {
-                let (d, m) = self.keys(user, s, periods);
-                [d, m]
-            })
-            .collect();
+        let (day_key, month_key) = self.keys(user, service, periods);
+        let id = format!("{}:check:{}", self.base(user), crate::auth::codes::new_token());
+        let mut keys = self.all_keys(user, periods);
+        keys.push(self.mark(user, periods));
+        keys.push(id.clone());
         let (day_ttl, month_ttl) = (periods.day_ttl.as_secs(), periods.month_ttl.as_secs());
         let (script, mut conn, timeout) = (self.consume.clone(), self.conn.clone(), self.timeout);
+        let rebuild = self.rebuild(user, periods);
+        let undo_conn = self.conn.clone();
         Box::pin(async move {
             let mut invocation = script.prepare_invoke();
             for key in &keys {
@@ -373,9 +514,22 @@ impl SharedCounters for RedisCounters {
                 .arg(day_ttl)
                 .arg(month_ttl)
                 .arg(index);
-            let r: Vec<i64> = redis_call(timeout, invocation.invoke_async(&mut conn))
-                .await
-                .context("quota script in Redis")?;
+            let mut rebuild = Some(rebuild);
+            let r: Vec<i64> = loop {
+                let called = redis_call(timeout, invocation.invoke_async::<Vec<i64>>(&mut conn)).await;
+                match called {
+                    Ok(r) if r == [0, UNSEEDED] => match rebuild.take() {
+                        Some(rebuild) => rebuild.await?,
+                        None => anyhow::bail!("quota counters still missing after a rebuild"),
+                    },
+                    Ok(r) => break r,
+                    Err(e) => {
+                        undo_later(undo_conn, timeout, [day_key, month_key, id]);
+                        return Err(e.context("quota script in Redis"));
+                    }
+                }
+            };
+            anyhow::ensure!(r.get(1) != Some(&UNDONE), "a quota check ran after it was undone");
             anyhow::ensure!(
                 r.len() == 2 + 2 * Service::ALL.len(),
                 "quota script answered {r:?}"
@@ -413,6 +567,8 @@ impl SharedCounters for RedisCounters {
         service: Service,
         periods: &Periods,
     ) -> BoxFuture<'static, anyhow::Result<()>> {
+        // Counters that Redis lost are rebuilt from the record, which has this refund:
+        // no mark, nothing to give back here.
         let (day_key, month_key) = self.keys(user, service, periods);
         let (script, mut conn, timeout) = (self.refund.clone(), self.conn.clone(), self.timeout);
         Box::pin(async move {
@@ -430,31 +586,31 @@ impl SharedCounters for RedisCounters {
         user: &str,
         periods: &Periods,
     ) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
-        let keys: Vec<(Service, String, String)> = Service::ALL
-            .into_iter()
-            .map(|s| {
-                let (d, m) = self.keys(user, s, periods);
-                (s, d, m)
-            })
-            .collect();
+        let mut keys = self.all_keys(user, periods);
+        keys.push(self.mark(user, periods));
         let (mut conn, timeout) = (self.conn.clone(), self.timeout);
+        let rebuild = self.rebuild(user, periods);
         Box::pin(async move {
             let mut cmd = redis::cmd("MGET");
-            for (_, d, m) in &keys {
-                cmd.arg(d).arg(m);
-            }
-            let values: Vec<Option<u32>> = redis_call(timeout, cmd.query_async(&mut conn))
+            cmd.arg(&keys);
+            let mut values: Vec<Option<u32>> = redis_call(timeout, cmd.query_async(&mut conn))
                 .await
                 .context("reading quota counters")?;
-            Ok(keys
-                .iter()
+            if values.last().is_some_and(Option::is_none) {
+                rebuild.await?;
+                values = redis_call(timeout, cmd.query_async(&mut conn))
+                    .await
+                    .context("reading quota counters")?;
+            }
+            Ok(Service::ALL
+                .into_iter()
                 .enumerate()
-                .map(|(i, (s, _, _))| {
+                .map(|(i, s)| {
                     let used = Used {
                         day: values[2 * i].unwrap_or(0),
                         month: values[2 * i + 1].unwrap_or(0),
                     };
-                    (*s, used)
+                    (s, used)
                 })
                 .collect())
         })
