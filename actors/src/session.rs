@@ -309,6 +309,13 @@ impl WsSession {
             ClientFrame::Auth { .. } => {}
             ClientFrame::Ping => self.send_frame(&ServerFrame::Pong),
             ClientFrame::ChatSend(send) => {
+                if send.client_id.trim().is_empty() {
+                    // Nothing to match the send's frames by (and a retry by).
+                    let mut error = self.service.error(Some(&user), "client_id_required");
+                    error.field = Some("clientId".into());
+                    self.send_error(None, error);
+                    return;
+                }
                 if send.client_id.chars().count() > MAX_CLIENT_ID_CHARS {
                     // Not echoed: an oversized id is exactly what must not travel.
                     let mut error = self.service.error(Some(&user), "client_id_too_long");

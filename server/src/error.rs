@@ -234,6 +234,10 @@ error_codes! {
     // Realtime abuse limits (issue 10, h-rtabuse)
     ClientIdTooLong = "client_id_too_long", BAD_REQUEST,
         "clientId must be at most 64 characters", "A clientId legfeljebb 64 karakter lehet";
+    // Reliability under faults (issue 29): every send's frames are matched by it.
+    ClientIdRequired = "client_id_required", BAD_REQUEST,
+        "clientId is required: a non-empty id chosen by the tab",
+        "A clientId megadása kötelező: a lap által választott, nem üres azonosító";
     TooManyParallelAnswers = "too_many_parallel_answers", TOO_MANY_REQUESTS,
         "{max} answers are already being written. Wait for one to finish.",
         "Már {max} válasz készül egyszerre. Várja meg, amíg valamelyik elkészül.";
@@ -377,7 +381,7 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         if let ApiError::Internal(cause) = self {
-            tracing::error!(error = ?cause, "request failed");
+            crate::outage::log_failure(cause, "request failed");
         }
         let mut body = ErrorAnswer {
             success: false,

@@ -181,6 +181,39 @@ async fn a_client_id_longer_than_64_characters_is_refused_and_nothing_is_stored(
 }
 
 #[actix_web::test]
+async fn an_empty_client_id_is_refused_in_the_users_language_and_nothing_is_stored() {
+    let app = limited_app(|_| {}).await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    for blank in ["", "   "] {
+        tab.send(send(blank, None, "Hello")).await;
+        let error = tab.expect("error").await;
+        assert_eq!(
+            (&error["code"], &error["field"]),
+            (&json!("client_id_required"), &json!("clientId")),
+            "{error}"
+        );
+        assert_eq!(error.get("clientId"), None);
+        assert_eq!(
+            error["message"],
+            json!("clientId is required: a non-empty id chosen by the tab")
+        );
+    }
+    let changed = app
+        .put_auth("/api/settings", &ann.token, json!({"language": "hu-HU"}))
+        .await;
+    assert!(changed.status().is_success());
+    let (mut hungarian, _) = WsClient::ready(&app, &ann.token).await;
+    hungarian.send(send("", None, "Szia")).await;
+    assert_eq!(
+        hungarian.expect("error").await["message"],
+        json!("A clientId megadása kötelező: a lap által választott, nem üres azonosító")
+    );
+    assert_eq!(conversations(&app, &ann.token).await, json!([]));
+    assert_eq!(responses_used(&app, &ann.token).await, json!(0));
+}
+
+#[actix_web::test]
 async fn a_token_revoked_without_an_event_closes_the_socket_on_its_next_send() {
     let app = limited_app(|s| s.chat.token_recheck_secs = 3600).await;
     let ann = app.register_ann().await;
