@@ -571,6 +571,36 @@ impl Handler<RemoteSnapshot> for SessionHub {
     }
 }
 
+/// The copy this hub keeps of the user's answer `message_id`, running on another
+/// instance; with `take`, the hub lets go of it (that instance died, and this one ends
+/// the answer with the copy's text).
+#[derive(Message)]
+#[rtype(result = "Option<Snapshot>")]
+pub struct CopyOf {
+    pub user: String,
+    pub conversation_id: String,
+    pub message_id: String,
+    pub take: bool,
+}
+
+impl Handler<CopyOf> for SessionHub {
+    type Result = Option<Snapshot>;
+
+    fn handle(&mut self, msg: CopyOf, _: &mut Context<Self>) -> Option<Snapshot> {
+        let mut state = self.state.borrow_mut();
+        let remote = &mut state.users.get_mut(&msg.user)?.remote;
+        let copy = remote
+            .get(&msg.conversation_id)
+            .filter(|answer| answer.text.message_id == msg.message_id)?
+            .text
+            .clone();
+        if msg.take {
+            remote.remove(&msg.conversation_id);
+        }
+        Some(copy)
+    }
+}
+
 /// The hubs of every shard: a user's tabs join the hub of the user's shard, and every
 /// event of the user goes through it. A shard's hub starts with the first event for it
 /// (the shards may be HTTP workers that start after the hubs are made).

@@ -19,7 +19,9 @@ use crate::views;
 pub async fn usage(state: &AppState, user_id: &str) {
     match state.quotas.usage(user_id).await {
         Ok(usage) => state.realtime.publish(user_id, &usage_frame(usage)),
-        Err(e) => tracing::warn!(error = ?e, "reading usage for usage.updated"),
+        Err(e) => {
+            tracing::warn!(error = %format!("{:#}", anyhow::Error::from(e)), "reading usage for usage.updated")
+        }
     }
 }
 

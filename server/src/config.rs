@@ -62,6 +62,9 @@ pub struct RedisSettings {
     pub timeout_ms: u64,
     /// Events waiting for the relay's writer; past it, new ones are dropped.
     pub relay_queue: usize,
+    /// How long a running answer's lease lasts unless its instance renews it; once it
+    /// lapses (the instance died), another instance ends the answer as interrupted.
+    pub answer_lease_ms: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -372,6 +375,9 @@ impl Settings {
         }
         if let Some(v) = env("REDIS_TIMEOUT_MS") {
             self.redis.timeout_ms = v.parse().context("REDIS_TIMEOUT_MS must be a number")?;
+        }
+        if let Some(v) = env("ANSWER_LEASE_MS") {
+            self.redis.answer_lease_ms = v.parse().context("ANSWER_LEASE_MS must be a number")?;
         }
         if let Some(v) = env("MODEL_MAX_TOKENS") {
             self.model.max_tokens = v.parse().context("MODEL_MAX_TOKENS must be a number")?;

@@ -26,7 +26,7 @@ pub async fn redis_call<T>(
 /// Whether `e` (anywhere in its chain) says a backend could not be reached.
 pub fn is_unavailable(e: &anyhow::Error) -> bool {
     e.chain().any(|cause| {
-        if cause.is::<RedisTimeout>() {
+        if cause.is::<RedisTimeout>() || cause.is::<chat_actors::quota::Overdue>() {
             return true;
         }
         if let Some(e) = cause.downcast_ref::<redis::RedisError>() {
@@ -44,4 +44,49 @@ pub fn is_unavailable(e: &anyhow::Error) -> bool {
             _ => false,
         }
     })
+}
+
+/// Runs a database write until it succeeds, fails for another reason than the database
+/// being away, or `limit` has passed (then with the last error): what must not be lost to
+/// a database restart (the end of an answer). Logs one line when it starts waiting.
+pub async fn until_available<T, F, Fut>(limit: Duration, what: &str, mut write: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = sqlx::Result<T>>,
+{
+    let started = std::time::Instant::now();
+    let mut pause = Duration::from_millis(200);
+    let mut waited = false;
+    loop {
+        let error = match write().await {
+            Ok(done) => {
+                if waited {
+                    tracing::info!(what, after = ?started.elapsed(), "stored once the database was back");
+                }
+                return Ok(done);
+            }
+            Err(e) => anyhow::Error::from(e),
+        };
+        if !is_unavailable(&error) || started.elapsed() + pause > limit {
+            return Err(error.context(format!("{what}: not stored")));
+        }
+        if !waited {
+            waited = true;
+            tracing::warn!(what, error = %format!("{error:#}"), "the database is away; trying again");
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// Logs a request that failed inside the server: a backend being away (expected during
+/// an outage, and logged by every request it fails) as one line with its causes; any
+/// other failure with everything it carries (a backtrace, when captured), since it is a
+/// fault to find.
+pub fn log_failure(cause: &anyhow::Error, what: &str) {
+    if is_unavailable(cause) {
+        tracing::warn!(error = %format!("{cause:#}"), "{what}: a backend is unavailable");
+    } else {
+        tracing::error!(error = ?cause, "{what}");
+    }
 }

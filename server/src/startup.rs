@@ -174,7 +174,8 @@ impl Application {
         .workers(workers)
         // `main` handles the signals, so running answers get their grace period.
         .disable_signals()
-        .shutdown_timeout(state.settings.server.shutdown_grace_secs)
+        // `Shutdown::graceful` gave the grace period already.
+        .shutdown_timeout(CLOSE_TIMEOUT_SECS)
         .listen(listener)?
         .run();
         let shutdown = Shutdown {
@@ -189,6 +190,7 @@ impl Application {
             "the HTTP workers did not start within 30 s"
         );
         state.realtime.attach_relay();
+        crate::chat::orphans::spawn(state.clone());
 
         spawn_housekeeping(state.clone());
         actix_web::rt::spawn(crate::files::sweep_forever(state.clone()));
@@ -238,14 +240,21 @@ pub struct Shutdown {
     state: web::Data<AppState>,
 }
 
-/// How long interrupted answers may take to be stored (the database may be slow or away).
-const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long interrupted answers may take to be stored and settled (the database or Redis
+/// may be slow or away: each of their calls has a time limit).
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(4);
+/// How long the last writes (usage, events for Redis) may take at shutdown.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+/// After the grace period, how long requests still open (tabs' websockets among them)
+/// have before they are closed.
+const CLOSE_TIMEOUT_SECS: u64 = 1;
 
 impl Shutdown {
     /// Stops accepting connections and refuses new sends; lets running answers finish
     /// for `server.shutdown_grace_secs`; stores the ones still running as interrupted
     /// with their text so far (units given back, claims released); then stops the
-    /// server, closing what is still open after another grace period at most.
+    /// server. Whatever Redis or the database do, it takes at most the grace period and
+    /// `SETTLE_TIMEOUT + FLUSH_TIMEOUT + CLOSE_TIMEOUT_SECS` more.
     pub async fn graceful(&self) {
         let realtime = &self.state.realtime;
         realtime.start_draining();
@@ -259,20 +268,29 @@ impl Shutdown {
             if left > 0 {
                 tracing::error!(
                     left,
-                    "answers not stored before stopping; the scheduler closes them later"
+                    "answers not settled before stopping; their text is stored first, and another instance ends those it could not store once their leases lapse"
                 );
             }
         }
-        if let Err(e) = self.state.quotas.flush().await {
-            tracing::error!(error = ?e, "usage not written at shutdown");
-        }
-        if let Some(relay) = &realtime.relay {
-            // The ends of answers release their claims: make sure they reached Redis (or
-            // were tried, when it is away: then the claims expire by themselves).
-            if tokio::time::timeout(SETTLE_TIMEOUT, relay.flush()).await.is_err() {
-                tracing::warn!("events for Redis still queued at shutdown");
+        let usage = async {
+            match tokio::time::timeout(FLUSH_TIMEOUT, self.state.quotas.flush()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!(error = %format!("{e:#}"), "usage not written at shutdown"),
+                Err(_) => {
+                    tracing::error!("usage not written at shutdown: the database did not answer in time")
+                }
             }
-        }
+        };
+        let events = async {
+            if let Some(relay) = &realtime.relay {
+                // The ends of answers release their claims: make sure they reached Redis
+                // (or were tried, when it is away: then the claims expire by themselves).
+                if tokio::time::timeout(FLUSH_TIMEOUT, relay.flush()).await.is_err() {
+                    tracing::warn!("events for Redis still queued at shutdown");
+                }
+            }
+        };
+        futures_util::join!(usage, events);
         self.server.stop(true).await;
     }
 
@@ -299,7 +317,13 @@ async fn connect_redis(settings: &Settings) -> anyhow::Result<Option<Redis>> {
     // Each call has a time limit besides (see `outage`); these bound the connection's
     // own waits, so a paused Redis cannot pile up calls in it.
     let limit = settings.redis_timeout();
+    // No retries inside the manager: its backoff starts at one second and multiplies by
+    // its `factor` (100 by default, capped at 60 s), so after a Redis restart the
+    // connections came back one to two minutes late. Without retries, a failed attempt
+    // fails the call at once (the caller gets `service_unavailable`) and the next call
+    // tries again: the server reconnects with the first call after Redis is back.
     let config = redis::aio::ConnectionManagerConfig::new()
+        .set_number_of_retries(0)
         .set_response_timeout(limit)
         .set_connection_timeout(limit);
     let redis = tokio::time::timeout(Duration::from_secs(5), Redis::connect(client, config))

@@ -166,7 +166,7 @@ pub async fn start(
     let stream = async {
         if let Some(relay) = &realtime.relay {
             // Other instances see the answer as streaming before its first delta.
-            relay.start_live(&conversation.id, &answer.id).await?;
+            relay.start_live(&user.id, &conversation.id, &answer.id).await?;
         }
         // A new conversation's history is its question: nothing to read back.
         let keep = state.settings.chat.history_messages.max(1);
@@ -477,7 +477,6 @@ impl Finished {
             sources = linked.chain(sources).collect();
         }
         let gives_back = reservation.gives_back(refund);
-        let settled = reservation.settle(refund).await;
         let ended = Ended {
             state: &state,
             user_id: &user_id,
@@ -488,12 +487,23 @@ impl Finished {
             sources,
             made,
         };
-        let told = ended.store_and_tell(outcome, gives_back && settled.is_ok()).await;
-        for e in [settled.err(), told.err()].into_iter().flatten() {
-            tracing::error!(error = ?e, conversation = %conversation.id, "finishing an answer");
+        // The text first, across a database restart: the units and the slot are in
+        // Redis, which may be slow or away meanwhile.
+        let (message, stored) = ended.store(&outcome).await;
+        let settled = reservation.settle(refund).await;
+        let told = ended.tell(message, outcome, gives_back && settled.is_ok()).await;
+        if let Some(relay) = &state.realtime.relay {
+            relay.settled(&conversation.id);
+        }
+        for e in [stored.err(), settled.err(), told.err()].into_iter().flatten() {
+            tracing::error!(error = %format!("{e:#}"), conversation = %conversation.id, "finishing an answer");
         }
     }
 }
+
+/// How long an answer's end is tried while the database is away (its instance keeps its
+/// lease meanwhile, so no other takes it over).
+const STORE_FOR: Duration = Duration::from_secs(30);
 
 struct Ended<'a> {
     state: &'a AppState,
@@ -507,7 +517,9 @@ struct Ended<'a> {
 }
 
 impl Ended<'_> {
-    async fn store_and_tell(&self, outcome: Outcome, refunded: bool) -> anyhow::Result<()> {
+    /// Stores the answer's end (retried while the database is away); the message as
+    /// stored, or as it would have been.
+    async fn store(&self, outcome: &Outcome) -> (MessageRow, anyhow::Result<()>) {
         let state = self.state;
         let status = match outcome.finish {
             FinishReason::Stop => MessageStatus::Complete,
@@ -517,9 +529,8 @@ impl Ended<'_> {
         };
         let sources =
             (!self.sources.is_empty()).then(|| serde_json::to_string(&self.sources).unwrap_or_default());
-        state
-            .db
-            .finish_message(
+        let stored = crate::outage::until_available(STORE_FOR, "storing an answer's end", || {
+            state.db.finish_message(
                 &self.answer.id,
                 &outcome.content,
                 status,
@@ -527,11 +538,19 @@ impl Ended<'_> {
                 sources.clone(),
                 state.now(),
             )
-            .await?;
+        })
+        .await;
         let mut message = self.answer.clone();
-        message.content = outcome.content;
+        message.content = outcome.content.clone();
         message.status = status;
         message.sources = sources;
+        (message, stored)
+    }
+
+    /// Tells the tabs the answer ended (even if it could not be stored: they have its
+    /// text, and must not wait for more), and titles a new conversation.
+    async fn tell(&self, message: MessageRow, outcome: Outcome, refunded: bool) -> anyhow::Result<()> {
+        let state = self.state;
         let realtime = &state.realtime;
         realtime.publish(
             self.user_id,

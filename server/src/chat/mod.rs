@@ -4,11 +4,13 @@
 //!   answer slot, the conversation's claim, the units counted) until its answer ends;
 //! - [`answer`]: storing the exchange, streaming the answer, and what happens at its end;
 //! - [`prompt`]: what the model is asked, and [`context`]: how much of it fits the model;
-//! - [`cache`]: the users and plans of the users with tabs here.
+//! - [`cache`]: the users and plans of the users with tabs here;
+//! - [`orphans`]: answers whose instance died, ended by another.
 
 pub mod answer;
 pub mod cache;
 pub mod context;
+pub mod orphans;
 pub mod prompt;
 pub mod send;
 

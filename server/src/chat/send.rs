@@ -499,7 +499,7 @@ impl Reservation {
     pub async fn cancel(self) {
         self.searches_made.store(0, Ordering::SeqCst);
         if let Err(e) = self.refund(true).await {
-            tracing::error!(error = ?e, "giving back units after a failed send");
+            crate::outage::log_failure(&e, "giving back units after a failed send");
         }
         self.release_claim_and_slot().await;
         crate::announce::usage(&self.state, &self.user_id).await;

@@ -293,6 +293,23 @@ impl Db {
         .map(drop)
     }
 
+    /// Ends an answer still `streaming` as interrupted, with `content` when known (the
+    /// text another instance relayed) or the text it has. False if it is not streaming
+    /// (its own instance stored it after all).
+    pub async fn interrupt_message(&self, id: &str, content: Option<&str>, now: i64) -> sqlx::Result<bool> {
+        let sql = "UPDATE messages SET content = COALESCE($2, content), status = 'error', \
+                   finish_reason = 'interrupted', updated_at = $3 WHERE id = $1 AND status = 'streaming'";
+        let (id, content) = (id.to_owned(), content.map(str::to_owned));
+        on_writer!(self, conn => sqlx::query(sql)
+            .bind(id)
+            .bind(content)
+            .bind(now)
+            .execute(&mut *conn)
+            .await
+            .map(|r| r.rows_affected()))
+        .map(|changed| changed == 1)
+    }
+
     pub async fn message(&self, id: &str) -> sqlx::Result<Option<MessageRow>> {
         let sql = format!("SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = $1");
         on_pool!(self, pool => sqlx::query_as(&sql).bind(id).fetch_optional(pool).await)

@@ -53,6 +53,7 @@ impl Realtime {
             redis
                 .as_ref()
                 .map(|conn| (conn.clone(), settings.redis.prefix.clone())),
+            settings.redis_timeout(),
         );
         let relay = redis.map(|conn| {
             Arc::new(RedisRelay::new(
@@ -60,6 +61,7 @@ impl Realtime {
                 settings.redis.prefix.clone(),
                 settings.redis_timeout(),
                 settings.redis.relay_queue,
+                Duration::from_millis(settings.redis.answer_lease_ms.max(100)),
             ))
         });
         let fan_out = relay.clone().map(|r| r as Arc<dyn FanOut>);

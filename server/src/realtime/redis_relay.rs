@@ -24,8 +24,13 @@
 //!   local tabs still get them), and both the writer and the subscriber carry on once
 //!   Redis is back. The ends of answers (which give up their claims) that could not be
 //!   written are tried again, so no claim outlives an outage.
+//! - Leases: a running answer is in the running set (`{prefix}running`, scored by when
+//!   its lease lapses) until its end is stored; its instance renews the leases of its
+//!   answers every quarter lease (and puts back its claims if Redis lost them). A lapsed
+//!   lease means the instance died: another takes the answer over (see
+//!   `crate::chat::orphans`), first one that kept a copy of its text.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -58,6 +63,10 @@ enum Command {
         keys: LiveKeys,
         tell: Option<(String, String)>,
     },
+    /// An answer's end is stored: its lease goes.
+    Settled {
+        member: String,
+    },
     /// Answers once everything queued before it was tried.
     Flush(oneshot::Sender<()>),
 }
@@ -65,6 +74,51 @@ enum Command {
 /// A running answer's keys: its message id (written as it starts) and who runs it (the
 /// claim).
 type LiveKeys = [String; 2];
+
+/// A running answer of this instance, leased until its end is stored.
+struct Lease {
+    /// Its member in the running set (see [`Lapsed`]).
+    member: String,
+    message_id: String,
+    /// Its claim's value until the answer ends (and the claim is released).
+    claim: Option<String>,
+}
+
+/// A running answer of another instance whose lease lapsed.
+#[derive(Debug, Clone)]
+pub struct Lapsed {
+    /// Its member in the running set: `origin\nuser\nconversation\nmessage`.
+    pub member: String,
+    pub origin: String,
+    pub user: String,
+    pub conversation_id: String,
+    pub message_id: String,
+    /// How long ago the lease lapsed.
+    pub overdue: Duration,
+}
+
+impl Lapsed {
+    fn parse(member: String, overdue: Duration) -> Option<Lapsed> {
+        let mut parts = member.split('\n');
+        let (origin, user, conversation_id, message_id) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        Some(Lapsed {
+            origin: origin.to_owned(),
+            user: user.to_owned(),
+            conversation_id: conversation_id.to_owned(),
+            message_id: message_id.to_owned(),
+            overdue,
+            member,
+        })
+    }
+}
+
+/// The Unix time in milliseconds: lease times are compared across instances.
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
 
 enum Watch {
     Add(String),
@@ -88,10 +142,16 @@ pub struct RedisRelay {
     watch: mpsc::UnboundedSender<Watch>,
     watch_rx: Mutex<Option<mpsc::UnboundedReceiver<Watch>>>,
     hubs: OnceLock<Hubs>,
+    /// How long a lease lasts unrenewed.
+    lease: Duration,
+    /// The claims this instance holds, by conversation, until their answers end.
+    claims: Mutex<HashMap<String, String>>,
+    /// The leases of this instance's running answers, by conversation.
+    leases: Mutex<HashMap<String, Lease>>,
 }
 
 impl RedisRelay {
-    pub fn new(conn: Redis, prefix: String, timeout: Duration, queue: usize) -> Self {
+    pub fn new(conn: Redis, prefix: String, timeout: Duration, queue: usize, lease: Duration) -> Self {
         let (writer, writer_rx) = mpsc::channel(queue.max(1));
         // Unbounded, but the subscriber folds it into its set of channels even while
         // Redis is away, so it holds at most one change per user.
@@ -109,6 +169,9 @@ impl RedisRelay {
             watch,
             watch_rx: Mutex::new(Some(watch_rx)),
             hubs: OnceLock::new(),
+            lease,
+            claims: Mutex::new(HashMap::new()),
+            leases: Mutex::new(HashMap::new()),
         }
     }
 
@@ -121,6 +184,7 @@ impl RedisRelay {
             let writer = Writer {
                 conn: self.conn.clone(),
                 timeout: self.timeout,
+                running_key: self.running_key(),
                 overflowing: self.overflowing.clone(),
                 forgets: self.forgets.clone(),
                 queue: self.writer.max_capacity(),
@@ -183,14 +247,26 @@ impl RedisRelay {
         let mut set = redis::cmd("SET");
         set.arg(&owner).arg(&token).arg("NX").arg("EX").arg(LIVE_TTL_SECS);
         match redis_call(self.timeout, set.query_async::<Option<String>>(&mut conn)).await {
-            Ok(claimed) => Ok(claimed.is_some()),
+            Ok(claimed) => {
+                if claimed.is_some() {
+                    self.claims
+                        .lock()
+                        .unwrap()
+                        .insert(conversation_id.to_owned(), token);
+                }
+                Ok(claimed.is_some())
+            }
             Err(e) => {
                 // A paused Redis still runs the SET when it resumes: queue the removal of
                 // exactly this claim behind it (one command, so it is not lost to a
                 // script cache miss), or the conversation stays blocked for an hour.
+                // Not waited for: the user hears of the failure at once.
                 let mut undo = redis::cmd("EVAL");
                 undo.arg(RELEASE_OWN_CLAIM).arg(1).arg(&owner).arg(&token);
-                let _ = redis_call(self.timeout, undo.query_async::<i64>(&mut conn)).await;
+                let timeout = self.timeout;
+                tokio::spawn(async move {
+                    let _ = redis_call(timeout, undo.query_async::<i64>(&mut conn)).await;
+                });
                 Err(e)
             }
         }
@@ -198,21 +274,133 @@ impl RedisRelay {
 
     /// Marks a conversation's answer as running, so another instance's tab that opens it
     /// learns it is streaming and its id (its text comes from the instance running it).
-    pub async fn start_live(&self, conversation_id: &str, message_id: &str) -> anyhow::Result<()> {
+    /// The answer is leased from here on, until [`RedisRelay::settled`].
+    pub async fn start_live(
+        &self,
+        user: &str,
+        conversation_id: &str,
+        message_id: &str,
+    ) -> anyhow::Result<()> {
         let [meta_key, _] = self.live_keys(conversation_id);
+        let member = format!("{}\n{user}\n{conversation_id}\n{message_id}", self.origin);
+        let lease = Lease {
+            member: member.clone(),
+            message_id: message_id.to_owned(),
+            claim: self.claims.lock().unwrap().get(conversation_id).cloned(),
+        };
+        self.leases
+            .lock()
+            .unwrap()
+            .insert(conversation_id.to_owned(), lease);
         let mut conn = self.conn.clone();
-        let mut set = redis::cmd("SET");
-        set.arg(&meta_key).arg(message_id).arg("EX").arg(LIVE_TTL_SECS);
-        redis_call(self.timeout, set.query_async::<()>(&mut conn)).await
+        let mut pipe = redis::pipe();
+        pipe.cmd("SET")
+            .arg(&meta_key)
+            .arg(message_id)
+            .arg("EX")
+            .arg(LIVE_TTL_SECS)
+            .ignore()
+            .zadd(
+                self.running_key(),
+                &member,
+                unix_ms() + self.lease.as_millis() as i64,
+            )
+            .ignore();
+        redis_call(self.timeout, pipe.query_async::<()>(&mut conn)).await
+    }
+
+    /// The answer's end is stored: its lease goes (after its end, in order).
+    pub fn settled(&self, conversation_id: &str) {
+        let lease = self.leases.lock().unwrap().remove(conversation_id);
+        if let Some(lease) = lease {
+            let settled = Command::Settled { member: lease.member };
+            if let Err(mpsc::error::TrySendError::Full(_)) = self.writer.try_send(settled) {
+                // A lapsed lease of an answer already stored is taken over for nothing
+                // (the answer is not streaming any more): harmless.
+                tracing::warn!("the Redis relay queue is full: a stored answer's lease lapses by itself");
+            }
+        }
+    }
+
+    fn running_key(&self) -> String {
+        format!("{}running", self.prefix)
+    }
+
+    /// Renews this instance's leases (putting back claims and marks that Redis lost),
+    /// then answers the running answers of other instances whose leases lapsed.
+    pub async fn tend_leases(&self) -> anyhow::Result<Vec<Lapsed>> {
+        let now = unix_ms();
+        let until = now + self.lease.as_millis() as i64;
+        let running = self.running_key();
+        let mut pipe = redis::pipe();
+        for (conversation_id, lease) in self.leases.lock().unwrap().iter() {
+            pipe.zadd(&running, &lease.member, until).ignore();
+            if let Some(claim) = &lease.claim {
+                let [meta_key, owner_key] = self.live_keys(conversation_id);
+                let set_if_lost = |pipe: &mut redis::Pipeline, key: &str, value: &str| {
+                    pipe.cmd("SET")
+                        .arg(key)
+                        .arg(value)
+                        .arg("NX")
+                        .arg("EX")
+                        .arg(LIVE_TTL_SECS)
+                        .ignore();
+                };
+                set_if_lost(&mut pipe, &owner_key, claim);
+                set_if_lost(&mut pipe, &meta_key, &lease.message_id);
+            }
+        }
+        pipe.cmd("ZRANGEBYSCORE")
+            .arg(&running)
+            .arg("-inf")
+            .arg(now)
+            .arg("WITHSCORES")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(100);
+        let mut conn = self.conn.clone();
+        let (lapsed,): (Vec<(String, i64)>,) = redis_call(self.timeout, pipe.query_async(&mut conn)).await?;
+        Ok(lapsed
+            .into_iter()
+            .filter_map(|(member, at)| {
+                let overdue = Duration::from_millis((now - at).max(0) as u64);
+                Lapsed::parse(member, overdue)
+            })
+            .filter(|lapsed| lapsed.origin != self.origin)
+            .collect())
+    }
+
+    /// Takes over a lapsed answer: true for the one instance that does.
+    pub async fn take_over(&self, lapsed: &Lapsed) -> anyhow::Result<bool> {
+        let mut conn = self.conn.clone();
+        let mut zrem = redis::cmd("ZREM");
+        zrem.arg(self.running_key()).arg(&lapsed.member);
+        Ok(redis_call(self.timeout, zrem.query_async::<i64>(&mut conn)).await? == 1)
+    }
+
+    /// How often leases are renewed and lapsed ones looked for.
+    pub fn lease_tick(&self) -> Duration {
+        (self.lease / 4).max(Duration::from_millis(100))
+    }
+
+    /// How long a lapsed answer waits for an instance that kept its text to take it over
+    /// before any instance does.
+    pub fn lease(&self) -> Duration {
+        self.lease
     }
 
     /// Gives up a claim whose answer never started (nor its mark, if it was made).
     pub async fn release(&self, conversation_id: &str) {
+        self.claims.lock().unwrap().remove(conversation_id);
+        let lease = self.leases.lock().unwrap().remove(conversation_id);
         let keys = self.live_keys(conversation_id);
         let mut conn = self.conn.clone();
-        let mut del = redis::cmd("DEL");
-        del.arg(&keys);
-        let released: anyhow::Result<()> = redis_call(self.timeout, del.query_async(&mut conn)).await;
+        let mut pipe = redis::pipe();
+        pipe.del(&keys).ignore();
+        if let Some(lease) = lease {
+            pipe.zrem(self.running_key(), lease.member).ignore();
+        }
+        let released: anyhow::Result<()> = redis_call(self.timeout, pipe.query_async(&mut conn)).await;
         if let Err(e) = released {
             tracing::warn!(error = %e, "releasing an answer claim (it expires by itself)");
         }
@@ -416,6 +604,11 @@ impl FanOut for RedisRelay {
     }
 
     fn ended(&self, user: &str, conversation_id: &str, heard: bool) {
+        // The claim goes now; the lease stays until the answer is stored.
+        self.claims.lock().unwrap().remove(conversation_id);
+        if let Some(lease) = self.leases.lock().unwrap().get_mut(conversation_id) {
+            lease.claim = None;
+        }
         let keys = self.live_keys(conversation_id);
         let end = Event::Ended {
             conversation_id: conversation_id.to_owned(),
@@ -459,6 +652,7 @@ impl FanOut for RedisRelay {
 struct Writer {
     conn: Redis,
     timeout: Duration,
+    running_key: String,
     overflowing: Arc<AtomicBool>,
     forgets: Arc<Mutex<Vec<LiveKeys>>>,
     queue: usize,
@@ -507,6 +701,9 @@ impl Writer {
                             pipe.publish(channel, payload).ignore();
                         }
                         ended.push(keys);
+                    }
+                    Command::Settled { member } => {
+                        pipe.zrem(self.running_key.as_str(), member).ignore();
                     }
                     Command::Flush(done) => flushed.push(done),
                 }

@@ -21,7 +21,7 @@ pub struct SessionService {
 
 fn frame_error(e: ApiError, lang: Lang) -> FrameError {
     if let ApiError::Internal(cause) = &e {
-        tracing::error!(error = ?cause, "chat request failed");
+        crate::outage::log_failure(cause, "chat request failed");
     }
     let field = match &e {
         ApiError::Client { field, .. } => field.map(str::to_owned),

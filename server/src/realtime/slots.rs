@@ -4,8 +4,11 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use anyhow::Context;
+
+use crate::outage::redis_call;
 
 /// A count that a crashed instance never gave back heals after this long (well past the
 /// longest answer).
@@ -31,14 +34,17 @@ pub struct AnswerSlots {
     max: usize,
     local: Mutex<HashMap<String, usize>>,
     redis: Option<(crate::redis_conn::Redis, String)>,
+    /// The time limit of one Redis call.
+    timeout: Duration,
 }
 
 impl AnswerSlots {
-    pub fn new(max: usize, redis: Option<(crate::redis_conn::Redis, String)>) -> Self {
+    pub fn new(max: usize, redis: Option<(crate::redis_conn::Redis, String)>, timeout: Duration) -> Self {
         AnswerSlots {
             max: max.max(1),
             local: Mutex::new(HashMap::new()),
             redis,
+            timeout,
         }
     }
 
@@ -49,14 +55,20 @@ impl AnswerSlots {
     /// Takes a slot for a new answer of `user`; `false` when all are in use.
     pub async fn take(&self, user: &str) -> anyhow::Result<bool> {
         if let Some((conn, prefix)) = &self.redis {
-            let taken: i64 = redis::Script::new(TAKE_LUA)
-                .key(key(prefix, user))
-                .arg(self.max)
-                .arg(REDIS_TTL_SECS)
-                .invoke_async(&mut conn.clone())
-                .await
-                .context("taking an answer slot in Redis")?;
-            return Ok(taken == 1);
+            let mut conn = conn.clone();
+            let script = redis::Script::new(TAKE_LUA);
+            let mut take = script.prepare_invoke();
+            take.key(key(prefix, user)).arg(self.max).arg(REDIS_TTL_SECS);
+            let taken = redis_call(self.timeout, take.invoke_async::<i64>(&mut conn)).await;
+            if taken.is_err() {
+                // A paused Redis still takes the slot when it resumes: give it back right
+                // behind (in order on the same connection), or the user keeps one slot
+                // fewer until the count expires. If the take was lost with its
+                // connection, this frees a slot that was not taken (never below zero):
+                // one answer more for a moment, never a unit more.
+                self.give_back(user).await;
+            }
+            return Ok(taken.context("taking an answer slot in Redis")? == 1);
         }
         let mut local = self.local.lock().expect("slots lock");
         let used = local.entry(user.to_owned()).or_default();
@@ -70,10 +82,12 @@ impl AnswerSlots {
     /// Gives back the slot of an answer that ended (or never started).
     pub async fn give_back(&self, user: &str) {
         if let Some((conn, prefix)) = &self.redis {
-            let given: redis::RedisResult<i64> = redis::Script::new(GIVE_BACK_LUA)
-                .key(key(prefix, user))
-                .invoke_async(&mut conn.clone())
-                .await;
+            // One `EVAL`, not a cached script: a give-back queued in a paused Redis
+            // behind a take must not fail there for want of a loaded script.
+            let mut conn = conn.clone();
+            let mut give = redis::cmd("EVAL");
+            give.arg(GIVE_BACK_LUA).arg(1).arg(key(prefix, user));
+            let given = redis_call(self.timeout, give.query_async::<i64>(&mut conn)).await;
             if let Err(e) = given {
                 tracing::warn!(error = %e, "giving back an answer slot in Redis (it heals by TTL)");
             }

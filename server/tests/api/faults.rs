@@ -75,8 +75,8 @@ async fn send_until_answered(tab: &mut WsClient, frame: Value, limit: Duration) 
 
 // ---- models ----------------------------------------------------------------------------
 
-/// A server whose model is the stub, with every stub mode on the free plan.
-async fn stub_app(configure: impl FnOnce(&mut Settings)) -> (TestApp, ModelStub) {
+/// A config dir whose free plan has every stub mode, and the stub: its URL and itself.
+fn stub_config() -> (std::path::PathBuf, String, ModelStub) {
     let (base_url, stub) = model_stub::start();
     let config = tempfile::tempdir().unwrap().keep();
     let plans = include_str!("../../../config/plans.toml")
@@ -89,6 +89,12 @@ async fn stub_app(configure: impl FnOnce(&mut Settings)) -> (TestApp, ModelStub)
             r#"models = { baseChatModel = "stub" }"#,
         );
     std::fs::write(config.join("plans.toml"), plans).unwrap();
+    (config, base_url, stub)
+}
+
+/// A server whose model is the stub, with every stub mode on the free plan.
+async fn stub_app(configure: impl FnOnce(&mut Settings)) -> (TestApp, ModelStub) {
+    let (config, base_url, stub) = stub_config();
     let app = spawn_app_with(move |s| {
         s.config_dir = config;
         s.model.openai_api_key = SecretString::from("test-key");
@@ -457,6 +463,263 @@ async fn while_redis_is_paused_the_relay_queue_stays_bounded_and_claims_are_rele
     assert_eq!(last[0]["finishReason"], json!("stop"), "{last:?}");
 }
 
+#[actix_web::test]
+async fn redis_back_after_seconds_away_answers_within_seconds_with_the_counters_rebuilt() {
+    let test = "redis_back_after_seconds_away_answers_within_seconds_with_the_counters_rebuilt";
+    let Some(mut redis) = PrivateRedis::start(test).await else {
+        return;
+    };
+    let app = redis_app(&redis, |_| {}).await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    for (id, text) in [("r1", "One"), ("r2", "Two")] {
+        tab.send(send(id, None, text)).await;
+        tab.until("message.completed").await;
+        tab.expect("conversation.updated").await;
+    }
+    assert_eq!(responses_used(&app, &ann).await, 2);
+    // What the usage record has (it is written behind, every second).
+    app.state.quotas.flush().await.unwrap();
+
+    // Away long enough for a reconnecting client to back off (the connection manager's
+    // own backoff waited a minute and more).
+    redis.kill();
+    let gone = Instant::now();
+    while gone.elapsed() < Duration::from_secs(4) {
+        tab.send(send("r-away", None, "Anyone?")).await;
+        let error = tab.expect("error").await;
+        assert_eq!(error["code"], json!("service_unavailable"), "{error}");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+
+    // Back, and empty (no persistence): the server answers within seconds, and the
+    // counters are rebuilt from the usage record before anything is counted.
+    redis.run().await;
+    let back = Instant::now();
+    let last = send_until_answered(&mut tab, send("r3", None, "Back?"), Duration::from_secs(20)).await;
+    assert_eq!(last[0]["finishReason"], json!("stop"), "{last:?}");
+    assert!(back.elapsed() < Duration::from_secs(5), "{:?}", back.elapsed());
+    assert_eq!(responses_used(&app, &ann).await, 3);
+    let (_, ready) = WsClient::ready(&app, &ann.token).await;
+    assert_eq!(
+        ready["usage"]["limitInfo"]["services"]["responses"]["daily"]["used"],
+        json!(3)
+    );
+}
+
+#[actix_web::test]
+async fn checks_that_redis_runs_after_they_timed_out_count_nothing_and_late_ones_are_not_run() {
+    let test = "checks_that_redis_runs_after_they_timed_out_count_nothing_and_late_ones_are_not_run";
+    let Some(redis) = PrivateRedis::start(test).await else {
+        return;
+    };
+    let app = redis_app(&redis, |_| {}).await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    tab.send(send("c1", None, "Hello")).await;
+    tab.until("message.completed").await;
+    tab.expect("conversation.updated").await;
+    assert_eq!(responses_used(&app, &ann).await, 1);
+
+    // A paused Redis runs what it queued once it resumes: a send refused meanwhile must
+    // not keep its answer slot, and checks refused meanwhile must not count.
+    redis.pause(2500).await;
+    let paused = Instant::now();
+    tab.send(send("c2", None, "Paused?")).await;
+    assert_eq!(tab.expect("error").await["code"], json!("service_unavailable"));
+    let quotas = &app.state.quotas;
+    let plan = chat_server::plans::PlanType::Free;
+    // Eight checks of one user wait in line for its quota actor: the first waits for
+    // Redis, the rest are past their deadline by their turn and are not made at all.
+    let checks = (0..8).map(|_| quotas.consume_response_on(&ann.id, plan));
+    let results = futures_util::future::join_all(checks).await;
+    assert!(results.iter().all(Result::is_err));
+    assert!(
+        paused.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        paused.elapsed()
+    );
+
+    tokio::time::sleep(Duration::from_millis(2500).saturating_sub(paused.elapsed())).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(responses_used(&app, &ann).await, 1);
+    let mut conn = redis.connection().await.unwrap();
+    let slots: Option<i64> = redis::cmd("GET")
+        .arg(format!("fault:answers:{{{}}}", ann.id))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(slots.unwrap_or(0), 0, "an answer slot kept by a refused send");
+    let last = send_until_answered(&mut tab, send("c3", None, "Now?"), Duration::from_secs(10)).await;
+    assert_eq!(last[0]["finishReason"], json!("stop"), "{last:?}");
+    assert_eq!(responses_used(&app, &ann).await, 2);
+}
+
+// ---- an instance that dies --------------------------------------------------------------
+
+/// The server binary as a second instance beside `app`: the same database, the private
+/// Redis, the model stub of `config`, leases of `lease_ms`; its process and base URL.
+async fn binary_beside(
+    app: &TestApp,
+    redis: &PrivateRedis,
+    config: &std::path::Path,
+    base_url: &str,
+    extra: &[(&str, &str)],
+) -> (Child, String) {
+    let (redis_url, config) = (redis.url(), config.display().to_string());
+    let mut env = vec![
+        ("REDIS_URL", redis_url.as_str()),
+        ("REDIS_PREFIX", "fault:"),
+        ("REDIS_TIMEOUT_MS", "500"),
+        ("ANSWER_LEASE_MS", "1000"),
+        ("JWT_SECRET", crate::helpers::TEST_JWT_SECRET),
+        ("OPENAI_API_KEY", "test-key"),
+        ("OPENAI_BASE_URL", base_url),
+        ("CONFIG_DIR", config.as_str()),
+        ("RUST_LOG", "warn"),
+    ];
+    if let Some(url) = &app.backends.database_url {
+        env.push(("DATABASE_URL", url));
+    }
+    env.extend_from_slice(extra);
+    binary::serve(app.data_dir.path(), &env, Stdio::null()).await
+}
+
+/// An in-process instance on the private Redis and the stub of `config`.
+async fn leased_app(redis: &PrivateRedis, config: std::path::PathBuf, base_url: String) -> TestApp {
+    redis_app(redis, move |s| {
+        s.config_dir = config;
+        s.model.openai_api_key = SecretString::from("test-key");
+        s.model.openai_base_url = base_url;
+        s.redis.answer_lease_ms = 1000;
+    })
+    .await
+}
+
+#[actix_web::test]
+async fn an_answer_whose_instance_is_killed_is_ended_by_another_with_the_text_its_tabs_got() {
+    let test = "an_answer_whose_instance_is_killed_is_ended_by_another_with_the_text_its_tabs_got";
+    let Some(redis) = PrivateRedis::start(test).await else {
+        return;
+    };
+    let (config, base_url, _stub) = stub_config();
+    let app = leased_app(&redis, config.clone(), base_url.clone()).await;
+    let ann = app.register_ann().await;
+    let (mut server, base) = binary_beside(&app, &redis, &config, &base_url, &[]).await;
+    let (mut here, _) = WsClient::ready(&app, &ann.token).await;
+    let mut there = WsClient::connect_to(&base, Some(&ann.token)).await;
+    there.expect("ready").await;
+
+    // An answer that streams until its instance dies, followed by a tab elsewhere.
+    there
+        .send(send_with_model("k1", "Keep talking", "stub-trickle"))
+        .await;
+    let mut frames = here.until("message.delta").await;
+    frames.extend(here.until("message.delta").await);
+    let conversation = frames[0]["conversation"]["_id"].clone();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let killed = Instant::now();
+
+    // The other instance ends it once its lease lapses, with the text its tab got.
+    frames.extend(here.until("message.completed").await);
+    assert!(
+        killed.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        killed.elapsed()
+    );
+    let completed = frames.last().unwrap();
+    assert_eq!(completed["finishReason"], json!("interrupted"), "{completed}");
+    let answer_id = completed["message"]["_id"].clone();
+    let got = joined_deltas(&frames, &answer_id, 0);
+    assert!(got.starts_with("tick0 tick1 "), "{got}");
+    assert_eq!(completed["message"]["content"], json!(got));
+    let stored = app
+        .state
+        .db
+        .message(answer_id.as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            stored.status.as_str(),
+            stored.finish_reason.map(|f| f.as_str()),
+            stored.content.as_str()
+        ),
+        ("error", Some("interrupted"), got.as_str())
+    );
+    // The unit goes back (the user is not to blame), and the tabs hear of it.
+    let usage = here.until("usage.updated").await.pop().unwrap();
+    assert_eq!(
+        usage["limitInfo"]["services"]["responses"]["daily"]["used"],
+        json!(0),
+        "{usage}"
+    );
+    assert_eq!(responses_used(&app, &ann).await, 0);
+    // And the conversation is free.
+    let mut go_on = send("k2", Some(&conversation), "Go on");
+    go_on["model"] = json!("stub");
+    let next = send_until_answered(&mut here, go_on, Duration::from_secs(10)).await;
+    assert_eq!(next[0]["finishReason"], json!("stop"), "{next:?}");
+}
+
+#[actix_web::test]
+async fn sigterm_with_redis_gone_stops_within_the_grace_period_and_stores_the_answer_as_interrupted() {
+    let test = "sigterm_with_redis_gone_stops_within_the_grace_period_and_stores_the_answer_as_interrupted";
+    let Some(mut redis) = PrivateRedis::start(test).await else {
+        return;
+    };
+    let (config, base_url, _stub) = stub_config();
+    let app = leased_app(&redis, config.clone(), base_url.clone()).await;
+    let ann = app.register_ann().await;
+    let grace = [("SHUTDOWN_GRACE_SECS", "1")];
+    let (mut server, base) = binary_beside(&app, &redis, &config, &base_url, &grace).await;
+    let mut tab = WsClient::connect_to(&base, Some(&ann.token)).await;
+    tab.expect("ready").await;
+    tab.send(send_with_model("t1", "Keep talking", "stub-trickle"))
+        .await;
+    let mut frames = tab.until("message.delta").await;
+    frames.extend(tab.until("message.delta").await);
+
+    redis.kill();
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let stopping = Instant::now();
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        // The grace period and a few seconds, whatever Redis does.
+        assert!(stopping.elapsed() < Duration::from_secs(9), "still running");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "{status:?}");
+    while let Some(frame) = tab.next().await {
+        frames.push(frame);
+    }
+    let completed = frames.iter().rfind(|f| f["type"] == "message.completed");
+    let completed = completed.expect("the tab was told the answer ended");
+    assert_eq!(completed["finishReason"], json!("interrupted"));
+    let answer_id = completed["message"]["_id"].clone();
+    let got = joined_deltas(&frames, &answer_id, 0);
+    assert!(got.starts_with("tick0 tick1 "), "{got}");
+    let stored = app
+        .state
+        .db
+        .message(answer_id.as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (stored.status.as_str(), stored.content.as_str()),
+        ("error", got.as_str())
+    );
+}
+
 // ---- the database ----------------------------------------------------------------------
 
 /// Makes storing any answer row fail, as a database dying between two writes would.
@@ -641,6 +904,51 @@ async fn a_postgres_restart_gives_clear_errors_while_it_is_down_and_recovers_aft
             ("p3", "user")
         ]
     );
+}
+
+#[actix_web::test]
+async fn an_answer_ending_while_postgres_restarts_is_stored_once_it_is_back() {
+    let test = "an_answer_ending_while_postgres_restarts_is_stored_once_it_is_back";
+    let Some(postgres) = PrivatePostgres::start(test) else {
+        return;
+    };
+    let url = postgres.url();
+    let (app, _stub) = stub_app(move |s| {
+        s.database.url = SecretString::from(url);
+        // The trickle is cut here: the answer ends while the database is down.
+        s.model.total_timeout_secs = 4;
+    })
+    .await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    tab.send(send_with_model("e1", "Keep talking", "stub-trickle"))
+        .await;
+    let mut frames = tab.until("message.delta").await;
+    let sent = Instant::now();
+    postgres.ctl("stop");
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    postgres.ctl("start");
+    frames.extend(tab.until("message.completed").await);
+    let completed = frames.last().unwrap();
+    let answer_id = completed["message"]["_id"].clone();
+    let got = joined_deltas(&frames, &answer_id, 0);
+    assert!(got.starts_with("tick0 tick1 "), "{got}");
+    assert!(
+        sent.elapsed() > Duration::from_secs(3),
+        "the answer ended before the restart"
+    );
+    let stored = loop {
+        let stored = app.state.db.message(answer_id.as_str().unwrap()).await;
+        if let Ok(Some(stored)) = stored {
+            if stored.status.as_str() != "streaming" {
+                break stored;
+            }
+        }
+        assert!(sent.elapsed() < Duration::from_secs(30), "never stored");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(stored.content, got);
+    assert_eq!(completed["message"]["content"], json!(got));
 }
 
 // ---- shutdown --------------------------------------------------------------------------

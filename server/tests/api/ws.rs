@@ -25,7 +25,13 @@ impl WsClient {
 
     /// Connects with the token in the `Authorization` header (or none).
     pub async fn connect(app: &TestApp, token: Option<&str>) -> WsClient {
-        let mut request = Self::url(app).into_client_request().unwrap();
+        Self::connect_to(&app.address, token).await
+    }
+
+    /// [`Self::connect`] to the server at `base` (`http://…`), one not started by the test.
+    pub async fn connect_to(base: &str, token: Option<&str>) -> WsClient {
+        let url = format!("{}/api/ws", base.replacen("http://", "ws://", 1));
+        let mut request = url.into_client_request().unwrap();
         if let Some(token) = token {
             request
                 .headers_mut()

@@ -1,0 +1,120 @@
+//! Answers whose instance died. Every running answer has a lease in Redis that its
+//! instance renews ([`RedisRelay::tend_leases`]); when one lapses, another instance ends
+//! the answer as interrupted with the text its tabs got (the copy its hub keeps of
+//! answers running elsewhere), so no answer stays `streaming` with its text lost, every
+//! tab learns it ended, and the conversation takes new messages again.
+//!
+//! An instance that kept a copy takes a lapsed answer over at once; any instance does
+//! after another lease (then with the text stored so far: none, if no instance watched
+//! the user).
+
+use std::time::Duration;
+
+use actix_web::web;
+use chat_actors::generation::{FinishReason, Snapshot};
+use chat_actors::hub::{CopyOf, Event};
+use chat_actors::protocol::ServerFrame;
+use chat_actors::quota::Service;
+
+use crate::outage::until_available;
+use crate::realtime::redis_relay::{Lapsed, RedisRelay};
+use crate::state::AppState;
+use crate::views::message_view;
+
+/// Renews this instance's leases and takes over lapsed ones, for as long as the server
+/// runs (with Redis; without it there is one instance, whose answers a restart closes).
+pub fn spawn(state: web::Data<AppState>) {
+    let Some(relay) = state.realtime.relay.clone() else {
+        return;
+    };
+    actix_web::rt::spawn(async move {
+        let mut ticks = tokio::time::interval(relay.lease_tick());
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // One line when leases cannot be tended, one when they can again.
+        let mut failing = false;
+        loop {
+            ticks.tick().await;
+            match tend(&state, &relay).await {
+                Ok(()) if failing => {
+                    failing = false;
+                    tracing::info!("answer leases are renewed again");
+                }
+                Ok(()) => {}
+                Err(e) if !failing => {
+                    failing = true;
+                    tracing::warn!(error = %format!("{e:#}"), "answer leases cannot be renewed (Redis away?)");
+                }
+                Err(_) => {}
+            }
+        }
+    });
+}
+
+async fn tend(state: &AppState, relay: &RedisRelay) -> anyhow::Result<()> {
+    for lapsed in relay.tend_leases().await? {
+        let hub = state.realtime.hubs.of(&lapsed.user);
+        let ask = |take| CopyOf {
+            user: lapsed.user.clone(),
+            conversation_id: lapsed.conversation_id.clone(),
+            message_id: lapsed.message_id.clone(),
+            take,
+        };
+        let kept = hub.send(ask(false)).await.ok().flatten().is_some();
+        if !kept && lapsed.overdue < relay.lease() {
+            continue;
+        }
+        if !relay.take_over(&lapsed).await? {
+            continue;
+        }
+        let copy = hub.send(ask(true)).await.ok().flatten();
+        tracing::warn!(
+            conversation = %lapsed.conversation_id,
+            chars = copy.as_ref().map_or(0, |c| c.content.len()),
+            "an answer's instance stopped renewing its lease: storing it as interrupted"
+        );
+        if let Err(e) = end(state, &lapsed, copy).await {
+            tracing::error!(error = %format!("{e:#}"), conversation = %lapsed.conversation_id, "ending an orphaned answer");
+        }
+    }
+    Ok(())
+}
+
+/// How long the answer's end is tried while the database is away.
+const STORE_FOR: Duration = Duration::from_secs(30);
+
+/// Stores the answer as interrupted with the copy's text, releases what its instance
+/// held (the conversation's claim, an answer slot, the response it counted: the user is
+/// not to blame), and tells every tab.
+async fn end(state: &AppState, lapsed: &Lapsed, copy: Option<Snapshot>) -> anyhow::Result<()> {
+    let user = &lapsed.user;
+    let content = copy.map(|c| c.content);
+    let interrupted = until_available(STORE_FOR, "storing an orphaned answer", || {
+        state
+            .db
+            .interrupt_message(&lapsed.message_id, content.as_deref(), state.now())
+    })
+    .await?;
+    // What its own end would have done: the claim goes, other instances drop their copies.
+    state.realtime.hubs.publish(
+        user,
+        Event::Ended {
+            conversation_id: lapsed.conversation_id.clone(),
+        },
+    );
+    if !interrupted {
+        // Its instance stored it after all.
+        return Ok(());
+    }
+    if let Some(message) = state.db.message(&lapsed.message_id).await? {
+        let frame = ServerFrame::MessageCompleted {
+            conversation_id: lapsed.conversation_id.clone(),
+            message: message_view(&message),
+            finish_reason: FinishReason::Interrupted,
+        };
+        state.realtime.publish(user, &frame);
+    }
+    state.realtime.answers.give_back(user).await;
+    state.quotas.refund(user, Service::Responses).await?;
+    crate::announce::usage(state, user).await;
+    Ok(())
+}
