@@ -455,7 +455,7 @@ impl RedisCounters {
                 .await
                 .context("rebuilding quota counters in Redis")?;
             if rebuilt == 1 {
-                tracing::info!("quota counters rebuilt from the usage record (Redis had lost them)");
+                tracing::debug!("quota counters rebuilt from the usage record (Redis had lost them)");
             }
             Ok(())
         })

@@ -490,11 +490,12 @@ impl Finished {
         // The text first, across a database restart: the units and the slot are in
         // Redis, which may be slow or away meanwhile.
         let (message, stored) = ended.store(&outcome).await;
-        let settled = reservation.settle(refund).await;
-        let told = ended.tell(message, outcome, gives_back && settled.is_ok()).await;
         if let Some(relay) = &state.realtime.relay {
+            // Stored (or given up): no other instance is to take it over now.
             relay.settled(&conversation.id);
         }
+        let settled = reservation.settle(refund).await;
+        let told = ended.tell(message, outcome, gives_back && settled.is_ok()).await;
         for e in [stored.err(), settled.err(), told.err()].into_iter().flatten() {
             tracing::error!(error = %format!("{e:#}"), conversation = %conversation.id, "finishing an answer");
         }

@@ -94,6 +94,11 @@ async fn end(state: &AppState, lapsed: &Lapsed, copy: Option<Snapshot>) -> anyho
             .interrupt_message(&lapsed.message_id, content.as_deref(), state.now())
     })
     .await?;
+    if !interrupted {
+        // Its instance stored it after all (and released the conversation, which may
+        // hold another answer's claim by now).
+        return Ok(());
+    }
     // What its own end would have done: the claim goes, other instances drop their copies.
     state.realtime.hubs.publish(
         user,
@@ -101,10 +106,6 @@ async fn end(state: &AppState, lapsed: &Lapsed, copy: Option<Snapshot>) -> anyho
             conversation_id: lapsed.conversation_id.clone(),
         },
     );
-    if !interrupted {
-        // Its instance stored it after all.
-        return Ok(());
-    }
     if let Some(message) = state.db.message(&lapsed.message_id).await? {
         let frame = ServerFrame::MessageCompleted {
             conversation_id: lapsed.conversation_id.clone(),

@@ -669,6 +669,7 @@ fn keep_forgets(forgets: &Mutex<Vec<LiveKeys>>, keys: impl IntoIterator<Item = L
 impl Writer {
     async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
         let mut batch = Vec::with_capacity(256);
+        let mut failing = false;
         loop {
             // Kept ends of answers are tried again without waiting for new events.
             let waiting = tokio::time::timeout(Duration::from_secs(1), rx.recv_many(&mut batch, 256)).await;
@@ -716,9 +717,15 @@ impl Writer {
                     if self.overflowing.swap(false, Ordering::Relaxed) {
                         tracing::info!("the Redis relay keeps up again");
                     }
+                    if std::mem::take(&mut failing) {
+                        tracing::info!("events reach Redis again");
+                    }
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, "relaying events through Redis");
+                    // One line per outage, not one per batch.
+                    if !std::mem::replace(&mut failing, true) {
+                        tracing::warn!(error = %format!("{e:#}"), "events cannot reach Redis; the ends of answers are kept and tried again");
+                    }
                     keep_forgets(&self.forgets, retried.into_iter().chain(ended), self.queue);
                 }
             }
@@ -766,15 +773,25 @@ fn apply(watched: &mut HashSet<String>, change: Watch) -> String {
 impl Subscriber {
     async fn run(self, mut watch: mpsc::UnboundedReceiver<Watch>) {
         let mut watched: HashSet<String> = HashSet::from([self.channels.control.clone()]);
+        // Set while reconnecting: one line per outage, not one per attempt.
+        let mut away = false;
         loop {
             match redis_call(self.timeout, self.client.get_async_pubsub()).await {
                 Ok(pubsub) => {
+                    if std::mem::take(&mut away) {
+                        tracing::info!("the Redis subscriber is connected again");
+                    }
                     if !self.listen(pubsub, &mut watch, &mut watched).await {
                         return;
                     }
-                    tracing::warn!("Redis subscriber connection lost; reconnecting");
+                    tracing::warn!("Redis subscriber connection lost; reconnecting every 0.5 s");
+                    away = true;
                 }
-                Err(e) => tracing::error!(error = %e, "connecting the Redis subscriber; retrying"),
+                Err(e) => {
+                    if !std::mem::replace(&mut away, true) {
+                        tracing::warn!(error = %format!("{e:#}"), "connecting the Redis subscriber; retrying every 0.5 s");
+                    }
+                }
             }
             // Meanwhile sessions come and go: keep the set of channels current.
             let pause = tokio::time::sleep(Duration::from_millis(500));

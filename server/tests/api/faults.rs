@@ -73,6 +73,26 @@ async fn send_until_answered(tab: &mut WsClient, frame: Value, limit: Duration) 
     }
 }
 
+/// The answer is stored as interrupted (an error with `finishReason: "interrupted"`) with
+/// exactly `text`.
+async fn assert_stored_interrupted(app: &TestApp, answer_id: &Value, text: &str) {
+    let stored = app
+        .state
+        .db
+        .message(answer_id.as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            stored.status.as_str(),
+            stored.finish_reason.map(|f| f.as_str()),
+            stored.content.as_str()
+        ),
+        ("error", Some("interrupted"), text)
+    );
+}
+
 // ---- models ----------------------------------------------------------------------------
 
 /// A config dir whose free plan has every stub mode, and the stub: its URL and itself.
@@ -634,21 +654,7 @@ async fn an_answer_whose_instance_is_killed_is_ended_by_another_with_the_text_it
     let got = joined_deltas(&frames, &answer_id, 0);
     assert!(got.starts_with("tick0 tick1 "), "{got}");
     assert_eq!(completed["message"]["content"], json!(got));
-    let stored = app
-        .state
-        .db
-        .message(answer_id.as_str().unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        (
-            stored.status.as_str(),
-            stored.finish_reason.map(|f| f.as_str()),
-            stored.content.as_str()
-        ),
-        ("error", Some("interrupted"), got.as_str())
-    );
+    assert_stored_interrupted(&app, &answer_id, &got).await;
     // The unit goes back (the user is not to blame), and the tabs hear of it.
     let usage = here.until("usage.updated").await.pop().unwrap();
     assert_eq!(
@@ -683,21 +689,8 @@ async fn sigterm_with_redis_gone_stops_within_the_grace_period_and_stores_the_an
     frames.extend(tab.until("message.delta").await);
 
     redis.kill();
-    let killed = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let stopping = Instant::now();
-    let status = loop {
-        if let Some(status) = server.try_wait().unwrap() {
-            break status;
-        }
-        // The grace period and a few seconds, whatever Redis does.
-        assert!(stopping.elapsed() < Duration::from_secs(9), "still running");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert!(status.success(), "{status:?}");
+    // The grace period and a few seconds, whatever Redis does.
+    sigterm_and_wait(&mut server, Duration::from_secs(9)).await;
     while let Some(frame) = tab.next().await {
         frames.push(frame);
     }
@@ -707,17 +700,7 @@ async fn sigterm_with_redis_gone_stops_within_the_grace_period_and_stores_the_an
     let answer_id = completed["message"]["_id"].clone();
     let got = joined_deltas(&frames, &answer_id, 0);
     assert!(got.starts_with("tick0 tick1 "), "{got}");
-    let stored = app
-        .state
-        .db
-        .message(answer_id.as_str().unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        (stored.status.as_str(), stored.content.as_str()),
-        ("error", got.as_str())
-    );
+    assert_stored_interrupted(&app, &answer_id, &got).await;
 }
 
 // ---- the database ----------------------------------------------------------------------
@@ -1034,21 +1017,7 @@ async fn a_graceful_stop_stores_a_long_answer_as_interrupted_and_the_next_instan
             s.model.demo_reply_tokens = 20;
         })
         .await;
-    let stored = next
-        .state
-        .db
-        .message(answer_id.as_str().unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        (
-            stored.status.as_str(),
-            stored.finish_reason.map(|f| f.as_str()),
-            stored.content.as_str()
-        ),
-        ("error", Some("interrupted"), partial.as_str())
-    );
+    assert_stored_interrupted(&next, &answer_id, &partial).await;
     assert_eq!(responses_used(&next, &ann).await, 0);
     let (mut tab, _) = WsClient::ready(&next, &ann.token).await;
     tab.send(send("i2", Some(&conversation), "Go on")).await;
@@ -1062,17 +1031,22 @@ async fn sigterm_stops_the_server_binary_cleanly() {
     let data_dir = tempfile::tempdir().unwrap();
     let (mut server, _) =
         binary::serve(data_dir.path(), &[("SHUTDOWN_GRACE_SECS", "1")], Stdio::null()).await;
+    sigterm_and_wait(&mut server, Duration::from_secs(10)).await;
+}
+
+/// Sends SIGTERM to the server binary and waits until it exited cleanly, within `limit`.
+async fn sigterm_and_wait(server: &mut Child, limit: Duration) {
     let killed = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let stopped = Instant::now();
+    let stopping = Instant::now();
     let status = loop {
         if let Some(status) = server.try_wait().unwrap() {
             break status;
         }
-        assert!(stopped.elapsed() < Duration::from_secs(10), "still running");
+        assert!(stopping.elapsed() < limit, "still running");
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(status.success(), "{status:?}");
