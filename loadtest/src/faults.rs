@@ -108,8 +108,10 @@ pub struct FaultsArgs {
     stub_tokens: usize,
     #[arg(long, default_value_t = 20)]
     stub_rate: u32,
-    /// The instances' SHUTDOWN_GRACE_SECS.
-    #[arg(long, default_value_t = 5)]
+    /// The instances' SHUTDOWN_GRACE_SECS. Shorter than an answer (2 s), so that
+    /// instance-term stops answers mid-stream and the interrupted path (text kept, unit
+    /// given back, claim released) is measured; with 5 every answer would finish.
+    #[arg(long, default_value_t = 1)]
     shutdown_grace: u64,
     /// The markdown table goes here; the raw figures go beside it as JSON (same name,
     /// `.json`) unless --json names another file.
@@ -301,11 +303,7 @@ impl Run {
     async fn all_tabs_up(&self, limit: Duration) -> anyhow::Result<()> {
         let until = Instant::now() + limit;
         loop {
-            let up: usize = self
-                .books
-                .iter()
-                .map(|b| lock(b).connected.iter().filter(|c| **c).count())
-                .sum();
+            let up = self.tabs_up();
             if up == self.books.len() * 2 {
                 return Ok(());
             }
@@ -520,15 +518,25 @@ impl Run {
         })
     }
 
+    fn tabs_up(&self) -> usize {
+        self.books
+            .iter()
+            .map(|b| lock(b).connected.iter().filter(|c| **c).count())
+            .sum()
+    }
+
     /// Keeps the load on until both instances have recovered from the fault that ended
-    /// at `end`, at most `limit`; a note when it had to wait.
+    /// at `end` and every tab is connected again, at most `limit`; a note when it had to
+    /// wait.
     async fn settle(&self, end: Instant, limit: Duration) -> Option<String> {
         let waiting = Instant::now();
-        while !self.recovered(end) {
+        while !self.recovered(end) || self.tabs_up() < self.books.len() * 2 {
             if waiting.elapsed() >= limit {
                 return Some(format!(
-                    "not recovered {} s after the recovery window: the next fault hit a service still failing",
-                    limit.as_secs()
+                    "not recovered {} s after the recovery window ({} of {} tabs up): the next fault hit a service still failing",
+                    limit.as_secs(),
+                    self.tabs_up(),
+                    self.books.len() * 2
                 ));
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
@@ -536,7 +544,7 @@ impl Run {
         let waited = waiting.elapsed();
         (waited >= Duration::from_millis(500)).then(|| {
             format!(
-                "recovery window extended by {:.0} s until both instances answered",
+                "recovery window extended by {:.0} s until both instances answered and every tab was back",
                 waited.as_secs_f64()
             )
         })
@@ -561,8 +569,10 @@ impl Run {
         Ok(took)
     }
 
-    /// Answers sent through `instance` that are accepted and not ended now.
+    /// Answers sent through `instance` that are streaming now: started, not ended, a
+    /// delta within the last half second.
     fn streaming_on(&self, instance: usize) -> usize {
+        let now = Instant::now();
         self.books
             .iter()
             .map(|b| {
@@ -572,6 +582,7 @@ impl Run {
                     .filter(|s| s.instance == instance && s.accepted_at.is_some())
                     .filter_map(|s| b.answers.get(s.answer.as_ref()?))
                     .filter(|a| a.finish.is_none() && a.first_delta_at.is_some())
+                    .filter(|a| a.moving(now, Duration::from_millis(500)))
                     .count()
             })
             .sum()

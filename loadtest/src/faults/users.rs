@@ -7,7 +7,7 @@
 //! and sends `conversation.open` for the answers it was following; a gap in an answer's
 //! `seq` makes it open that conversation again for a snapshot.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -94,7 +94,19 @@ impl SendRec {
 pub struct TabView {
     /// The answer's `message.created`, a delta or a snapshot reached this tab.
     pub seen: bool,
+    /// The client's view of the order: a delta past `seq + 1` is a gap and asks for a
+    /// snapshot.
     pub check: SeqCheck,
+    /// The `seq`s that came as deltas, and the highest one a snapshot (or joining the
+    /// answer mid-stream) covered: what is in neither is a delta the tab never got,
+    /// however many snapshots it asked for.
+    received: BTreeSet<u64>,
+    covered: u64,
+    /// Deltas that came again, or at or below what a snapshot had covered.
+    pub duplicates: u64,
+    /// The tab first heard of the answer by a delta past `seq` 1 after it reconnected:
+    /// it joined mid-stream (and asked for a snapshot); the deltas before are not gaps.
+    pub joined: bool,
     /// The text as the tab shows it: deltas appended in order, replaced by snapshots.
     pub text: String,
     pub deltas: u64,
@@ -123,7 +135,25 @@ pub struct AnswerRec {
     pub tabs: [TabView; 2],
 }
 
+impl TabView {
+    /// Deltas up to the highest received that the tab got neither as a delta nor
+    /// covered by a snapshot.
+    pub fn missing(&self) -> u64 {
+        let Some(&top) = self.received.last() else {
+            return 0;
+        };
+        (self.covered + 1..=top)
+            .filter(|s| !self.received.contains(s))
+            .count() as u64
+    }
+}
+
 impl AnswerRec {
+    /// Whether a frame of it came within `within` before `now`.
+    pub fn moving(&self, now: Instant, within: Duration) -> bool {
+        now.duration_since(self.last_activity) < within
+    }
+
     fn new(conversation: String, at: Instant) -> AnswerRec {
         AnswerRec {
             conversation,
@@ -153,14 +183,16 @@ pub struct Book {
     pub not_sent: Vec<Instant>,
     /// `error` frames without a `clientId` of ours (conversation.open, ready…): when, code.
     pub other_errors: Vec<(Instant, String)>,
-    /// A tab's socket closed (not by us): when, tab.
-    pub drops: Vec<(Instant, usize)>,
+    /// A tab's socket closed (not by us): when, tab, the close code and reason.
+    pub drops: Vec<(Instant, usize, String)>,
     /// A tab got `ready` again after a drop.
     pub reconnects: Vec<(Instant, usize)>,
     /// Connects that failed (refused, no `ready`, an `error` instead of `ready`).
     pub connect_failures: Vec<(Instant, usize, String)>,
     pub connected: [bool; 2],
     epochs: [u64; 2],
+    /// When each tab last got `ready`.
+    up_since: [Option<Instant>; 2],
     /// The conversation a follow-up may go to: the last one whose answer ended.
     idle_conversation: Option<String>,
 }
@@ -179,6 +211,7 @@ impl Book {
             connect_failures: Vec::new(),
             connected: [false; 2],
             epochs: [0; 2],
+            up_since: [None; 2],
             idle_conversation: None,
         }
     }
@@ -240,14 +273,35 @@ impl Book {
                     return replies;
                 };
                 let conversation = s("conversationId").map(str::to_owned);
+                let up_since = self.up_since[tab];
                 let a = self.answer(id, conversation.as_deref(), at);
                 a.last_activity = at;
                 a.first_delta_at.get_or_insert(at);
+                let first_seen = a.first_seen;
                 let view = &mut a.tabs[tab];
+                let first_contact = !view.seen;
                 view.seen = true;
                 view.deltas += 1;
                 view.first_seq.get_or_insert(seq);
                 if view.completed.is_some() {
+                    return replies;
+                }
+                if view.received.contains(&seq) || seq <= view.covered {
+                    view.duplicates += 1;
+                } else {
+                    view.received.insert(seq);
+                }
+                // A tab that came back after the answer started hears of it mid-stream:
+                // what it missed while away is not a gap. It opens the conversation for
+                // the text so far, as the web client does for the one it shows.
+                if first_contact && seq > 1 && up_since.is_some_and(|up| up > first_seen) {
+                    view.joined = true;
+                    view.covered = view.covered.max(seq - 1);
+                    view.check.resume_at(seq - 1);
+                    view.stale = true;
+                    if let Some(c) = conversation {
+                        replies.push(open_frame(&c));
+                    }
                     return replies;
                 }
                 let (lost, dup) = (view.check.lost, view.check.duplicated);
@@ -284,6 +338,7 @@ impl Book {
                     view.stale = false;
                     view.text = s("content").unwrap_or_default().to_owned();
                     view.check.resume_at(seq);
+                    view.covered = view.covered.max(seq);
                 }
             }
             "message.completed" => {
@@ -337,6 +392,7 @@ impl Book {
     pub fn on_up(&mut self, tab: usize, at: Instant) -> Vec<String> {
         self.connected[tab] = true;
         self.epochs[tab] += 1;
+        self.up_since[tab] = Some(at);
         if self.epochs[tab] == 1 {
             return Vec::new();
         }
@@ -354,10 +410,10 @@ impl Book {
         conversations.into_iter().take(3).map(open_frame).collect()
     }
 
-    pub fn on_down(&mut self, tab: usize, at: Instant, by_us: bool) {
+    pub fn on_down(&mut self, tab: usize, at: Instant, closed: Option<String>) {
         self.connected[tab] = false;
-        if !by_us {
-            self.drops.push((at, tab));
+        if let Some(why) = closed {
+            self.drops.push((at, tab, why));
         }
         let epoch = self.epochs[tab];
         for s in &mut self.sends {
@@ -420,7 +476,8 @@ fn open_frame(conversation: &str) -> String {
 /// What a tab tells its user.
 enum Event {
     Up(usize),
-    Down(usize, bool),
+    /// The socket closed; how, unless the harness closed it.
+    Down(usize, Option<String>),
     Failed(usize, String),
     Frame(usize, Instant, Value),
 }
@@ -473,7 +530,7 @@ pub async fn run_user(user: User) {
                         let frames = book.on_up(tab, Instant::now());
                         deliver(&outs[tab], frames);
                     }
-                    Event::Down(tab, by_us) => book.on_down(tab, Instant::now(), by_us),
+                    Event::Down(tab, closed) => book.on_down(tab, Instant::now(), closed),
                     Event::Failed(tab, why) => book.connect_failures.push((Instant::now(), tab, why)),
                     Event::Frame(tab, at, frame) => {
                         let frames = book.on_frame(tab, at, &frame);
@@ -609,7 +666,8 @@ async fn run_tab(
             return;
         }
         let (mut sink, mut stream) = ws.split();
-        let by_us = loop {
+        // How the socket closed: none when the harness closed it.
+        let closed = loop {
             tokio::select! {
                 msg = stream.next() => match msg {
                     Some(Ok(Message::Text(text))) => {
@@ -618,24 +676,29 @@ async fn run_tab(
                             let _ = events.send(Event::Frame(tab, at, frame));
                         }
                     }
-                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break false,
+                    Some(Ok(Message::Close(frame))) => {
+                        break Some(frame.map_or("close without a code".into(), |f| format!("{} {}", u16::from(f.code), f.reason)));
+                    }
+                    Some(Err(e)) => break Some(format!("socket error: {e}")),
+                    None => break Some("socket ended".into()),
                     Some(Ok(_)) => {}
                 },
                 frame = out.recv() => match frame {
                     Some(text) => {
-                        if sink.send(Message::text(text)).await.is_err() {
-                            break false;
+                        if let Err(e) = sink.send(Message::text(text)).await {
+                            break Some(format!("socket error: {e}"));
                         }
                     }
-                    None => break true,
+                    None => break None,
                 },
-                _ = until_stop(&mode) => break true,
+                _ = until_stop(&mode) => break None,
             }
         };
+        let by_us = closed.is_none();
         if by_us {
             let _ = sink.close().await;
         }
-        let _ = events.send(Event::Down(tab, by_us));
+        let _ = events.send(Event::Down(tab, closed));
         if by_us {
             return;
         }
@@ -675,9 +738,9 @@ mod tests {
         let (tab2, _) = b.next_send(now).unwrap();
         assert_ne!(tab2, tab0);
         // One tab down: the other sends; both down: nothing goes out.
-        b.on_down(0, now, false);
+        b.on_down(0, now, Some("1001 idle timeout".into()));
         assert_eq!(b.next_send(now).unwrap().0, 1);
-        b.on_down(1, now, false);
+        b.on_down(1, now, Some("socket ended".into()));
         assert!(b.next_send(now).is_none());
         assert_eq!(b.not_sent.len(), 1);
     }
@@ -739,6 +802,44 @@ mod tests {
         let v = &b.answers["a9"].tabs[1];
         assert_eq!(v.text, "abcdef");
         assert_eq!((v.check.lost, v.check.duplicated, v.resyncs), (2, 1, 1));
+        // 2 and 4 came neither as deltas nor in a snapshot before 5; the snapshot covered
+        // them, so nothing is missing; the repeated 6 is a duplicate.
+        assert_eq!((v.missing(), v.duplicates), (0, 1));
+        // A snapshot that covers nothing (an instance that dropped its copy) leaves the
+        // hole: 2 to 9 never came.
+        let mut b = connected_book();
+        b.on_frame(
+            0,
+            t,
+            &json!({"type":"message.delta","conversationId":"c8","messageId":"a8","seq":1,"delta":"a"}),
+        );
+        b.on_frame(
+            0,
+            t,
+            &json!({"type":"message.snapshot","conversationId":"c8","messageId":"a8","seq":0,"content":""}),
+        );
+        b.on_frame(
+            0,
+            t,
+            &json!({"type":"message.delta","conversationId":"c8","messageId":"a8","seq":10,"delta":"j"}),
+        );
+        assert_eq!(b.answers["a8"].tabs[0].missing(), 8);
+    }
+
+    #[test]
+    fn a_tab_back_after_an_answer_started_joins_it_without_a_gap() {
+        let mut b = connected_book();
+        let t0 = Instant::now();
+        let delta = |seq: u64| json!({"type":"message.delta","conversationId":"c7","messageId":"a7","seq":seq,"delta":"x"});
+        b.on_frame(0, t0, &delta(1));
+        b.on_down(1, t0, Some("socket ended".into()));
+        let t1 = t0 + Duration::from_millis(10);
+        b.on_up(1, t1);
+        let replies = b.on_frame(1, t1, &delta(5));
+        assert!(replies[0].contains("conversation.open"));
+        let v = &b.answers["a7"].tabs[1];
+        assert!(v.joined && v.stale);
+        assert_eq!((v.missing(), v.check.lost, v.resyncs), (0, 0, 0));
     }
 
     #[test]
@@ -753,12 +854,13 @@ mod tests {
         // An answer this tab follows, then its socket drops before the next send's verdict.
         let f = json!({"type":"message.delta","conversationId":"c2","messageId":"a2","seq":1,"delta":"x"});
         b.on_frame(tab, t, &f);
-        b.on_down(tab, t, false);
+        b.on_down(tab, t, Some("1008 too many requests in flight".into()));
         assert!(b.sends[1].socket_closed);
         let frames = b.on_up(tab, t);
         assert_eq!(frames.len(), 1);
         assert!(frames[0].contains("c2"));
         assert_eq!((b.drops.len(), b.reconnects.len()), (1, 1));
+        assert_eq!(b.drops[0].2, "1008 too many requests in flight");
         // Errors about other frames are kept apart.
         b.on_frame(
             tab,

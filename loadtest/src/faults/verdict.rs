@@ -160,13 +160,18 @@ pub struct Row {
     pub read_errors: BTreeMap<String, u64>,
     /// How the answers ended for the tabs (`message.completed`'s finish reason, or none).
     pub finish_by_reason: BTreeMap<String, u64>,
-    /// Deltas a tab never got (a gap in `seq`), summed over tabs and answers.
+    /// Deltas a tab never got, neither as a delta nor in a snapshot (a gap in `seq`),
+    /// summed over tabs and answers; the answers with any; deltas that came twice.
     pub seq_gaps: u64,
     pub answers_with_gaps: u64,
     pub duplicates: u64,
+    /// Tab × answer pairs where the tab came back after the answer started and joined
+    /// it mid-stream (not gaps).
+    pub joined_mid_stream: u64,
     /// Tab × answer pairs where the tab saw text and never its `message.completed`.
     pub completed_missing: u64,
-    /// Tab × answer pairs whose deltas (and snapshots) did not add up to the completed text.
+    /// Tab × answer pairs whose deltas (and snapshots) did not add up to the completed
+    /// text, where the tab was not waiting for a snapshot.
     pub tab_text_mismatch: u64,
     /// `conversation.open` sent after a gap.
     pub resyncs: u64,
@@ -181,6 +186,8 @@ pub struct Row {
     /// and answered to the end, per instance (A, B).
     pub recover_ms: [Option<u64>; 2],
     pub tab_drops: u64,
+    /// The close codes and reasons of the drops.
+    pub drops_by_reason: BTreeMap<String, u64>,
     pub reconnects: u64,
     pub connect_failures: u64,
     pub connect_failures_by_reason: BTreeMap<String, u64>,
@@ -280,9 +287,10 @@ pub fn rows(phases: &[Phase], books: &[Book], stored: &HashMap<String, ReadBack>
                 bump(&mut rows[p].other_errors, code);
             }
         }
-        for (t, _) in &book.drops {
+        for (t, _, why) in &book.drops {
             if let Some(p) = phase_of(phases, *t) {
                 rows[p].tab_drops += 1;
+                bump(&mut rows[p].drops_by_reason, why);
             }
         }
         for (t, _) in &book.reconnects {
@@ -322,26 +330,30 @@ pub fn rows(phases: &[Phase], books: &[Book], stored: &HashMap<String, ReadBack>
             }
             let mut gapped = false;
             for (tab, t) in a.tabs.iter().enumerate() {
-                if t.check.lost > 0 && row.gap_samples.len() < 10 {
+                let missing = t.missing();
+                if missing > 0 && row.gap_samples.len() < 10 {
                     row.gap_samples.push(GapSample {
                         answer: id.clone(),
                         tab,
                         answer_instance: a.send.map(|i| book.sends[i].instance),
-                        lost: t.check.lost,
+                        lost: missing,
                         first_seq: t.first_seq,
                         deltas: t.deltas,
                         snapshots: t.snapshots,
                         completed: t.completed.is_some(),
                     });
                 }
-                row.seq_gaps += t.check.lost;
-                row.duplicates += t.check.duplicated;
+                row.seq_gaps += missing;
+                row.duplicates += t.duplicates;
                 row.resyncs += u64::from(t.resyncs);
-                gapped |= t.check.lost > 0;
+                row.joined_mid_stream += u64::from(t.joined);
+                gapped |= missing > 0;
                 let saw_text = t.deltas > 0 || !t.text.is_empty();
                 match &t.completed {
                     None if saw_text => row.completed_missing += 1,
-                    Some((_, content)) if saw_text && t.text != *content => row.tab_text_mismatch += 1,
+                    Some((_, content)) if saw_text && !t.stale && t.text != *content => {
+                        row.tab_text_mismatch += 1
+                    }
                     _ => {}
                 }
             }
@@ -461,6 +473,12 @@ pub fn table(rows: &[Row]) -> String {
             "–".into()
         };
         let mut notes = r.notes.clone();
+        if r.answers_with_gaps > 0 {
+            notes.push(format!(
+                "gaps in {} answers, {} snapshots asked after a gap",
+                r.answers_with_gaps, r.resyncs
+            ));
+        }
         if !r.failed_after_accept.is_empty() {
             notes.push(format!(
                 "failed after accept: {}",
@@ -471,7 +489,12 @@ pub fn table(rows: &[Row]) -> String {
             notes.push(format!("{} sends due with no tab connected", r.not_sent));
         }
         if r.tab_drops > 0 {
-            notes.push(format!("{} tab drops, {} reconnects", r.tab_drops, r.reconnects));
+            notes.push(format!(
+                "{} tab drops ({}), {} reconnects",
+                r.tab_drops,
+                count_codes(&r.drops_by_reason),
+                r.reconnects
+            ));
         }
         if r.tab_text_mismatch > 0 {
             notes.push(format!("{} tab texts ≠ completed", r.tab_text_mismatch));
