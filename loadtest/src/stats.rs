@@ -129,7 +129,7 @@ impl SeqCheck {
         self.last = seq;
     }
 
-    #[cfg(test)]
+    /// The last `seq` in order so far.
     pub fn last(&self) -> u64 {
         self.last
     }

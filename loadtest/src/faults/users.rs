@@ -104,9 +104,12 @@ pub struct TabView {
     covered: u64,
     /// Deltas that came again, or at or below what a snapshot had covered.
     pub duplicates: u64,
-    /// The tab first heard of the answer by a delta past `seq` 1 after it reconnected:
-    /// it joined mid-stream (and asked for a snapshot); the deltas before are not gaps.
+    /// The tab reconnected after its last frame of the answer (or after the answer
+    /// started) and heard of it next by a delta further on: it joined mid-stream and
+    /// waits for a snapshot. What it missed while away is not a gap.
     pub joined: bool,
+    /// When the tab last got a frame of this answer.
+    last_contact: Option<Instant>,
     /// The text as the tab shows it: deltas appended in order, replaced by snapshots.
     pub text: String,
     pub deltas: u64,
@@ -263,6 +266,7 @@ impl Book {
                         a.send = send;
                     }
                     a.tabs[tab].seen = true;
+                    a.tabs[tab].last_contact = Some(at);
                     if let Some(i) = send {
                         self.sends[i].answer = Some(id.to_owned());
                     }
@@ -280,6 +284,8 @@ impl Book {
                 let first_seen = a.first_seen;
                 let view = &mut a.tabs[tab];
                 let first_contact = !view.seen;
+                let came_back = up_since.is_some_and(|up| up > view.last_contact.unwrap_or(first_seen));
+                view.last_contact = Some(at);
                 view.seen = true;
                 view.deltas += 1;
                 view.first_seq.get_or_insert(seq);
@@ -291,15 +297,17 @@ impl Book {
                 } else {
                     view.received.insert(seq);
                 }
-                // A tab that came back after the answer started hears of it mid-stream:
-                // what it missed while away is not a gap. It opens the conversation for
-                // the text so far, as the web client does for the one it shows.
-                if first_contact && seq > 1 && up_since.is_some_and(|up| up > first_seen) {
+                // A tab that came back while the answer streamed hears of it mid-stream:
+                // what it missed while away is not a gap. It waits for the snapshot of
+                // the conversation: one it followed was reopened when it reconnected
+                // (`on_up`); a new one is opened now, as the web client opens the one it
+                // shows.
+                if came_back && seq > view.check.last() + 1 {
                     view.joined = true;
                     view.covered = view.covered.max(seq - 1);
-                    view.check.resume_at(seq - 1);
+                    view.check.resume_at(seq);
                     view.stale = true;
-                    if let Some(c) = conversation {
+                    if let (true, Some(c)) = (first_contact, conversation) {
                         replies.push(open_frame(&c));
                     }
                     return replies;
@@ -332,6 +340,7 @@ impl Book {
                 let a = self.answer(id, s("conversationId"), at);
                 a.last_activity = at;
                 let view = &mut a.tabs[tab];
+                view.last_contact = Some(at);
                 if view.completed.is_none() {
                     view.seen = true;
                     view.snapshots += 1;
@@ -359,6 +368,7 @@ impl Book {
                 }
                 let view = &mut a.tabs[tab];
                 view.seen = true;
+                view.last_contact = Some(at);
                 if view.completed.is_none() {
                     view.completed = Some((finish, content));
                 }
@@ -808,6 +818,7 @@ mod tests {
         // A snapshot that covers nothing (an instance that dropped its copy) leaves the
         // hole: 2 to 9 never came.
         let mut b = connected_book();
+        let t = Instant::now();
         b.on_frame(
             0,
             t,
@@ -840,6 +851,22 @@ mod tests {
         let v = &b.answers["a7"].tabs[1];
         assert!(v.joined && v.stale);
         assert_eq!((v.missing(), v.check.lost, v.resyncs), (0, 0, 0));
+        // Tab 0 followed the answer, lost its socket, and came back: the answer is
+        // reopened on reconnecting, and the deltas it missed meanwhile are no gap.
+        b.on_frame(0, t1, &delta(2));
+        b.on_down(0, t1, Some("socket ended".into()));
+        let t2 = t1 + Duration::from_millis(10);
+        let reopened = b.on_up(0, t2);
+        assert!(reopened.iter().any(|f| f.contains("c7")));
+        assert!(b.on_frame(0, t2, &delta(9)).is_empty());
+        let v = &b.answers["a7"].tabs[0];
+        assert!(v.joined && v.stale);
+        assert_eq!((v.missing(), v.resyncs), (0, 0));
+        // A connected tab that skips deltas has a gap.
+        b.on_frame(1, t2, &delta(6));
+        assert_eq!(b.answers["a7"].tabs[1].missing(), 0);
+        b.on_frame(0, t2, &delta(12));
+        assert_eq!(b.answers["a7"].tabs[0].missing(), 2);
     }
 
     #[test]
