@@ -48,13 +48,16 @@ pub fn sources_needed(sessions: usize) -> usize {
 }
 
 /// Opens a websocket to `url` from `source`, with the token in the Authorization header
-/// (or none: the baseline relay takes any name there).
-pub async fn connect(url: &str, source: IpAddr, token: &str) -> anyhow::Result<Ws> {
+/// (the baseline relay takes any name there), or with no header when `token` is `None`:
+/// the web client's way, which sends an `auth` frame first.
+pub async fn connect(url: &str, source: IpAddr, token: Option<&str>) -> anyhow::Result<Ws> {
     let mut request = url.into_client_request().context("websocket URL")?;
-    request.headers_mut().insert(
-        "Authorization",
-        format!("Bearer {token}").parse().context("token header")?,
-    );
+    if let Some(token) = token {
+        request.headers_mut().insert(
+            "Authorization",
+            format!("Bearer {token}").parse().context("token header")?,
+        );
+    }
     let uri = request.uri();
     let host = uri.host().context("URL without host")?;
     let port = uri.port_u16().unwrap_or(80);

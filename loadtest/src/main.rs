@@ -5,6 +5,7 @@ mod baseline;
 mod capacity;
 mod client;
 mod direct;
+mod faults;
 mod metrics;
 mod model_stub;
 mod procfs;
@@ -54,6 +55,9 @@ enum Command {
     Direct(direct::DirectArgs),
     /// Quota checks per second through the server's quota path with Redis.
     Quota(QuotaArgs),
+    /// Chat load over two instances while Redis, Postgres and an instance fail in turn:
+    /// what became of every send, answer and quota unit (docs/operations.md).
+    Faults(faults::FaultsArgs),
     /// Write the reports of a bench run into docs/performance.md.
     Render {
         /// The folder of `NAME.json` and `NAME.txt` reports.
@@ -178,6 +182,7 @@ fn main() -> anyhow::Result<()> {
         Command::ModelStub(args) => model_stub::serve(args),
         Command::Direct(args) => direct::run(args),
         Command::Quota(args) => actix_web::rt::System::new().block_on(run_quota(args)),
+        Command::Faults(args) => faults::run(args),
         Command::Render { results, doc, date } => render::write(&results, &doc, &date),
     }
 }

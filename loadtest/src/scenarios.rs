@@ -105,7 +105,7 @@ async fn open(load: &Load, slot: usize, token: &str) -> Option<Ws> {
     let (url, source) = load.target.pick(slot);
     let started = Instant::now();
     let opened = tokio::time::timeout(Duration::from_secs(30), async {
-        let mut ws = connect(url, source, token).await?;
+        let mut ws = connect(url, source, Some(token)).await?;
         while let Some(msg) = ws.next().await {
             if let Message::Text(text) = msg? {
                 let frame: Frame = serde_json::from_str(&text)?;

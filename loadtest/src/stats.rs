@@ -123,7 +123,13 @@ impl SeqCheck {
         }
     }
 
-    #[cfg(test)]
+    /// A snapshot covered the answer up to `seq`: the next delta expected is `seq + 1`,
+    /// and what the snapshot covers is neither lost nor repeated.
+    pub fn resume_at(&mut self, seq: u64) {
+        self.last = seq;
+    }
+
+    /// The last `seq` in order so far.
     pub fn last(&self) -> u64 {
         self.last
     }
@@ -201,5 +207,11 @@ mod tests {
         let mut clean = SeqCheck::default();
         (1..=50).for_each(|s| clean.see(s));
         assert_eq!((clean.lost, clean.duplicated), (0, 0));
+        // A tab that reconnected resumes from its snapshot: 7 and 8 are covered by it.
+        let mut resumed = SeqCheck::default();
+        resumed.see(1);
+        resumed.resume_at(8);
+        resumed.see(9);
+        assert_eq!((resumed.lost, resumed.duplicated, resumed.last()), (0, 0, 9));
     }
 }
