@@ -12,7 +12,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+TARGET=${CARGO_TARGET_DIR:-/var/tmp/chat-target}
 DATABASE_URL=${FAULTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/chat_faults}
 PG_RESTART=${FAULTS_PG_RESTART:-pg_ctlcluster 15 main restart}
 OUT=${FAULTS_OUT:-faults.md}
