@@ -218,6 +218,9 @@ struct UserEntry {
 struct RemoteAnswer {
     origin: Arc<str>,
     text: Snapshot,
+    /// When it last grew (or was made): a copy that stops growing may have missed its
+    /// end (see [`IdleCopies`]).
+    touched: Instant,
 }
 
 /// A snapshot reader waiting for `origin` to answer.
@@ -264,6 +267,7 @@ impl UserEntry {
                 if delta.seq == answer.text.seq + 1 {
                     answer.text.content.push_str(&delta.text);
                     answer.text.seq = delta.seq;
+                    answer.touched = Instant::now();
                 } else if delta.seq > answer.text.seq {
                     self.remote.remove(conversation_id);
                 }
@@ -276,8 +280,14 @@ impl UserEntry {
                     content: delta.text.to_string(),
                 };
                 let origin = origin.clone();
-                self.remote
-                    .insert(conversation_id.to_owned(), RemoteAnswer { origin, text });
+                self.remote.insert(
+                    conversation_id.to_owned(),
+                    RemoteAnswer {
+                        origin,
+                        text,
+                        touched: Instant::now(),
+                    },
+                );
             }
             _ => {}
         }
@@ -420,6 +430,7 @@ impl HubState {
                     let answer = RemoteAnswer {
                         origin: origin.clone(),
                         text,
+                        touched: Instant::now(),
                     };
                     entry.remote.insert(answer.text.conversation_id.clone(), answer);
                 }
@@ -521,6 +532,22 @@ impl Handler<FromRemote> for SessionHub {
     }
 }
 
+/// An event for this instance's tabs of a user only (not shared with other instances).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Local {
+    user: String,
+    event: Event,
+}
+
+impl Handler<Local> for SessionHub {
+    type Result = ();
+
+    fn handle(&mut self, msg: Local, _: &mut Context<Self>) {
+        self.state.borrow().deliver_locally(&msg.user, msg.event);
+    }
+}
+
 impl Handler<SessionCount> for SessionHub {
     type Result = usize;
 
@@ -601,6 +628,37 @@ impl Handler<CopyOf> for SessionHub {
     }
 }
 
+/// The copies of answers running elsewhere that have not grown for `idle`, as (user,
+/// conversation, message): their ends may have been lost (Redis was away when they were
+/// sent), and the caller finds out whether they ended.
+#[derive(Message)]
+#[rtype(result = "Vec<(String, String, String)>")]
+pub struct IdleCopies {
+    pub idle: Duration,
+}
+
+impl Handler<IdleCopies> for SessionHub {
+    type Result = Vec<(String, String, String)>;
+
+    fn handle(&mut self, msg: IdleCopies, _: &mut Context<Self>) -> Self::Result {
+        let state = self.state.borrow();
+        let mut idle = Vec::new();
+        for (user, entry) in &state.users {
+            for answer in entry.remote.values() {
+                if answer.touched.elapsed() >= msg.idle {
+                    let text = &answer.text;
+                    idle.push((
+                        user.clone(),
+                        text.conversation_id.clone(),
+                        text.message_id.clone(),
+                    ));
+                }
+            }
+        }
+        idle
+    }
+}
+
 /// The hubs of every shard: a user's tabs join the hub of the user's shard, and every
 /// event of the user goes through it. A shard's hub starts with the first event for it
 /// (the shards may be HTTP workers that start after the hubs are made).
@@ -644,6 +702,20 @@ impl Hubs {
     /// An event for every session of `user`, here and on other instances.
     pub fn publish(&self, user: &str, event: Event) {
         self.of(user).do_send(Publish {
+            user: user.to_owned(),
+            event,
+        });
+    }
+
+    /// The hubs started so far (a shard's starts with its first event).
+    pub fn started(&self) -> impl Iterator<Item = &Addr<SessionHub>> {
+        self.hubs.iter().filter_map(OnceLock::get)
+    }
+
+    /// Sends `frame` to the tabs of `user` on this instance only.
+    pub fn deliver_here(&self, user: &str, frame: &ServerFrame) {
+        let event = Event::Frame(Deliver::frame(frame));
+        self.of(user).do_send(Local {
             user: user.to_owned(),
             event,
         });

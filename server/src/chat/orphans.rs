@@ -7,14 +7,20 @@
 //! An instance that kept a copy takes a lapsed answer over at once; any instance does
 //! after another lease (then with the text stored so far: none, if no instance watched
 //! the user).
+//!
+//! The same loop tells this instance's tabs the ends they missed: an answer running
+//! elsewhere that ended while Redis was away (its end could not travel) leaves a copy
+//! here that stops growing; once Redis answers, it is looked up and its tabs get its
+//! `message.completed` from the database.
 
 use std::time::Duration;
 
 use actix_web::web;
 use chat_actors::generation::{FinishReason, Snapshot};
-use chat_actors::hub::{CopyOf, Event};
+use chat_actors::hub::{CopyOf, Event, IdleCopies};
 use chat_actors::protocol::ServerFrame;
 use chat_actors::quota::Service;
+use chat_contract::states::MessageStatus;
 
 use crate::outage::until_available;
 use crate::realtime::redis_relay::{Lapsed, RedisRelay};
@@ -51,6 +57,12 @@ pub fn spawn(state: web::Data<AppState>) {
 }
 
 async fn tend(state: &AppState, relay: &RedisRelay) -> anyhow::Result<()> {
+    take_over_lapsed(state, relay).await?;
+    tell_missed_ends(state, relay).await
+}
+
+/// Ends answers whose instance stopped renewing their leases.
+async fn take_over_lapsed(state: &AppState, relay: &RedisRelay) -> anyhow::Result<()> {
     for lapsed in relay.tend_leases().await? {
         let hub = state.realtime.hubs.of(&lapsed.user);
         let ask = |take| CopyOf {
@@ -117,5 +129,51 @@ async fn end(state: &AppState, lapsed: &Lapsed, copy: Option<Snapshot>) -> anyho
     state.realtime.answers.give_back(user).await;
     state.quotas.refund(user, Service::Responses).await?;
     crate::announce::usage(state, user).await;
+    Ok(())
+}
+
+/// Tells this instance's tabs of answers running elsewhere that ended while their end
+/// could not reach here (Redis was away, or the relay's queue full): a copy that stopped
+/// growing, of an answer Redis no longer has as running and the database has as ended,
+/// gets its `message.completed` from the stored message, on this instance only (each
+/// instance tells its own tabs).
+async fn tell_missed_ends(state: &AppState, relay: &RedisRelay) -> anyhow::Result<()> {
+    let hubs = &state.realtime.hubs;
+    let mut idle = Vec::new();
+    for hub in hubs.started() {
+        let ask = IdleCopies { idle: relay.lease() };
+        idle.extend(hub.send(ask).await.unwrap_or_default());
+    }
+    let answers: Vec<(String, String)> = idle.iter().map(|(_, c, m)| (c.clone(), m.clone())).collect();
+    let running = relay.still_running(&answers).await?;
+    for ((user, conversation_id, message_id), running) in idle.into_iter().zip(running) {
+        if running {
+            continue;
+        }
+        let Some(message) = state.db.message(&message_id).await? else {
+            continue;
+        };
+        if message.status == MessageStatus::Streaming {
+            // Not ended yet (being stored, or its instance died: its lease says).
+            continue;
+        }
+        let take = CopyOf {
+            user: user.clone(),
+            conversation_id: conversation_id.clone(),
+            message_id,
+            take: true,
+        };
+        if hubs.of(&user).send(take).await.ok().flatten().is_none() {
+            // Its end came meanwhile.
+            continue;
+        }
+        let finish_reason = message.finish_reason.unwrap_or(FinishReason::Stop);
+        let frame = ServerFrame::MessageCompleted {
+            conversation_id,
+            message: message_view(&message),
+            finish_reason,
+        };
+        hubs.deliver_here(&user, &frame);
+    }
     Ok(())
 }

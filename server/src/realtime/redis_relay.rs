@@ -378,6 +378,26 @@ impl RedisRelay {
         Ok(redis_call(self.timeout, zrem.query_async::<i64>(&mut conn)).await? == 1)
     }
 
+    /// Of these running answers (conversation, message), which Redis still has as
+    /// running; an answer's end clears its mark.
+    pub async fn still_running(&self, answers: &[(String, String)]) -> anyhow::Result<Vec<bool>> {
+        if answers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut get = redis::cmd("MGET");
+        for (conversation_id, _) in answers {
+            let [meta_key, _] = self.live_keys(conversation_id);
+            get.arg(meta_key);
+        }
+        let mut conn = self.conn.clone();
+        let marks: Vec<Option<String>> = redis_call(self.timeout, get.query_async(&mut conn)).await?;
+        Ok(answers
+            .iter()
+            .zip(marks)
+            .map(|((_, message_id), mark)| mark.as_deref() == Some(message_id.as_str()))
+            .collect())
+    }
+
     /// How often leases are renewed and lapsed ones looked for.
     pub fn lease_tick(&self) -> Duration {
         (self.lease / 4).max(Duration::from_millis(100))

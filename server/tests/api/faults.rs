@@ -671,6 +671,47 @@ async fn an_answer_whose_instance_is_killed_is_ended_by_another_with_the_text_it
 }
 
 #[actix_web::test]
+async fn a_tab_elsewhere_that_missed_an_answers_end_while_redis_was_away_gets_it_once_redis_is_back() {
+    let test = "a_tab_elsewhere_that_missed_an_answers_end_while_redis_was_away_gets_it_once_redis_is_back";
+    let Some(mut redis) = PrivateRedis::start(test).await else {
+        return;
+    };
+    let (config, base_url, _stub) = stub_config();
+    let url = redis.url();
+    let configure = move |s: &mut Settings| {
+        s.redis.url = SecretString::from(url.clone());
+        s.redis.prefix = "fault:".into();
+        s.redis.timeout_ms = 500;
+        s.redis.answer_lease_ms = 1000;
+        s.config_dir = config.clone();
+        s.model.openai_api_key = SecretString::from("test-key");
+        s.model.openai_base_url = base_url.clone();
+        // The trickle ends here, while Redis is away.
+        s.model.total_timeout_secs = 3;
+        s.chat.batch_ms = 10;
+    };
+    let app = spawn_app_with(configure.clone()).await;
+    let other = app.another_instance(configure).await;
+    let ann = app.register_ann().await;
+    let (mut here, _) = WsClient::ready(&app, &ann.token).await;
+    let (mut there, _) = WsClient::ready(&other, &ann.token).await;
+    here.send(send_with_model("m1", "Keep talking", "stub-trickle"))
+        .await;
+    there.until("message.delta").await;
+
+    // Its end cannot travel to the other instance while Redis is away.
+    redis.kill();
+    let ended = here.until("message.completed").await.pop().unwrap();
+    redis.run().await;
+    let back = Instant::now();
+    let missed = there.until("message.completed").await.pop().unwrap();
+    assert!(back.elapsed() < Duration::from_secs(5), "{:?}", back.elapsed());
+    assert_eq!(missed["message"]["content"], ended["message"]["content"]);
+    assert_eq!(missed["message"]["_id"], ended["message"]["_id"]);
+    assert_eq!(missed["finishReason"], ended["finishReason"]);
+}
+
+#[actix_web::test]
 async fn sigterm_with_redis_gone_stops_within_the_grace_period_and_stores_the_answer_as_interrupted() {
     let test = "sigterm_with_redis_gone_stops_within_the_grace_period_and_stores_the_answer_as_interrupted";
     let Some(mut redis) = PrivateRedis::start(test).await else {
