@@ -292,6 +292,11 @@ impl BatchStore for DbUsageStore {
 /// time may still run later (a paused Redis runs what it queued): each carries an id, and
 /// an unanswered one is undone by that id, whether it ran before the undo or runs after.
 pub struct RedisCounters {
+    /// Shared with the calls in flight (their futures outlive the borrow of `self`).
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     conn: crate::redis_conn::Redis,
     prefix: String,
     timeout: Duration,
@@ -391,7 +396,7 @@ impl RedisCounters {
         timeout: Duration,
         record: Arc<dyn UsageStore>,
     ) -> Self {
-        RedisCounters {
+        let inner = Inner {
             conn,
             prefix,
             timeout,
@@ -399,9 +404,14 @@ impl RedisCounters {
             consume: redis::Script::new(CONSUME_LUA),
             refund: redis::Script::new(REFUND_LUA),
             seed: redis::Script::new(SEED_LUA),
+        };
+        RedisCounters {
+            inner: Arc::new(inner),
         }
     }
+}
 
+impl Inner {
     /// The braces keep a user's keys in one Redis Cluster slot.
     fn base(&self, user: &str) -> String {
         format!("{}quota:{{{user}}}", self.prefix)
@@ -415,50 +425,48 @@ impl RedisCounters {
         )
     }
 
-    /// Every service's day and month counter, in `Service::ALL` order.
-    fn all_keys(&self, user: &str, periods: &Periods) -> Vec<String> {
-        Service::ALL
+    /// Every service's day and month counter, in `Service::ALL` order, then the month's
+    /// mark: the keys of [`SEED_LUA`], and the first of [`CONSUME_LUA`]'s.
+    fn counter_keys(&self, user: &str, periods: &Periods) -> Vec<String> {
+        let mut keys: Vec<String> = Service::ALL
             .into_iter()
             .flat_map(|s| {
                 let (d, m) = self.keys(user, s, periods);
                 [d, m]
             })
-            .collect()
+            .collect();
+        // Says that the user's counters of the month are in Redis.
+        keys.push(format!("{}:counted:{}", self.base(user), periods.month));
+        keys
     }
 
-    /// Says that the user's counters of the month are in Redis (see [`SEED_LUA`]).
-    fn mark(&self, user: &str, periods: &Periods) -> String {
-        format!("{}:counted:{}", self.base(user), periods.month)
-    }
-
-    /// Rebuilds the user's counters from the usage record, unless they are there.
-    fn rebuild(&self, user: &str, periods: &Periods) -> BoxFuture<'static, anyhow::Result<()>> {
-        let mut keys = self.all_keys(user, periods);
-        keys.push(self.mark(user, periods));
-        let loading = self.record.load(user, periods);
-        let (script, mut conn, timeout) = (self.seed.clone(), self.conn.clone(), self.timeout);
-        let (day_ttl, month_ttl) = (periods.day_ttl.as_secs(), periods.month_ttl.as_secs());
-        Box::pin(async move {
-            let stored = loading
-                .await
-                .context("reading usage to rebuild the quota counters")?;
-            let mut invocation = script.prepare_invoke();
-            for key in &keys {
-                invocation.key(key);
-            }
-            invocation.arg(day_ttl).arg(month_ttl);
-            for service in Service::ALL {
-                let used = stored.get(&service).copied().unwrap_or_default();
-                invocation.arg(used.day).arg(used.month);
-            }
-            let rebuilt: i64 = redis_call(timeout, invocation.invoke_async(&mut conn))
-                .await
-                .context("rebuilding quota counters in Redis")?;
-            if rebuilt == 1 {
-                tracing::debug!("quota counters rebuilt from the usage record (Redis had lost them)");
-            }
-            Ok(())
-        })
+    /// Rebuilds the user's counters (`keys`: [`Inner::counter_keys`]) from the usage
+    /// record, unless they are there. Only when a call found them missing: a read of the
+    /// database.
+    async fn rebuild(&self, user: &str, periods: &Periods, keys: &[String]) -> anyhow::Result<()> {
+        let stored = self
+            .record
+            .load(user, periods)
+            .await
+            .context("reading usage to rebuild the quota counters")?;
+        let mut invocation = self.seed.prepare_invoke();
+        for key in keys {
+            invocation.key(key);
+        }
+        invocation
+            .arg(periods.day_ttl.as_secs())
+            .arg(periods.month_ttl.as_secs());
+        for service in Service::ALL {
+            let used = stored.get(&service).copied().unwrap_or_default();
+            invocation.arg(used.day).arg(used.month);
+        }
+        let rebuilt: i64 = redis_call(self.timeout, invocation.invoke_async(&mut self.conn.clone()))
+            .await
+            .context("rebuilding quota counters in Redis")?;
+        if rebuilt == 1 {
+            tracing::debug!("quota counters rebuilt from the usage record (Redis had lost them)");
+        }
+        Ok(())
     }
 }
 
@@ -494,37 +502,35 @@ impl SharedCounters for RedisCounters {
         periods: &Periods,
     ) -> BoxFuture<'static, anyhow::Result<Counted>> {
         let index = Service::ALL.iter().position(|s| *s == service).unwrap_or(0) + 1;
-        let (day_key, month_key) = self.keys(user, service, periods);
-        let id = format!("{}:check:{}", self.base(user), crate::auth::codes::new_token());
-        let mut keys = self.all_keys(user, periods);
-        keys.push(self.mark(user, periods));
-        keys.push(id.clone());
-        let (day_ttl, month_ttl) = (periods.day_ttl.as_secs(), periods.month_ttl.as_secs());
-        let (script, mut conn, timeout) = (self.consume.clone(), self.conn.clone(), self.timeout);
-        let rebuild = self.rebuild(user, periods);
-        let undo_conn = self.conn.clone();
+        let (inner, user, periods) = (self.inner.clone(), user.to_owned(), periods.clone());
         Box::pin(async move {
-            let mut invocation = script.prepare_invoke();
+            let mut keys = inner.counter_keys(&user, &periods);
+            let id = format!("{}:check:{}", inner.base(&user), crate::auth::codes::new_token());
+            keys.push(id.clone());
+            let mut invocation = inner.consume.prepare_invoke();
             for key in &keys {
                 invocation.key(key);
             }
             invocation
                 .arg(limit_arg(limits.day))
                 .arg(limit_arg(limits.month))
-                .arg(day_ttl)
-                .arg(month_ttl)
+                .arg(periods.day_ttl.as_secs())
+                .arg(periods.month_ttl.as_secs())
                 .arg(index);
-            let mut rebuild = Some(rebuild);
+            let mut conn = inner.conn.clone();
+            let mut rebuilt = false;
             let r: Vec<i64> = loop {
-                let called = redis_call(timeout, invocation.invoke_async::<Vec<i64>>(&mut conn)).await;
+                let called = redis_call(inner.timeout, invocation.invoke_async::<Vec<i64>>(&mut conn)).await;
                 match called {
-                    Ok(r) if r == [0, UNSEEDED] => match rebuild.take() {
-                        Some(rebuild) => rebuild.await?,
-                        None => anyhow::bail!("quota counters still missing after a rebuild"),
-                    },
+                    Ok(r) if r == [0, UNSEEDED] => {
+                        anyhow::ensure!(!rebuilt, "quota counters still missing after a rebuild");
+                        rebuilt = true;
+                        inner.rebuild(&user, &periods, &keys[..keys.len() - 1]).await?;
+                    }
                     Ok(r) => break r,
                     Err(e) => {
-                        undo_later(undo_conn, timeout, [day_key, month_key, id]);
+                        let (day_key, month_key) = inner.keys(&user, service, &periods);
+                        undo_later(conn, inner.timeout, [day_key, month_key, id]);
                         return Err(e.context("quota script in Redis"));
                     }
                 }
@@ -569,12 +575,12 @@ impl SharedCounters for RedisCounters {
     ) -> BoxFuture<'static, anyhow::Result<()>> {
         // Counters that Redis lost are rebuilt from the record, which has this refund:
         // no mark, nothing to give back here.
-        let (day_key, month_key) = self.keys(user, service, periods);
-        let (script, mut conn, timeout) = (self.refund.clone(), self.conn.clone(), self.timeout);
+        let inner = self.inner.clone();
+        let (day_key, month_key) = inner.keys(user, service, periods);
         Box::pin(async move {
-            let mut invocation = script.key(day_key);
+            let mut invocation = inner.refund.key(day_key);
             invocation.key(month_key);
-            let _: i64 = redis_call(timeout, invocation.invoke_async(&mut conn))
+            let _: i64 = redis_call(inner.timeout, invocation.invoke_async(&mut inner.conn.clone()))
                 .await
                 .context("refund script in Redis")?;
             Ok(())
@@ -586,19 +592,18 @@ impl SharedCounters for RedisCounters {
         user: &str,
         periods: &Periods,
     ) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>> {
-        let mut keys = self.all_keys(user, periods);
-        keys.push(self.mark(user, periods));
-        let (mut conn, timeout) = (self.conn.clone(), self.timeout);
-        let rebuild = self.rebuild(user, periods);
+        let (inner, user, periods) = (self.inner.clone(), user.to_owned(), periods.clone());
         Box::pin(async move {
+            let keys = inner.counter_keys(&user, &periods);
             let mut cmd = redis::cmd("MGET");
             cmd.arg(&keys);
-            let mut values: Vec<Option<u32>> = redis_call(timeout, cmd.query_async(&mut conn))
+            let mut conn = inner.conn.clone();
+            let mut values: Vec<Option<u32>> = redis_call(inner.timeout, cmd.query_async(&mut conn))
                 .await
                 .context("reading quota counters")?;
             if values.last().is_some_and(Option::is_none) {
-                rebuild.await?;
-                values = redis_call(timeout, cmd.query_async(&mut conn))
+                inner.rebuild(&user, &periods, &keys).await?;
+                values = redis_call(inner.timeout, cmd.query_async(&mut conn))
                     .await
                     .context("reading quota counters")?;
             }
