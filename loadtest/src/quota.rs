@@ -121,10 +121,25 @@ pub async fn redis_benchmark(concurrency: usize, secs: u64) -> anyhow::Result<Op
         .arg(chat_server::quota::CONSUME_LUA)
         .query_async(&mut conn)
         .await?;
-    // Keys shaped as the server's (a user, each service, day and month); with -r the
-    // user is random per call. No limits (-1), so every call counts, as an allowed
-    // check does; the counters expire a minute later.
-    let mut args: Vec<String> = vec!["EVALSHA".into(), sha, (2 * Service::ALL.len()).to_string()];
+    // Keys shaped as the server's (a user, each service, day and month, the month's
+    // mark, the check's id); with -r every `__rand_int__` is drawn anew (12 digits).
+    // The marks of every user are set first, as the server's counters have them (a
+    // missing mark would make each call a rebuild request); an id is two draws, so
+    // calls rarely share one (a repeated id is not counted). No limits (-1), so every
+    // call counts, as an allowed check does; the counters expire a minute later.
+    const USERS: u32 = 25_000;
+    let mut marks = redis::pipe();
+    for user in 0..USERS {
+        marks
+            .cmd("SET")
+            .arg(format!("bench-rb:quota:{{{user:012}}}:counted:2026-01"))
+            .arg(1)
+            .arg("EX")
+            .arg(120)
+            .ignore();
+    }
+    marks.query_async::<()>(&mut conn).await?;
+    let mut args: Vec<String> = vec!["EVALSHA".into(), sha, (2 * Service::ALL.len() + 2).to_string()];
     for service in Service::ALL {
         for period in ["d:2026-01-01", "m:2026-01"] {
             args.push(format!(
@@ -133,11 +148,21 @@ pub async fn redis_benchmark(concurrency: usize, secs: u64) -> anyhow::Result<Op
             ));
         }
     }
+    args.push("bench-rb:quota:{__rand_int__}:counted:2026-01".into());
+    args.push("bench-rb:quota:{__rand_int__}:check:__rand_int__".into());
     args.extend(["-1", "-1", "60", "60", "1"].map(String::from));
     // A first short run tells the rate; the real one lasts about `secs`.
     let run = |requests: u64| {
         std::process::Command::new("redis-benchmark")
-            .args(["-h", &host, "-p", &port.to_string(), "--csv", "-r", "25000"])
+            .args([
+                "-h",
+                &host,
+                "-p",
+                &port.to_string(),
+                "--csv",
+                "-r",
+                &USERS.to_string(),
+            ])
             .args(["-c", &concurrency.to_string(), "-n", &requests.to_string()])
             .args(&args)
             .output()
