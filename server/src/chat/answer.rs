@@ -504,7 +504,7 @@ impl Finished {
 
 /// How long an answer's end is tried while the database is away (its instance keeps its
 /// lease meanwhile, so no other takes it over).
-const STORE_FOR: Duration = Duration::from_secs(30);
+pub(crate) const STORE_FOR: Duration = Duration::from_secs(30);
 
 struct Ended<'a> {
     state: &'a AppState,

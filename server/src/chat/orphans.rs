@@ -13,8 +13,6 @@
 //! here that stops growing; once Redis answers, it is looked up and its tabs get its
 //! `message.completed` from the database.
 
-use std::time::Duration;
-
 use actix_web::web;
 use chat_actors::generation::{FinishReason, Snapshot};
 use chat_actors::hub::{CopyOf, Event, IdleCopies};
@@ -22,6 +20,7 @@ use chat_actors::protocol::ServerFrame;
 use chat_actors::quota::Service;
 use chat_contract::states::MessageStatus;
 
+use crate::chat::answer::STORE_FOR;
 use crate::outage::until_available;
 use crate::realtime::redis_relay::{Lapsed, RedisRelay};
 use crate::state::AppState;
@@ -90,9 +89,6 @@ async fn take_over_lapsed(state: &AppState, relay: &RedisRelay) -> anyhow::Resul
     }
     Ok(())
 }
-
-/// How long the answer's end is tried while the database is away.
-const STORE_FOR: Duration = Duration::from_secs(30);
 
 /// Stores the answer as interrupted with the copy's text, releases what its instance
 /// held (the conversation's claim, an answer slot, the response it counted: the user is
