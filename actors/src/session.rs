@@ -23,7 +23,7 @@ use futures_util::future::BoxFuture;
 use crate::frames::{Frames, Incoming};
 use crate::generation::Snapshot;
 use crate::hub::{Connect, Disconnect, Hubs};
-use crate::protocol::{ChatSend, ClientFrame, ServerFrame, MAX_CLIENT_ID_CHARS};
+use crate::protocol::{ChatRegenerate, ChatSend, ClientFrame, ServerFrame, MAX_CLIENT_ID_CHARS};
 use crate::tab::{close_reason, policy, Control, Outgoing, TabBody, TabSink};
 
 /// The largest message a tab may send (fragments joined), as the largest a user may
@@ -90,10 +90,24 @@ pub trait ChatService: Send + Sync + 'static {
         token: &str,
         send: ChatSend,
     ) -> BoxFuture<'static, Result<bool, FrameError>>;
+    /// Handles a `chat.regenerate`, like [`ChatService::send`].
+    fn regenerate(
+        &self,
+        user: &SessionUser,
+        token: &str,
+        frame: ChatRegenerate,
+    ) -> BoxFuture<'static, Result<bool, FrameError>>;
     fn cancel(
         &self,
         user: &SessionUser,
         conversation_id: String,
+    ) -> BoxFuture<'static, Result<(), FrameError>>;
+    /// Handles a `conversation.select`: every tab learns the new current message.
+    fn select(
+        &self,
+        user: &SessionUser,
+        conversation_id: String,
+        message_id: String,
     ) -> BoxFuture<'static, Result<(), FrameError>>;
     /// The running answer of a conversation of the user's, if any.
     fn snapshot(
@@ -309,35 +323,33 @@ impl WsSession {
             ClientFrame::Auth { .. } => {}
             ClientFrame::Ping => self.send_frame(&ServerFrame::Pong),
             ClientFrame::ChatSend(send) => {
-                if send.client_id.trim().is_empty() {
-                    // Nothing to match the send's frames by (and a retry by).
-                    let mut error = self.service.error(Some(&user), "client_id_required");
-                    error.field = Some("clientId".into());
-                    self.send_error(None, error);
+                if !self.client_id_ok(&user, &send.client_id) || !self.start_request(ctx) {
                     return;
                 }
-                if send.client_id.chars().count() > MAX_CLIENT_ID_CHARS {
-                    // Not echoed: an oversized id is exactly what must not travel.
-                    let mut error = self.service.error(Some(&user), "client_id_too_long");
-                    error.field = Some("clientId".into());
-                    self.send_error(None, error);
+                let (client_id, token) = (send.client_id.clone(), self.token.clone().unwrap_or_default());
+                self.answer(client_id, service.send(&user, &token, send), ctx);
+            }
+            ClientFrame::ChatRegenerate(frame) => {
+                if !self.client_id_ok(&user, &frame.client_id) || !self.start_request(ctx) {
                     return;
                 }
+                let (client_id, token) = (frame.client_id.clone(), self.token.clone().unwrap_or_default());
+                self.answer(client_id, service.regenerate(&user, &token, frame), ctx);
+            }
+            ClientFrame::ConversationSelect {
+                conversation_id,
+                message_id,
+            } => {
                 if !self.start_request(ctx) {
                     return;
                 }
-                let client_id = send.client_id.clone();
-                let token = self.token.clone().unwrap_or_default();
                 ctx.spawn(
-                    service
-                        .send(&user, &token, send)
+                    async move { service.select(&user, conversation_id, message_id).await }
                         .into_actor(self)
-                        .map(move |result, act, _| {
+                        .map(|result, act, _| {
                             act.in_flight -= 1;
-                            match result {
-                                Ok(true) => {}
-                                Ok(false) => act.revoke(),
-                                Err(e) => act.send_error(Some(client_id), e),
+                            if let Err(e) = result {
+                                act.send_error(None, e);
                             }
                         }),
                 );
@@ -373,6 +385,41 @@ impl WsSession {
                 );
             }
         }
+    }
+
+    /// Whether a send's `clientId` can be used: not blank (nothing to match the send's
+    /// frames by, and a retry by), not oversized; the error frame is sent if not.
+    fn client_id_ok(&mut self, user: &SessionUser, client_id: &str) -> bool {
+        let code = if client_id.trim().is_empty() {
+            "client_id_required"
+        } else if client_id.chars().count() > MAX_CLIENT_ID_CHARS {
+            // Not echoed: an oversized id is exactly what must not travel.
+            "client_id_too_long"
+        } else {
+            return true;
+        };
+        let mut error = self.service.error(Some(user), code);
+        error.field = Some("clientId".into());
+        self.send_error(None, error);
+        false
+    }
+
+    /// Waits for a send or regenerate: an error frame names its `clientId`; a token that
+    /// no longer works revokes the session.
+    fn answer(
+        &mut self,
+        client_id: String,
+        request: BoxFuture<'static, Result<bool, FrameError>>,
+        ctx: &mut Context<Self>,
+    ) {
+        ctx.spawn(request.into_actor(self).map(move |result, act, _| {
+            act.in_flight -= 1;
+            match result {
+                Ok(true) => {}
+                Ok(false) => act.revoke(),
+                Err(e) => act.send_error(Some(client_id), e),
+            }
+        }));
     }
 
     /// Sends the snapshot and the answer to `conversation.open`, then the frames held

@@ -143,7 +143,8 @@ pub struct PaymentRequired {
     pub client_secret: Option<String>,
 }
 
-/// A conversation with its messages, oldest first.
+/// A conversation with the messages of every branch, oldest first (`parentId` links
+/// them; `currentMessageId` ends the branch shown).
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationWithMessages {

@@ -15,8 +15,18 @@ pub enum ClientFrame {
     Auth { token: String },
     #[serde(rename = "chat.send")]
     ChatSend(ChatSend),
+    /// A new answer to the question of `messageId` (an answer), beside it.
+    #[serde(rename = "chat.regenerate")]
+    ChatRegenerate(ChatRegenerate),
     #[serde(rename = "chat.cancel", rename_all = "camelCase")]
     ChatCancel { conversation_id: String },
+    /// Shows the branch through `messageId`: the conversation's current message becomes
+    /// the newest message below it (every tab learns it from `conversation.updated`).
+    #[serde(rename = "conversation.select", rename_all = "camelCase")]
+    ConversationSelect {
+        conversation_id: String,
+        message_id: String,
+    },
     /// The tab shows this conversation: if an answer is streaming, send its text so far.
     #[serde(rename = "conversation.open", rename_all = "camelCase")]
     ConversationOpen { conversation_id: String },
@@ -53,6 +63,39 @@ pub struct ChatSend {
     /// Ids of files the user uploaded (`POST /api/files`) and has not sent yet.
     #[serde(default)]
     pub attachments: Vec<String>,
+    /// A question of the conversation this one replaces: the new question becomes its
+    /// sibling (same parent), a new version.
+    #[serde(default)]
+    pub edit_of: Option<String>,
+}
+
+/// `chat.regenerate`: a new version of an answer, made for the same question with its
+/// attachments and options (web search, deep search, image generation).
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatRegenerate {
+    pub client_id: String,
+    pub conversation_id: String,
+    /// The answer to make again.
+    pub message_id: String,
+    /// Another of the plan's models; the answer's own model when left out.
+    pub model: Option<String>,
+}
+
+/// What the user thought of an answer.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Rating {
+    Up,
+    Down,
+}
+
+/// An answer's rating, and what the user wrote about it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Feedback {
+    pub rating: Rating,
+    pub comment: Option<String>,
 }
 
 /// A file attached to a message, as frames and the REST API show it.
@@ -145,6 +188,8 @@ pub struct Conversation {
     pub updated_at: String,
     /// The project it is in, if any.
     pub project_id: Option<String>,
+    /// The last message of the branch shown (`None` before its first message).
+    pub current_message_id: Option<String>,
 }
 
 /// A message as frames and the REST API show it.
@@ -166,6 +211,11 @@ pub struct Message {
     /// The document excerpts an answer was given, best first (none on questions).
     #[serde(default)]
     pub sources: Vec<Source>,
+    /// The message it follows: `None` for a conversation's first question. Messages with
+    /// the same parent are versions of one another.
+    pub parent_id: Option<String>,
+    /// The user's rating of an answer, if any.
+    pub feedback: Option<Feedback>,
 }
 
 /// Frames the server sends. The views are boxed: a frame is as small as its smallest
@@ -222,6 +272,13 @@ pub enum ServerFrame {
     },
     #[serde(rename = "conversation.updated")]
     ConversationUpdated { conversation: Conversation },
+    /// An answer's feedback changed (`None`: taken back).
+    #[serde(rename = "message.feedback", rename_all = "camelCase")]
+    MessageFeedback {
+        conversation_id: String,
+        message_id: String,
+        feedback: Option<Feedback>,
+    },
     #[serde(rename = "conversation.deleted", rename_all = "camelCase")]
     ConversationDeleted { conversation_id: String },
     #[serde(rename = "usage.updated", rename_all = "camelCase")]

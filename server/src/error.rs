@@ -258,6 +258,13 @@ error_codes! {
     ServerShuttingDown = "server_shutting_down", SERVICE_UNAVAILABLE,
         "The server is restarting. Please send your message again in a moment.",
         "A szerver újraindul. Kérjük, néhány pillanat múlva küldje el újra az üzenetét.";
+    // Conversations as trees (issue 30)
+    QuestionRequired = "question_required", BAD_REQUEST,
+        "Only your own messages can be edited, not answers.",
+        "Csak a saját üzenetei szerkeszthetők, a válaszok nem.";
+    AnswerRequired = "answer_required", BAD_REQUEST,
+        "Only an answer can be regenerated or rated.",
+        "Csak válasz generálható újra vagy értékelhető.";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.
@@ -280,6 +287,7 @@ fn field_label(field: &str, lang: Lang) -> &str {
         "fileId" => ("The file", "A fájl"),
         "documentUpload" => ("Document upload", "A dokumentumfeltöltés"),
         "title" => ("Title", "A cím"),
+        "comment" => ("Comment", "A megjegyzés"),
         "month" => ("monthly", "havi"),
         other => (other, other),
     };

@@ -192,6 +192,7 @@ pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
         created_at: iso(c.created_at),
         updated_at: iso(c.updated_at),
         project_id: c.project_id.clone(),
+        current_message_id: c.current_message_id.clone(),
     }
 }
 
@@ -233,5 +234,20 @@ pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Messag
             .as_deref()
             .and_then(|json| serde_json::from_str(json).ok())
             .unwrap_or_default(),
+        parent_id: m.parent_id.clone(),
+        feedback: feedback_view(m),
     }
+}
+
+/// An answer's stored rating and comment.
+pub fn feedback_view(m: &MessageRow) -> Option<protocol::Feedback> {
+    let rating = match m.feedback_rating.as_deref()? {
+        "up" => protocol::Rating::Up,
+        "down" => protocol::Rating::Down,
+        _ => return None,
+    };
+    Some(protocol::Feedback {
+        rating,
+        comment: m.feedback_comment.clone(),
+    })
 }

@@ -16,7 +16,7 @@ use chat_actors::quota::Counted;
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 
-use crate::chat::send::{Checked, Reservation};
+use crate::chat::send::{mode_of, Checked, Place, Reservation};
 use crate::chat::{context, prompt};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
@@ -51,11 +51,12 @@ pub async fn start(
         engine,
         image_generation,
         project,
+        place,
     } = checked;
     let user = &account.user;
     let now = state.now();
     let answer_at = now + 1;
-    let (conversation, is_new) = match existing {
+    let (mut conversation, is_new) = match existing {
         Some(c) => (c, false),
         None => {
             let c = ConversationRow {
@@ -67,6 +68,7 @@ pub async fn start(
                 created_at: now,
                 updated_at: answer_at,
                 project_id: project.as_ref().map(|p| p.id.clone()),
+                current_message_id: None,
             };
             (c, true)
         }
@@ -82,29 +84,52 @@ pub async fn start(
         finish_reason: None,
         created_at: at,
         sources: None,
+        parent_id: None,
+        mode: None,
+        feedback_rating: None,
+        feedback_comment: None,
     };
-    let question = message(
-        MessageRole::User,
-        content.clone(),
-        MessageStatus::Complete,
-        None,
-        now,
-    );
-    let answer = message(
-        MessageRole::Assistant,
-        String::new(),
-        MessageStatus::Streaming,
-        Some(model_used.clone()),
-        answer_at,
-    );
+    // A regenerate answers its stored question again; any other send asks a new one.
+    let (question, asked) = match place {
+        Place::Again(question) => (*question, false),
+        Place::After(parent_id) => {
+            let question = MessageRow {
+                parent_id,
+                mode: mode_of(&send).map(str::to_owned),
+                ..message(
+                    MessageRole::User,
+                    content.clone(),
+                    MessageStatus::Complete,
+                    None,
+                    now,
+                )
+            };
+            (question, true)
+        }
+    };
+    let answer = MessageRow {
+        parent_id: Some(question.id.clone()),
+        ..message(
+            MessageRole::Assistant,
+            String::new(),
+            MessageStatus::Streaming,
+            Some(model_used.clone()),
+            answer_at,
+        )
+    };
+    conversation.current_message_id = Some(answer.id.clone());
     // All or nothing: a failure (the database going away) never leaves a question
-    // without its answer, or an empty new conversation.
-    let file_ids: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
+    // without its answer, or an empty new conversation. A question answered again has
+    // its files already.
+    let file_ids: Vec<String> = match asked {
+        true => files.iter().map(|f| f.id.clone()).collect(),
+        false => Vec::new(),
+    };
     let stored = state
         .db
         .insert_exchange(
             is_new.then_some(&conversation),
-            &question,
+            asked.then_some(&question),
             &answer,
             &user.id,
             &file_ids,
@@ -142,7 +167,8 @@ pub async fn start(
             }
         }
     }
-    for m in [&question, &answer] {
+    // An answer's `message.created` makes it the conversation's current message.
+    for m in asked.then_some(&question).into_iter().chain([&answer]) {
         intro.push(ServerFrame::MessageCreated {
             conversation_id: conversation.id.clone(),
             client_id: Some(send.client_id.clone()),
@@ -173,11 +199,15 @@ pub async fn start(
         let (history, history_files) = if is_new {
             (vec![question.clone()], files.clone())
         } else {
-            let history = state.db.recent_messages(&conversation.id, keep as i64).await?;
+            let history = state
+                .db
+                .recent_messages(&conversation.id, &question.id, keep as i64)
+                .await?;
             // Only a history with attachments, or a conversation with documents, reads
-            // files: a text conversation makes one read.
+            // files: a text conversation makes one read. Other versions' files are not
+            // the model's to see.
             let files = if history.has_documents || history.messages.iter().any(|(_, files)| *files > 0) {
-                state.db.files_of_conversation(&conversation.id).await?
+                state.db.files_of_branch(&conversation.id, &question.id).await?
             } else {
                 Vec::new()
             };

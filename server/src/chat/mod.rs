@@ -5,7 +5,9 @@
 //! - [`answer`]: storing the exchange, streaming the answer, and what happens at its end;
 //! - [`prompt`]: what the model is asked, and [`context`]: how much of it fits the model;
 //! - [`cache`]: the users and plans of the users with tabs here;
-//! - [`orphans`]: answers whose instance died, ended by another.
+//! - [`orphans`]: answers whose instance died, ended by another;
+//! - [`tree`]: the branch a conversation shows (edits and regenerates are sends), and
+//!   feedback on answers.
 
 pub mod answer;
 pub mod cache;
@@ -13,6 +15,7 @@ pub mod context;
 pub mod orphans;
 pub mod prompt;
 pub mod send;
+pub mod tree;
 
 use chat_actors::hub::Event;
 use chat_actors::protocol::ServerFrame;

@@ -2,18 +2,18 @@
 //! then the token and the conversation in one statement, then the plan), and the
 //! [`Reservation`] it then takes: everything that must be given back if no answer comes.
 
-use chat_contract::states::FileKind;
+use chat_contract::states::{FileKind, MessageRole};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use actix_web::web;
 use chat_actors::model::Turn;
-use chat_actors::protocol::ChatSend;
+use chat_actors::protocol::{ChatRegenerate, ChatSend};
 use chat_actors::quota::{Counted, Decision, Service};
 
 use crate::chat::cache::Account;
 use crate::chat::{answer, context, prompt};
-use crate::db::conversations::ConversationRow;
+use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
 use crate::db::projects::ProjectRow;
 use crate::error::{ApiError, ErrorCode};
@@ -45,6 +45,31 @@ pub struct Checked {
     pub image_generation: bool,
     /// The project the conversation is (or starts) in: its instructions are followed.
     pub project: Option<ProjectRow>,
+    /// Where the question goes in the conversation's tree.
+    pub place: Place,
+}
+
+/// Where a send's question goes in the conversation's tree.
+pub enum Place {
+    /// A new question after this message (`None`: the conversation's first question). A
+    /// plain send follows the conversation's current message; an edit, the parent of the
+    /// question it replaces.
+    After(Option<String>),
+    /// The stored question, answered again (`chat.regenerate`).
+    Again(Box<MessageRow>),
+}
+
+/// A question's send options, stored with it so that a regenerate replays them.
+pub fn mode_of(send: &ChatSend) -> Option<&'static str> {
+    if send.image_generation {
+        Some("image_generation")
+    } else if send.deep_search {
+        Some("deep_search")
+    } else if send.web_search {
+        Some("web_search")
+    } else {
+        None
+    }
 }
 
 impl Checked {
@@ -116,6 +141,13 @@ fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Resul
         }
         files.push(file);
     }
+    fits_plan(files, plan)
+}
+
+/// Files a question carries that its plan must take: no more images than the plan takes
+/// in one message, documents only on plans with them and no more than [`MAX_DOCUMENTS`],
+/// each processed.
+fn fits_plan(files: Vec<FileRow>, plan: &Plan) -> Result<Vec<FileRow>, ApiError> {
     let images = files.iter().filter(|f| f.kind == FileKind::Image).count();
     let max_images = (plan.max_images_per_message as usize).min(MAX_ATTACHMENTS);
     if images > max_images {
@@ -147,14 +179,19 @@ fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Resul
     Ok(files)
 }
 
-/// Checks a send of the user whose tab holds `token`.
+/// Checks a send of the user whose tab holds `token`; `again`: the stored question a
+/// regenerate answers again (its text and files were checked when it was sent).
 async fn check(
     state: &AppState,
     user_id: &str,
     token: &str,
     send: &ChatSend,
+    again: Option<MessageRow>,
 ) -> Result<Option<Checked>, ApiError> {
-    let (content, attachment_ids) = content_of(state, send)?;
+    let (content, attachment_ids) = match &again {
+        Some(question) => (question.content.clone(), Vec::new()),
+        None => content_of(state, send)?,
+    };
     // More than any plan takes is refused below, once the plan is known: not looked up.
     let lookup = if attachment_ids.len() > MAX_ATTACHMENTS {
         &[][..]
@@ -169,10 +206,17 @@ async fn check(
     else {
         return Ok(None);
     };
-    let (account, context, found) = futures_util::join!(
+    let edited = async {
+        match &send.edit_of {
+            Some(id) => state.db.message_of_user(user_id, id).await,
+            None => Ok(None),
+        }
+    };
+    let (account, context, found, edited) = futures_util::join!(
         state.realtime.accounts.get(state, user_id),
         state.db.send_context(user_id, send.conversation_id.as_deref()),
         state.db.files_of_user(user_id, lookup),
+        edited,
     );
     let Some((token_version, existing)) = context? else {
         return Ok(None);
@@ -186,6 +230,20 @@ async fn check(
     if send.conversation_id.is_some() && existing.is_none() {
         return Err(ErrorCode::NotFound.into());
     }
+    let place = match (again, &send.edit_of) {
+        (Some(question), _) => Place::Again(Box::new(question)),
+        (None, Some(_)) => {
+            // The question replaced: one of this conversation's (so the user's).
+            let edited = edited?
+                .filter(|m| existing.as_ref().is_some_and(|c| c.id == m.conversation_id))
+                .ok_or_else(|| ApiError::field(ErrorCode::NotFound, "editOf"))?;
+            if edited.role != MessageRole::User {
+                return Err(ApiError::field(ErrorCode::QuestionRequired, "editOf"));
+            }
+            Place::After(edited.parent_id)
+        }
+        (None, None) => Place::After(existing.as_ref().and_then(|c| c.current_message_id.clone())),
+    };
     let plan = state.catalogue.plan(account.plan);
     // A follow-up keeps its conversation's model unless the user picks another.
     let requested = send.model.as_deref().map(str::trim).filter(|m| !m.is_empty());
@@ -249,7 +307,10 @@ async fn check(
         ),
         false => None,
     };
-    let files = attachments_of(&attachment_ids, found?, plan)?;
+    let files = match &place {
+        Place::Again(question) => fits_plan(state.db.files_of_message(&question.id).await?, plan)?,
+        Place::After(_) => attachments_of(&attachment_ids, found?, plan)?,
+    };
     let has_images = files.iter().any(|f| f.kind == FileKind::Image);
     // The search model searches by itself; with our own search the chosen model
     // answers from the notes.
@@ -304,6 +365,7 @@ async fn check(
         engine,
         image_generation: send.image_generation,
         project,
+        place,
     }))
 }
 
@@ -317,9 +379,64 @@ pub async fn send(
     if state.realtime.is_draining() {
         return Err(ErrorCode::ServerShuttingDown.into());
     }
-    let Some(checked) = check(state, user_id, token, &send).await? else {
+    let Some(checked) = check(state, user_id, token, &send, None).await? else {
         return Ok(Sent::TokenRevoked);
     };
+    start(state, user_id, checked, send).await
+}
+
+/// Handles a `chat.regenerate`: a new answer to the question of an answer, with the
+/// question's files and send options, checked and counted like a send.
+pub async fn regenerate(
+    state: &web::Data<AppState>,
+    user_id: &str,
+    token: &str,
+    frame: ChatRegenerate,
+) -> Result<Sent, ApiError> {
+    if state.realtime.is_draining() {
+        return Err(ErrorCode::ServerShuttingDown.into());
+    }
+    let not_found = || ApiError::field(ErrorCode::NotFound, "messageId");
+    let answer = state
+        .db
+        .message_of_user(user_id, &frame.message_id)
+        .await?
+        .filter(|m| m.conversation_id == frame.conversation_id)
+        .ok_or_else(not_found)?;
+    if answer.role != MessageRole::Assistant {
+        return Err(ApiError::field(ErrorCode::AnswerRequired, "messageId"));
+    }
+    let question = match &answer.parent_id {
+        Some(id) => state.db.message(id).await?,
+        None => None,
+    }
+    .ok_or_else(not_found)?;
+    let mode = question.mode.as_deref();
+    let send = ChatSend {
+        client_id: frame.client_id,
+        conversation_id: Some(frame.conversation_id),
+        content: question.content.clone(),
+        model: frame.model,
+        web_search: mode == Some("web_search"),
+        deep_search: mode == Some("deep_search"),
+        image_generation: mode == Some("image_generation"),
+        project_id: None,
+        attachments: Vec::new(),
+        edit_of: None,
+    };
+    let Some(checked) = check(state, user_id, token, &send, Some(question)).await? else {
+        return Ok(Sent::TokenRevoked);
+    };
+    start(state, user_id, checked, send).await
+}
+
+/// Counts a checked send and starts its answer.
+async fn start(
+    state: &web::Data<AppState>,
+    user_id: &str,
+    checked: Checked,
+    send: ChatSend,
+) -> Result<Sent, ApiError> {
     // A new conversation's id is chosen here so that it is claimed like any other: a
     // follow-up sent to another instance meanwhile waits for this answer.
     let conversation_id = checked

@@ -14,6 +14,8 @@ pub struct ConversationRow {
     pub updated_at: i64,
     /// The project it is in, if any.
     pub project_id: Option<String>,
+    /// The last message of the branch shown.
+    pub current_message_id: Option<String>,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -29,6 +31,13 @@ pub struct MessageRow {
     pub created_at: i64,
     /// An answer's sources, as JSON (`[{fileId, name, page}]`); `None` without any.
     pub sources: Option<String>,
+    /// The message it follows (`None` for a conversation's first question).
+    pub parent_id: Option<String>,
+    /// A question's send options, replayed by a regenerate (see [`SendMode`]).
+    pub mode: Option<String>,
+    /// An answer's rating (`up` or `down`) and comment.
+    pub feedback_rating: Option<String>,
+    pub feedback_comment: Option<String>,
 }
 
 /// A message of a prompt's history, and how many files it carries.
@@ -49,9 +58,9 @@ pub struct History {
 }
 
 const CONVERSATION_COLUMNS: &str =
-    "id, user_id, title, model, web_search, created_at, updated_at, project_id";
-const MESSAGE_COLUMNS: &str =
-    "id, conversation_id, role, content, status, model, client_id, finish_reason, created_at, sources";
+    "id, user_id, title, model, web_search, created_at, updated_at, project_id, current_message_id";
+const MESSAGE_COLUMNS: &str = "id, conversation_id, role, content, status, model, client_id, finish_reason, \
+                               created_at, sources, parent_id, mode, feedback_rating, feedback_comment";
 
 impl Db {
     /// The user's conversation; another user's is `None`, like a missing one.
@@ -69,7 +78,7 @@ impl Db {
     ) -> sqlx::Result<Option<(i64, Option<ConversationRow>)>> {
         use sqlx::Row;
         let sql = "SELECT u.token_version, c.id, c.user_id, c.title, c.model, c.web_search, c.created_at, \
-                   c.updated_at, c.project_id FROM users u LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id \
+                   c.updated_at, c.project_id, c.current_message_id FROM users u LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id \
                    WHERE u.id = $1";
         // An id no conversation has when the send starts a new one.
         let wanted = conversation_id.unwrap_or("");
@@ -88,6 +97,7 @@ impl Db {
                         created_at: row.try_get(6)?,
                         updated_at: row.try_get(7)?,
                         project_id: row.try_get(8)?,
+                        current_message_id: row.try_get(9)?,
                     }),
                     None => None,
                 };
@@ -192,13 +202,14 @@ impl Db {
     }
 
     /// Stores a send in one transaction: the new conversation (if it is one), the
-    /// question and the empty answer, and the question's `attachments` (files of its user
-    /// not sent yet) bound to it; the conversation moves to the top of the list. A file
-    /// sent meanwhile by another tab fails it all with `RowNotFound`.
+    /// question (none when an answer is made again) and the empty answer, and the
+    /// question's `attachments` (files of its user not sent yet) bound to it; the answer
+    /// becomes the conversation's current message and the conversation moves to the top
+    /// of the list. A file sent meanwhile by another tab fails it all with `RowNotFound`.
     pub async fn insert_exchange(
         &self,
         new_conversation: Option<&ConversationRow>,
-        question: &MessageRow,
+        question: Option<&MessageRow>,
         answer: &MessageRow,
         user_id: &str,
         attachments: &[String],
@@ -206,17 +217,20 @@ impl Db {
         let conversation =
             // A project deleted since the send's checks leaves the conversation in none.
             format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-                     (SELECT id FROM projects WHERE id = $8 AND user_id = $2))");
+                     (SELECT id FROM projects WHERE id = $8 AND user_id = $2), $9)");
         let message = format!(
-            "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)"
+            "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $9)"
         );
-        let touch = "UPDATE conversations SET updated_at = $2 WHERE id = $1";
+        let touch = "UPDATE conversations SET updated_at = $2, current_message_id = $3 WHERE id = $1";
         let bind = "UPDATE files SET message_id = $1, conversation_id = $2 \
                     WHERE id = $3 AND user_id = $4 AND message_id IS NULL AND project_id IS NULL";
-        let (conversation_row, rows) = (new_conversation.cloned(), [question.clone(), answer.clone()]);
+        let conversation_row = new_conversation.cloned();
+        let rows: Vec<MessageRow> = question.into_iter().chain([answer]).cloned().collect();
         let (user_id, attachments) = (user_id.to_owned(), attachments.to_vec());
         on_writer!(self, conn => {
             if let Some(c) = &conversation_row {
+                let answer = rows.last().expect("an answer");
                 sqlx::query(&conversation)
                     .bind(&c.id)
                     .bind(&c.user_id)
@@ -226,6 +240,7 @@ impl Db {
                     .bind(c.created_at)
                     .bind(c.updated_at)
                     .bind(&c.project_id)
+                    .bind(&answer.id)
                     .execute(&mut *conn)
                     .await?;
             }
@@ -241,6 +256,10 @@ impl Db {
                     .bind(m.finish_reason)
                     .bind(m.created_at)
                     .bind(&m.sources)
+                    .bind(&m.parent_id)
+                    .bind(&m.mode)
+                    .bind(&m.feedback_rating)
+                    .bind(&m.feedback_comment)
                     .execute(&mut *conn)
                     .await?;
             }
@@ -257,13 +276,84 @@ impl Db {
                     return Err(sqlx::Error::RowNotFound);
                 }
             }
-            // A new conversation was inserted with its time already.
+            // A new conversation was inserted with its time and current message already.
             if conversation_row.is_none() {
-                let answer = &rows[1];
-                sqlx::query(touch).bind(&answer.conversation_id).bind(answer.created_at).execute(&mut *conn).await?;
+                let answer = rows.last().expect("an answer");
+                sqlx::query(touch)
+                    .bind(&answer.conversation_id)
+                    .bind(answer.created_at)
+                    .bind(&answer.id)
+                    .execute(&mut *conn)
+                    .await?;
             }
             Ok(0)
         })
+        .map(drop)
+    }
+
+    /// Shows the branch through `message_id` of the user's conversation: its current
+    /// message becomes the newest message below it (always a leaf: a reply is newer than
+    /// what it follows). `false` when the conversation is not the user's or the message
+    /// not in it.
+    pub async fn select_branch(
+        &self,
+        user_id: &str,
+        conversation_id: &str,
+        message_id: &str,
+    ) -> sqlx::Result<bool> {
+        let sql = "UPDATE conversations SET current_message_id = ( \
+                       WITH RECURSIVE below(id, created_at) AS ( \
+                           SELECT id, created_at FROM messages WHERE id = $3 \
+                           UNION ALL \
+                           SELECT m.id, m.created_at FROM messages m JOIN below b ON m.parent_id = b.id) \
+                       SELECT id FROM below ORDER BY created_at DESC, id DESC LIMIT 1) \
+                   WHERE id = $1 AND user_id = $2 \
+                   AND EXISTS (SELECT 1 FROM messages WHERE id = $3 AND conversation_id = $1)";
+        let (user_id, conversation_id, message_id) = (
+            user_id.to_owned(),
+            conversation_id.to_owned(),
+            message_id.to_owned(),
+        );
+        let done = on_writer!(self, conn => sqlx::query(sql)
+            .bind(conversation_id)
+            .bind(user_id)
+            .bind(message_id)
+            .execute(&mut *conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(done == 1)
+    }
+
+    /// A message of the user's, with its conversation's id; `None` for another user's or
+    /// a missing one.
+    pub async fn message_of_user(&self, user_id: &str, id: &str) -> sqlx::Result<Option<MessageRow>> {
+        let sql = "SELECT m.id, m.conversation_id, m.role, m.content, m.status, m.model, m.client_id, \
+                   m.finish_reason, m.created_at, m.sources, m.parent_id, m.mode, m.feedback_rating, \
+                   m.feedback_comment FROM messages m JOIN conversations c ON c.id = m.conversation_id \
+                   WHERE m.id = $1 AND c.user_id = $2";
+        on_pool!(self, pool => sqlx::query_as(sql).bind(id).bind(user_id).fetch_optional(pool).await)
+    }
+
+    /// Sets (or with `None`, clears) an answer's rating and comment.
+    pub async fn set_feedback(
+        &self,
+        id: &str,
+        rating: Option<&str>,
+        comment: Option<&str>,
+    ) -> sqlx::Result<()> {
+        let sql = "UPDATE messages SET feedback_rating = $2, feedback_comment = $3 WHERE id = $1";
+        let (id, rating, comment) = (
+            id.to_owned(),
+            rating.map(str::to_owned),
+            comment.map(str::to_owned),
+        );
+        on_writer!(self, conn => sqlx::query(sql)
+            .bind(id)
+            .bind(rating)
+            .bind(comment)
+            .execute(&mut *conn)
+            .await
+            .map(|r| r.rows_affected()))
         .map(drop)
     }
 
@@ -323,20 +413,42 @@ impl Db {
         on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).fetch_all(pool).await)
     }
 
-    /// The last `limit` messages of a conversation that a prompt can use (questions, and
-    /// answers with text that did not fail), oldest first, each with how many files it
+    /// The last `limit` messages a prompt can use (questions, and answers with text that
+    /// did not fail) on the branch that ends at `leaf`: the path from the conversation's
+    /// first question, other versions left out. Oldest first, each with how many files it
     /// carries (so a conversation without any reads no files). A question may have no
     /// text when it carries images.
-    pub async fn recent_messages(&self, conversation_id: &str, limit: i64) -> sqlx::Result<History> {
-        // The documents' count is a subquery that names no row: computed once.
+    pub async fn recent_messages(
+        &self,
+        conversation_id: &str,
+        leaf: &str,
+        limit: i64,
+    ) -> sqlx::Result<History> {
+        // Up the tree from the leaf, by primary key. The documents' count is a subquery
+        // that names no row: computed once.
+        let columns = MESSAGE_COLUMNS
+            .split(", ")
+            .map(|c| format!("m.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ");
         let sql = format!(
-            "SELECT {MESSAGE_COLUMNS}, (SELECT COUNT(*) FROM files f WHERE f.message_id = messages.id) AS files, \
+            "WITH RECURSIVE branch(id, depth) AS ( \
+                 SELECT id, 0 FROM messages WHERE id = $3 AND conversation_id = $1 \
+                 UNION ALL \
+                 SELECT m.parent_id, b.depth + 1 FROM messages m JOIN branch b ON m.id = b.id \
+                 WHERE m.parent_id IS NOT NULL) \
+             SELECT {columns}, (SELECT COUNT(*) FROM files f WHERE f.message_id = m.id) AS files, \
              (SELECT COUNT(*) FROM files d WHERE d.conversation_id = $1 AND d.kind = 'document' \
              AND d.message_id <> '') AS documents \
-             FROM messages WHERE conversation_id = $1 \
-             AND (role = 'user' OR (content <> '' AND status <> 'error')) ORDER BY created_at DESC, id DESC LIMIT $2"
+             FROM branch b JOIN messages m ON m.id = b.id \
+             WHERE m.role = 'user' OR (m.content <> '' AND m.status <> 'error') ORDER BY b.depth LIMIT $2"
         );
-        let mut rows: Vec<HistoryRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(pool).await)?;
+        let mut rows: Vec<HistoryRow> = on_pool!(self, pool => sqlx::query_as(&sql)
+            .bind(conversation_id)
+            .bind(limit)
+            .bind(leaf)
+            .fetch_all(pool)
+            .await)?;
         rows.reverse();
         Ok(History {
             has_documents: rows.first().is_some_and(|r| r.documents > 0),
@@ -350,5 +462,88 @@ impl Db {
         let sql = "UPDATE messages SET status = 'error', finish_reason = 'interrupted', updated_at = $2 \
                    WHERE status = 'streaming' AND updated_at < $1";
         on_pool!(self, pool => sqlx::query(sql).bind(cutoff).bind(now).execute(pool).await.map(|r| r.rows_affected()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Row;
+
+    /// The SQLite migrations up to (and without) `before`, in order.
+    fn migrations(before: &str) -> Vec<String> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/sqlite");
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_str().unwrap() < before)
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn conversations_stored_before_versions_become_one_branch() {
+        use sqlx::Connection;
+        // One connection: each in-memory connection is a database of its own.
+        let mut db = sqlx::SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        for sql in migrations("0015") {
+            sqlx::raw_sql(&sql).execute(&mut db).await.unwrap();
+        }
+        sqlx::raw_sql("PRAGMA foreign_keys = OFF")
+            .execute(&mut db)
+            .await
+            .unwrap();
+        sqlx::raw_sql(
+            "INSERT INTO conversations (id, user_id, model, created_at, updated_at) VALUES \
+             ('c1', 'u', 'm', 1, 4), ('c2', 'u', 'm', 1, 1), ('empty', 'u', 'm', 1, 1); \
+             INSERT INTO messages (id, conversation_id, role, content, status, created_at, updated_at) VALUES \
+             ('q1', 'c1', 'user', 'a', 'complete', 1, 1), ('a1', 'c1', 'assistant', 'b', 'complete', 2, 2), \
+             ('q2b', 'c1', 'user', 'c', 'complete', 3, 3), ('q2a', 'c1', 'user', 'c', 'complete', 3, 3), \
+             ('a2', 'c1', 'assistant', 'd', 'complete', 4, 4), ('x1', 'c2', 'user', 'e', 'complete', 2, 2);",
+        )
+        .execute(&mut db)
+        .await
+        .unwrap();
+        let trees = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../migrations/sqlite/0015_trees.sql"
+        ));
+        sqlx::raw_sql(&trees.unwrap()).execute(&mut db).await.unwrap();
+
+        let rows = sqlx::query("SELECT id, parent_id FROM messages ORDER BY conversation_id, created_at, id")
+            .fetch_all(&mut db)
+            .await
+            .unwrap();
+        let parents: Vec<(String, Option<String>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let expected = [
+            ("q1", None),
+            ("a1", Some("q1")),
+            // Equal times keep the order of their ids.
+            ("q2a", Some("a1")),
+            ("q2b", Some("q2a")),
+            ("a2", Some("q2b")),
+            ("x1", None),
+        ];
+        let expected: Vec<(String, Option<String>)> = expected
+            .iter()
+            .map(|(id, parent)| (id.to_string(), parent.map(str::to_owned)))
+            .collect();
+        assert_eq!(parents, expected);
+        let current = sqlx::query("SELECT id, current_message_id FROM conversations ORDER BY id")
+            .fetch_all(&mut db)
+            .await
+            .unwrap();
+        let current: Vec<(String, Option<String>)> = current.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(
+            current,
+            [
+                ("c1".to_owned(), Some("a2".to_owned())),
+                ("c2".to_owned(), Some("x1".to_owned())),
+                ("empty".to_owned(), None)
+            ]
+        );
     }
 }

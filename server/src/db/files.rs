@@ -145,6 +145,31 @@ impl Db {
         on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).fetch_all(pool).await)
     }
 
+    /// The files sent on the branch that ends at `leaf` (other versions' files left out),
+    /// oldest first.
+    pub async fn files_of_branch(&self, conversation_id: &str, leaf: &str) -> sqlx::Result<Vec<FileRow>> {
+        let columns = FILE_COLUMNS
+            .split(',')
+            .map(|c| format!("f.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "WITH RECURSIVE branch(id) AS ( \
+                 SELECT id FROM messages WHERE id = $2 AND conversation_id = $1 \
+                 UNION ALL \
+                 SELECT m.parent_id FROM messages m JOIN branch b ON m.id = b.id WHERE m.parent_id IS NOT NULL) \
+             SELECT {columns} FROM files f JOIN branch b ON f.message_id = b.id \
+             WHERE f.conversation_id = $1 ORDER BY f.created_at, f.id"
+        );
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).bind(leaf).fetch_all(pool).await)
+    }
+
+    /// The files sent with a message, oldest first.
+    pub async fn files_of_message(&self, message_id: &str) -> sqlx::Result<Vec<FileRow>> {
+        let sql = format!("SELECT {FILE_COLUMNS} FROM files WHERE message_id = $1 ORDER BY created_at, id");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(message_id).fetch_all(pool).await)
+    }
+
     /// Bytes the user keeps stored: deleted files (on their way out) do not count.
     pub async fn stored_bytes(&self, user_id: &str) -> sqlx::Result<i64> {
         // SUM over BIGINT is NUMERIC on Postgres: cast back.

@@ -7,6 +7,7 @@ pub mod files;
 pub mod headers;
 pub mod health;
 pub mod invoices;
+pub mod messages;
 pub mod payments;
 pub mod projects;
 pub mod settings;
@@ -44,6 +45,7 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(payments::routes)
             .configure(invoices::routes)
             .configure(conversations::routes)
+            .configure(messages::routes)
             .configure(projects::routes)
             .configure(files::routes)
             .configure(ws::routes)

@@ -5,12 +5,13 @@ use std::time::Duration;
 
 use actix_web::web;
 use chat_actors::generation::Snapshot;
-use chat_actors::protocol::{ChatSend, ServerFrame};
+use chat_actors::protocol::{ChatRegenerate, ChatSend, ServerFrame};
 use chat_actors::session::{ChatService, FrameError, SessionUser};
 use futures_util::future::BoxFuture;
 use tracing::Instrument;
 
 use crate::chat::send::{self, Sent};
+use crate::chat::tree;
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
 use crate::state::AppState;
@@ -118,6 +119,46 @@ impl ChatService for SessionService {
             async move {
                 match send::send(&state, &session.id, &token, frame).await {
                     Ok(sent) => Ok(sent == Sent::Accepted),
+                    Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+                }
+            }
+            .instrument(span),
+        )
+    }
+
+    fn regenerate(
+        &self,
+        session: &SessionUser,
+        token: &str,
+        frame: ChatRegenerate,
+    ) -> BoxFuture<'static, Result<bool, FrameError>> {
+        let state = self.state.clone();
+        let (session, token) = (session.clone(), token.to_owned());
+        let span = tracing::info_span!("frame", kind = "chat.regenerate", user = %session.id, client_id = %frame.client_id);
+        Box::pin(
+            async move {
+                match send::regenerate(&state, &session.id, &token, frame).await {
+                    Ok(sent) => Ok(sent == Sent::Accepted),
+                    Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
+                }
+            }
+            .instrument(span),
+        )
+    }
+
+    fn select(
+        &self,
+        session: &SessionUser,
+        conversation_id: String,
+        message_id: String,
+    ) -> BoxFuture<'static, Result<(), FrameError>> {
+        let state = self.state.clone();
+        let session = session.clone();
+        let span = frame_span("conversation.select", &session.id);
+        Box::pin(
+            async move {
+                match tree::select(&state, &session.id, &conversation_id, &message_id).await {
+                    Ok(()) => Ok(()),
                     Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
                 }
             }

@@ -48,7 +48,7 @@ async fn upload(app: &TestApp, token: &str, name: &str, bytes: Vec<u8>) -> reqwe
 }
 
 /// Uploads a 64×48 PNG and answers its file object.
-async fn uploaded(app: &TestApp, user: &TestUser, name: &str) -> Value {
+pub(crate) async fn uploaded(app: &TestApp, user: &TestUser, name: &str) -> Value {
     let response = upload(app, &user.token, name, png(64, 48)).await;
     assert_eq!(response.status(), 201);
     let body: Value = response.json().await.unwrap();
@@ -56,7 +56,7 @@ async fn uploaded(app: &TestApp, user: &TestUser, name: &str) -> Value {
     body["data"].clone()
 }
 
-fn send_with(client_id: &str, content: &str, files: &[&Value]) -> Value {
+pub(crate) fn send_with(client_id: &str, content: &str, files: &[&Value]) -> Value {
     let mut frame = send(client_id, None, content);
     frame["attachments"] = json!(files.iter().map(|f| f["_id"].clone()).collect::<Vec<_>>());
     frame

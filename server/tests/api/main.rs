@@ -34,5 +34,6 @@ mod stripe;
 mod subscription;
 mod validation;
 mod venv;
+mod versions;
 mod vies_stub;
 mod ws;

@@ -26,4 +26,9 @@ projectId: string | null,
 /**
  * Ids of files the user uploaded (`POST /api/files`) and has not sent yet.
  */
-attachments: Array<string>, };
+attachments: Array<string>, 
+/**
+ * A question of the conversation this one replaces: the new question becomes its
+ * sibling (same parent), a new version.
+ */
+editOf: string | null, };

@@ -7,4 +7,8 @@ export type Conversation = { _id: string, title: string | null, model: string, w
 /**
  * The project it is in, if any.
  */
-projectId: string | null, };
+projectId: string | null, 
+/**
+ * The last message of the branch shown (`None` before its first message).
+ */
+currentMessageId: string | null, };

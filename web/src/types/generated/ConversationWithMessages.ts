@@ -2,10 +2,15 @@
 import type { Message } from "./Message";
 
 /**
- * A conversation with its messages, oldest first.
+ * A conversation with the messages of every branch, oldest first (`parentId` links
+ * them; `currentMessageId` ends the branch shown).
  */
 export type ConversationWithMessages = { messages: Array<Message>, _id: string, title: string | null, model: string, webSearch: boolean, createdAt: string, updatedAt: string, 
 /**
  * The project it is in, if any.
  */
-projectId: string | null, };
+projectId: string | null, 
+/**
+ * The last message of the branch shown (`None` before its first message).
+ */
+currentMessageId: string | null, };

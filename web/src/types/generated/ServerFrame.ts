@@ -2,6 +2,7 @@
 import type { Attachment } from "./Attachment";
 import type { BillingInfo } from "./BillingInfo";
 import type { Conversation } from "./Conversation";
+import type { Feedback } from "./Feedback";
 import type { FinishReason } from "./FinishReason";
 import type { LimitInfo } from "./LimitInfo";
 import type { Message } from "./Message";
@@ -21,7 +22,7 @@ export type ServerFrame = { "type": "ready", user: User, usage: Usage, } | { "ty
  * Load tests only (`chat.frame_timestamps`): when the model emitted this delta's
  * first chunk, in microseconds since the Unix epoch.
  */
-emittedAt?: number, } | { "type": "conversation.opened", conversationId: string, streaming: boolean, } | { "type": "message.snapshot", conversationId: string, messageId: string, seq: number, content: string, } | { "type": "message.completed", conversationId: string, message: Message, finishReason: FinishReason, } | { "type": "conversation.updated", conversation: Conversation, } | { "type": "conversation.deleted", conversationId: string, } | { "type": "usage.updated", hasActiveLimit: boolean, limitInfo: LimitInfo, } | { "type": "profile.updated", user: User, } | { "type": "settings.updated", settings: Settings, billingInfo: BillingInfo | null, } | { "type": "subscription.updated", subscription: Subscription, } | { "type": "session.revoked", reason: string, } | { "type": "file.updated", file: Attachment, } | { "type": "project.updated", project: Project, } | { "type": "project.deleted", projectId: string, } | { "type": "search.progress", conversationId: string, messageId: string, stage: SearchStage, queries?: Array<string>, pages?: number, round: number, rounds: number, deep: boolean, } | { "type": "error", clientId?: string, code: string, message: string, 
+emittedAt?: number, } | { "type": "conversation.opened", conversationId: string, streaming: boolean, } | { "type": "message.snapshot", conversationId: string, messageId: string, seq: number, content: string, } | { "type": "message.completed", conversationId: string, message: Message, finishReason: FinishReason, } | { "type": "conversation.updated", conversation: Conversation, } | { "type": "message.feedback", conversationId: string, messageId: string, feedback: Feedback | null, } | { "type": "conversation.deleted", conversationId: string, } | { "type": "usage.updated", hasActiveLimit: boolean, limitInfo: LimitInfo, } | { "type": "profile.updated", user: User, } | { "type": "settings.updated", settings: Settings, billingInfo: BillingInfo | null, } | { "type": "subscription.updated", subscription: Subscription, } | { "type": "session.revoked", reason: string, } | { "type": "file.updated", file: Attachment, } | { "type": "project.updated", project: Project, } | { "type": "project.deleted", projectId: string, } | { "type": "search.progress", conversationId: string, messageId: string, stage: SearchStage, queries?: Array<string>, pages?: number, round: number, rounds: number, deep: boolean, } | { "type": "error", clientId?: string, code: string, message: string, 
 /**
  * The field or period an error is about (`day` or `month` for `limit_reached`).
  */

@@ -86,6 +86,8 @@ export const ERROR_CODES = [
   'invalid_country',
   'vat_number_invalid',
   'server_shutting_down',
+  'question_required',
+  'answer_required',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -176,4 +178,6 @@ export const ERROR_TEXTS: Record<ErrorCode, { 'en-US': string; 'hu-HU': string }
   invalid_country: { 'en-US': "Country must be a two-letter country code, e.g. HU, DE or US", 'hu-HU': "Az ország kétbetűs országkód legyen, pl. HU, DE vagy US" },
   vat_number_invalid: { 'en-US': "Invalid EU VAT number: it starts with the country's prefix, e.g. DE123456789", 'hu-HU': "Érvénytelen közösségi adószám: az ország előtagjával kezdődik, pl. DE123456789" },
   server_shutting_down: { 'en-US': "The server is restarting. Please send your message again in a moment.", 'hu-HU': "A szerver újraindul. Kérjük, néhány pillanat múlva küldje el újra az üzenetét." },
+  question_required: { 'en-US': "Only your own messages can be edited, not answers.", 'hu-HU': "Csak a saját üzenetei szerkeszthetők, a válaszok nem." },
+  answer_required: { 'en-US': "Only an answer can be regenerated or rated.", 'hu-HU': "Csak válasz generálható újra vagy értékelhető." },
 };
