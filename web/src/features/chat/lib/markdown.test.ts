@@ -97,3 +97,128 @@ describe('citations', () => {
     expect(cites(dom(renderMarkdown('See [1].')))).toEqual([]);
   });
 });
+
+describe('maths', () => {
+  const maths = (html: HTMLElement) => [...html.querySelectorAll('math')];
+
+  it('typesets \\(…\\), $…$, $$…$$ and \\[…\\] as MathML, keeping the backslashes from Markdown', () => {
+    const html = dom(renderMarkdown('Pythagoras: \\(a^2+b^2=c^2\\), Einstein: $E=mc^2$.\n\n$$\\int_0^1 x\\,dx$$\n\n\\[\\frac{a}{b}\\]'));
+    const [inline, dollar, integral, fraction] = maths(html);
+    expect(maths(html)).toHaveLength(4);
+    expect(inline?.querySelector('annotation')?.textContent).toBe('a^2+b^2=c^2');
+    expect(inline?.querySelectorAll('msup')).toHaveLength(3);
+    expect(inline?.getAttribute('display')).toBeNull();
+    expect(dollar?.querySelector('annotation')?.textContent).toBe('E=mc^2');
+    expect(integral?.getAttribute('display')).toBe('block');
+    expect(integral?.querySelector('mo')?.textContent).toBe('∫');
+    expect(fraction?.querySelector('mfrac')).not.toBeNull();
+    expect(html.querySelectorAll('.math-display')).toHaveLength(2);
+  });
+
+  it('produces <math for the two formulas of the brief', () => {
+    expect(renderMarkdown('\\(a^2+b^2=c^2\\)')).toContain('<math');
+    expect(renderMarkdown('$$\\int$$')).toContain('<math');
+  });
+
+  it('keeps a display formula whole even when its lines look like Markdown', () => {
+    const html = dom(renderMarkdown('$$\na\n\n- b\n$$\n\nafter'));
+    expect(html.querySelector('ul')).toBeNull();
+    expect(html.querySelector('.math-display')).not.toBeNull();
+    expect(html.querySelector('p')?.textContent).toBe('after');
+  });
+
+  it('leaves prices and escaped dollars as text', () => {
+    for (const text of ['It costs $5 and $10.', 'From $ 5 to $ 10', 'Pay $5, get $10 back', 'a \\$x\\$ b', 'between $x$5']) {
+      const html = dom(renderMarkdown(text));
+      expect(maths(html), text).toEqual([]);
+    }
+    expect(dom(renderMarkdown('It costs $5 and $10.')).textContent.trim()).toBe('It costs $5 and $10.');
+  });
+
+  it('does not look for maths inside code', () => {
+    const html = dom(renderMarkdown('Inline `$x^2$` and `\\(y\\)`.\n\n```\n$$\\int$$ and \\[z\\]\n```\n\n    $$indented$$'));
+    expect(maths(html)).toEqual([]);
+    expect([...html.querySelectorAll('code')].map((code) => code.textContent)).toEqual([
+      '$x^2$',
+      '\\(y\\)',
+      '$$\\int$$ and \\[z\\]',
+      '$$indented$$',
+    ]);
+  });
+
+  it('shows a formula it cannot read as its source, in the error style, with no inline style', () => {
+    const html = dom(renderMarkdown('Broken: $\\frac{1}{$ here'));
+    const error = html.querySelector('.katex-error');
+    expect(error?.textContent).toBe('\\frac{1}{');
+    expect(error?.hasAttribute('style')).toBe(false);
+    expect(html.querySelector('[style]')).toBeNull();
+  });
+
+  it('makes no link or request from a formula (trust is off)', () => {
+    const html = dom(renderMarkdown('$\\href{javascript:alert(1)}{x}$ $\\url{https://example.com}$ $\\includegraphics{https://example.com/a.png}$'));
+    expect(html.querySelector('a, img, [href], [src]')).toBeNull();
+  });
+});
+
+describe('mermaid blocks', () => {
+  it('are marked for drawing once their fence is closed, not while they stream in', () => {
+    const closed = dom(renderMarkdown('```mermaid\nflowchart LR\n  A --> B\n```'));
+    expect(closed.querySelector('.code-block')?.getAttribute('data-mermaid')).toBe('');
+    expect(closed.querySelector('pre[data-language="mermaid"] code')?.textContent).toBe('flowchart LR\n  A --> B');
+    const open = dom(renderMarkdown('```mermaid\nflowchart LR\n  A --> B'));
+    expect(open.querySelector('[data-mermaid]')).toBeNull();
+    expect(open.querySelector('pre code')?.textContent).toContain('A --> B');
+  });
+
+  it('are no way in for scripts, handlers or script links', () => {
+    const html = dom(
+      renderMarkdown(
+        [
+          '```mermaid',
+          'flowchart LR',
+          '  A["<img src=x onerror=alert(1)>"] --> B["<script>alert(2)</script>"]',
+          '  click A "javascript:alert(3)"',
+          '```',
+          '',
+          '<script>alert(4)</script> <img src=x onerror="alert(5)"> [go](javascript:alert(6))',
+          '',
+          '$x$ <svg onload=alert(7)>',
+        ].join('\n'),
+      ),
+    );
+    expect(html.querySelector('script, img, svg, iframe')).toBeNull();
+    for (const element of html.querySelectorAll('*')) {
+      expect([...element.attributes].map((a) => a.name).filter((name) => name.startsWith('on'))).toEqual([]);
+      expect(element.getAttribute('href') ?? '').not.toMatch(/^javascript:/i);
+    }
+    // The diagram's source is there as text, to be drawn (as an image) or shown.
+    expect(html.querySelector('[data-mermaid] code')?.textContent).toContain('<script>alert(2)</script>');
+    expect(html.querySelector('math')).not.toBeNull();
+  });
+});
+
+describe('code blocks', () => {
+  it('each sit in a block for the copy button, their language apart from their code', () => {
+    const html = dom(renderMarkdown('```js\nconst a = 1;\n```\n\n```\nplain\n```'));
+    const blocks = [...html.querySelectorAll('.code-block')];
+    expect(blocks).toHaveLength(2);
+    expect(blocks[0]?.querySelector('pre')?.getAttribute('data-language')).toBe('js');
+    expect(blocks[0]?.querySelector('code')?.textContent).toBe('const a = 1;');
+  });
+});
+
+describe('maths and diagrams do not let anything else in', () => {
+  it('still removes scripts, handlers and script links around them', () => {
+    const html = dom(
+      renderMarkdown(
+        'Formula $a<b$ and <script>alert(1)</script> and <img src=x onerror="alert(1)"> \\(x\\) [x](javascript:alert(1))\n\n$$\\text{<img src=x onerror=alert(1)>}$$',
+      ),
+    );
+    expect(html.querySelector('script, img')).toBeNull();
+    expect([...html.querySelectorAll('a')].some((a) => (a.getAttribute('href') ?? '').startsWith('javascript'))).toBe(false);
+    for (const element of html.querySelectorAll('*')) {
+      expect([...element.attributes].map((a) => a.name).filter((name) => name.startsWith('on'))).toEqual([]);
+    }
+    expect(html.querySelectorAll('math').length).toBeGreaterThanOrEqual(2);
+  });
+});
