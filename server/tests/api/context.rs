@@ -39,13 +39,7 @@ fn estimated(messages: &[Value]) -> usize {
 
 /// The messages of the last answer the stub was asked for.
 fn last_prompt(stub: &ModelStub) -> Vec<Value> {
-    let requests = stub.requests.lock().unwrap();
-    let streamed = requests
-        .iter()
-        .rev()
-        .find(|r| r["stream"] == json!(true))
-        .unwrap();
-    streamed["messages"].as_array().unwrap().clone()
+    stub.last_answer_request()["messages"].as_array().unwrap().clone()
 }
 
 fn question(i: usize) -> String {

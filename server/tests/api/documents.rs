@@ -602,17 +602,6 @@ async fn a_send_with_documents_it_may_not_send_is_refused_and_counts_nothing() {
     assert_eq!(list["data"], json!([]));
 }
 
-/// The stub's last streamed request: an answer's, not a title's.
-fn last_answer_request(stub: &crate::model_stub::ModelStub) -> Value {
-    let requests = stub.requests.lock().unwrap();
-    requests
-        .iter()
-        .rev()
-        .find(|r| r["stream"] == json!(true))
-        .cloned()
-        .unwrap()
-}
-
 #[actix_web::test]
 async fn with_an_embedding_endpoint_pieces_are_embedded_and_the_nearest_reach_the_prompt() {
     let (app, stub) = stub_app_with(5, |_| {}).await;
@@ -644,7 +633,7 @@ async fn with_an_embedding_endpoint_pieces_are_embedded_and_the_nearest_reach_th
     // system turn right before the question.
     let asked = stub.embedding_requests.lock().unwrap().last().cloned().unwrap();
     assert_eq!(asked["input"], json!([QUESTION]));
-    let request = last_answer_request(&stub);
+    let request = stub.last_answer_request();
     let messages = request["messages"].as_array().unwrap();
     let excerpts = &messages[messages.len() - 2];
     assert_eq!(excerpts["role"], json!("system"));
@@ -675,7 +664,7 @@ async fn with_an_embedding_endpoint_pieces_are_embedded_and_the_nearest_reach_th
     tab.send(send_with("e2", None, QUESTION, &[&second])).await;
     let done = answer(&mut tab).await;
     assert_eq!(done["message"]["sources"][0]["name"], json!("again.txt"));
-    let request = last_answer_request(&stub);
+    let request = stub.last_answer_request();
     let messages = request["messages"].as_array().unwrap();
     assert!(messages[messages.len() - 2]["content"]
         .as_str()

@@ -492,17 +492,6 @@ async fn a_send_naming_files_it_may_not_send_is_refused_and_changes_nothing() {
     );
 }
 
-/// The stub's last streamed request: an answer's, not a title's (which may come later).
-fn last_answer_request(stub: &crate::model_stub::ModelStub) -> Value {
-    let requests = stub.requests.lock().unwrap();
-    requests
-        .iter()
-        .rev()
-        .find(|r| r["stream"] == json!(true))
-        .cloned()
-        .unwrap()
-}
-
 #[actix_web::test]
 async fn images_reach_an_openai_compatible_model_as_image_parts_of_a_model_that_sees() {
     let (app, stub) = stub_app_with(5, |_| {}).await;
@@ -511,7 +500,7 @@ async fn images_reach_an_openai_compatible_model_as_image_parts_of_a_model_that_
     let file = uploaded(&app, &ann, "cat.png").await;
     tab.send(send_with("v1", "What is this?", &[&file])).await;
     tab.until("message.completed").await;
-    let request = last_answer_request(&stub);
+    let request = stub.last_answer_request();
     // "stub" is not among the models that see: the plan's image model answers.
     assert_eq!(request["model"], json!("gpt-4.1-nano"));
     let question = request["messages"].as_array().unwrap().last().unwrap().clone();
@@ -540,7 +529,7 @@ async fn images_reach_an_openai_compatible_model_as_image_parts_of_a_model_that_
     tab2.send(send("v3", Some(&conversation), "And its colour?"))
         .await;
     tab2.until("message.completed").await;
-    let request = last_answer_request(&stub2);
+    let request = stub2.last_answer_request();
     assert_eq!(request["model"], json!("stub"));
     let messages = request["messages"].as_array().unwrap();
     let first_question = &messages[1];

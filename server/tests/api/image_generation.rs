@@ -183,15 +183,7 @@ async fn an_images_api_is_asked_for_one_image_and_its_failures_count_nothing() {
     let conversation = frames.last().unwrap()["conversationId"].clone();
     tab.send(send("o2", Some(&conversation), "Describe it")).await;
     tab.until("message.completed").await;
-    let chat = stub
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|r| r["stream"] == json!(true))
-        .unwrap()
-        .clone();
+    let chat = stub.last_answer_request();
     assert!(!chat.to_string().contains("image_url"), "{chat}");
 
     // Refused upstream, hung, or not an image: an error, and nothing counted or kept.

@@ -35,6 +35,19 @@ pub struct ModelStub {
     pub image_requests: Arc<Mutex<Vec<Value>>>,
 }
 
+impl ModelStub {
+    /// The last streamed request: an answer's, not a title's (which may come later).
+    pub fn last_answer_request(&self) -> Value {
+        let requests = self.requests.lock().unwrap();
+        requests
+            .iter()
+            .rev()
+            .find(|r| r["stream"] == json!(true))
+            .cloned()
+            .expect("an answer was asked for")
+    }
+}
+
 pub const EMBEDDING_DIMENSIONS: usize = 64;
 
 /// A text's stub embedding: how often its words (lowercased, alphanumeric) fall in each

@@ -43,19 +43,10 @@ async fn exchange(tab: &mut WsClient) -> (Value, Value) {
 
 /// The user turns of the last answer the stub was asked for.
 fn asked(stub: &ModelStub) -> Vec<String> {
-    let requests = stub.requests.lock().unwrap();
-    let streamed = requests
-        .iter()
-        .rev()
-        .find(|r| r["stream"] == json!(true))
-        .unwrap();
-    streamed["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .collect()
+    let request = stub.last_answer_request();
+    let messages = request["messages"].as_array().unwrap();
+    let users = messages.iter().filter(|m| m["role"] == "user");
+    users.map(|m| m["content"].as_str().unwrap().to_owned()).collect()
 }
 
 async fn stored(app: &TestApp, user: &TestUser, conversation: &Value) -> Value {
@@ -174,15 +165,7 @@ async fn a_regenerate_may_change_the_model_and_keeps_the_questions_image() {
         .await;
     let (_, again) = exchange(&mut tab).await;
     assert_eq!(again["parentId"], question["_id"]);
-    let request = stub
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|r| r["stream"] == json!(true))
-        .cloned()
-        .unwrap();
+    let request = stub.last_answer_request();
     assert_eq!(request["model"], "gpt-4.1-nano");
     let asked = request["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
