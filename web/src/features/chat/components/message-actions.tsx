@@ -580,7 +580,9 @@ export function EditBox({ messageId, text, busy }: { messageId: string; text: st
   const cancel = () => {
     useChatStore.getState().setEdit(messageId, undefined);
     // Back to the pencil of this question, once it is shown again.
-    requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-edit-for="${CSS.escape(messageId)}"]`)?.focus());
+    requestAnimationFrame(() =>
+      [...document.querySelectorAll<HTMLElement>('[data-edit-for]')].find((el) => el.dataset.editFor === messageId)?.focus(),
+    );
   };
 
   const send = () => {
