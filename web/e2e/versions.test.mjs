@@ -59,6 +59,20 @@ async function versionLabel(message) {
   return (await label.count()) === 0 ? null : (await label.innerText()).trim();
 }
 
+/**
+ * Clicks a message's control once the list has stopped moving: scrolled into view, the
+ * list's own scrolling after it (following its end, the "latest message" button coming
+ * or going) done. A click computed before such a shift would land beside the control.
+ */
+async function press(control) {
+  await control.scrollIntoViewIfNeeded();
+  const page = control.page();
+  for (let i = 0; i < 2; i += 1) {
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  }
+  await control.click();
+}
+
 async function waitForLabel(message, expected) {
   const label = message.getByTestId('version-label');
   await label.filter({ hasText: expected }).waitFor({ timeout: ANSWER_MS });
@@ -80,7 +94,7 @@ test('a question is asked and both tabs show the conversation', async () => {
 test('an edited question is a second version: its answer streams, and both tabs show 2 / 2', async () => {
   await one.bringToFront();
   await question(one).hover();
-  await question(one).getByRole('button', { name: 'Edit message' }).click();
+  await press(question(one).getByRole('button', { name: 'Edit message' }));
   const box = one.getByTestId('edit-box');
   const input = box.getByRole('textbox', { name: 'Edit your message' });
   assert.equal(await input.inputValue(), 'What is a lighthouse?');
@@ -91,7 +105,7 @@ test('an edited question is a second version: its answer streams, and both tabs 
   await box.waitFor({ state: 'hidden' });
   assert.match(await question(one).innerText(), /What is a lighthouse\?/);
 
-  await question(one).getByRole('button', { name: 'Edit message' }).click();
+  await press(question(one).getByRole('button', { name: 'Edit message' }));
   await one.getByTestId('edit-input').fill('Who keeps a lighthouse?');
   await one.getByTestId('edit-box').getByRole('button', { name: 'Send' }).click();
   // The new answer is written in the new branch, in this tab and the other one.
@@ -109,7 +123,7 @@ test('an edited question is a second version: its answer streams, and both tabs 
 
 test('a regenerated answer is a second version of the answer, in both tabs', async () => {
   await one.bringToFront();
-  await answer(one).getByRole('button', { name: 'Regenerate' }).click();
+  await press(answer(one).getByRole('button', { name: 'Regenerate' }));
   const menu = one.getByRole('menu', { name: 'Regenerate with' });
   // The answer's own model first, then the plan's other chat models.
   const items = await menu.getByRole('menuitem').allInnerTexts();
@@ -123,17 +137,17 @@ test('a regenerated answer is a second version of the answer, in both tabs', asy
   assert.match(await answer(one).innerText(), /Model: gpt-4o\n/);
   assert.match(await answer(two).innerText(), /Model: gpt-4o\n/);
   // The first answer is one step back.
-  await answer(one).getByRole('button', { name: 'Previous version' }).click();
+  await press(answer(one).getByRole('button', { name: 'Previous version' }));
   await waitForLabel(answer(one), '1 / 2');
   assert.match(await answer(one).innerText(), /Model: gpt-4\.1-mini/);
   await waitForLabel(answer(two), '1 / 2');
-  await answer(one).getByRole('button', { name: 'Next version' }).click();
+  await press(answer(one).getByRole('button', { name: 'Next version' }));
   await waitForLabel(answer(two), '2 / 2');
 });
 
 test('switching back to the first question in one tab shows it in the other', async () => {
   await one.bringToFront();
-  await question(one).getByRole('button', { name: 'Previous version' }).click();
+  await press(question(one).getByRole('button', { name: 'Previous version' }));
   await waitForLabel(question(one), '1 / 2');
   assert.match(await question(one).innerText(), /What is a lighthouse\?/);
   assert.match(await answer(one).innerText(), /You said: What is a lighthouse\?/);
@@ -159,14 +173,14 @@ test('a message is copied as its Markdown source, with a "Copied" confirmation',
   // The confirmation goes after a moment.
   await answer(one).getByRole('button', { name: 'Copy' }).waitFor({ timeout: 5000 });
 
-  await question(one).getByRole('button', { name: 'Copy' }).click();
+  await press(question(one).getByRole('button', { name: 'Copy' }));
   assert.equal(await one.evaluate(() => navigator.clipboard.readText()), 'What is a lighthouse?');
 });
 
 test('a thumbs down with a comment shows chosen in both tabs, and again takes it back', async () => {
   await one.bringToFront();
   const down = answer(one).getByRole('button', { name: 'Bad answer' });
-  await down.click();
+  await press(down);
   const comment = answer(one).getByTestId('feedback-comment');
   await comment.getByRole('textbox').fill('It says nothing about the lamp.');
   const saved = one.waitForResponse((r) => r.url().includes('/feedback') && r.request().method() === 'PUT' && r.request().postData()?.includes('lamp'));
@@ -184,12 +198,12 @@ test('a thumbs down with a comment shows chosen in both tabs, and again takes it
 
   // Skip keeps a thumbs up without a comment; the same thumb again takes it back.
   const up = answer(one).getByRole('button', { name: 'Good answer' });
-  await up.click();
+  await press(up);
   await answer(one).getByTestId('feedback-comment').getByRole('button', { name: 'Skip' }).click();
   assert.equal(await up.getAttribute('aria-pressed'), 'true');
   assert.equal(await down.getAttribute('aria-pressed'), 'false');
   await answer(two).locator('[data-testid="feedback-up"][aria-pressed="true"]').waitFor({ timeout: 10_000 });
-  await up.click();
+  await press(up);
   await answer(two).locator('[data-testid="feedback-up"][aria-pressed="false"]').waitFor({ timeout: 10_000 });
   assert.equal(await downThere.getAttribute('aria-pressed'), 'false');
   await answer(one).getByTestId('feedback-comment').waitFor({ state: 'hidden' });
@@ -212,7 +226,7 @@ test('360 px wide: the actions fit, nothing scrolls sideways', async () => {
     }
   }
   // The edit box too.
-  await question(page).getByRole('button', { name: 'Edit message' }).click();
+  await press(question(page).getByRole('button', { name: 'Edit message' }));
   await page.getByTestId('edit-box').waitFor();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
@@ -220,8 +234,9 @@ test('360 px wide: the actions fit, nothing scrolls sideways', async () => {
   assert.ok(edit && edit.x >= 0 && edit.x + edit.width <= 360, `the edit box at ${JSON.stringify(edit)}`);
   await page.screenshot({ path: join(ARTIFACTS, 'versions-360.png') });
   await page.getByTestId('edit-input').press('Escape');
+  await page.getByTestId('edit-box').waitFor({ state: 'hidden' });
   // The regenerate menu stays on the screen.
-  await answer(page).getByRole('button', { name: 'Regenerate' }).click();
+  await press(answer(page).getByRole('button', { name: 'Regenerate' }));
   const menu = await page.getByRole('menu', { name: 'Regenerate with' }).boundingBox();
   assert.ok(menu && menu.x >= 0 && menu.x + menu.width <= 360, `the menu at ${JSON.stringify(menu)}`);
   assert.ok((await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)) <= 0);

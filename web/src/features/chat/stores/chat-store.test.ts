@@ -711,3 +711,34 @@ describe('versions', () => {
     expect(entry().messages[1]!.feedback).toBeNull();
   });
 });
+
+describe('ratings in quick succession', () => {
+  it('show what the latest one settled, whatever order the answers and frames come in', async () => {
+    const q1 = userMessage({ _id: 'q1', parentId: null });
+    const a1 = answer({ _id: 'a1', parentId: 'q1', status: 'complete', content: 'A1', createdAt: '2025-03-14T10:20:00.000+00:00' });
+    route((method, path) =>
+      method === 'GET' && path === `/conversations/${CONVERSATION_ID}`
+        ? jsonResponse(200, { success: true, data: { ...conversation({ currentMessageId: 'a1' }), messages: [q1, a1] } })
+        : undefined,
+    );
+    await chat().loadThread(CONVERSATION_ID);
+    const answers: ((r: Response) => void)[] = [];
+    fetchMock.mockImplementation(() => new Promise<Response>((ok) => answers.push(ok)));
+    const feedbackOf = () => chat().threads[CONVERSATION_ID]!.messages[1]!.feedback;
+
+    const first = chat().rateAnswer(CONVERSATION_ID, 'a1', 'up');
+    const second = chat().rateAnswer(CONVERSATION_ID, 'a1', null);
+    expect(feedbackOf()).toBeNull();
+    // The first one's frame, then the second's answer, then the first's answer.
+    chat().onMessageFeedback({ conversationId: CONVERSATION_ID, messageId: 'a1', feedback: { rating: 'up', comment: null } });
+    expect(feedbackOf()).toBeNull();
+    answers[1]!(jsonResponse(200, { success: true, data: null }));
+    await second;
+    answers[0]!(jsonResponse(200, { success: true, data: { rating: 'up', comment: null } }));
+    await first;
+    expect(feedbackOf()).toBeNull();
+    // Once settled, another tab's rating shows again.
+    chat().onMessageFeedback({ conversationId: CONVERSATION_ID, messageId: 'a1', feedback: { rating: 'down', comment: null } });
+    expect(feedbackOf()).toEqual({ rating: 'down', comment: null });
+  });
+});

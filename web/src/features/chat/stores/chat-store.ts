@@ -273,6 +273,12 @@ const threadRequests = new Map<string, number>();
  * ran: the load's `currentMessageId` may be older, and is not taken.
  */
 const currentMovedDuringLoad = new Set<string>();
+/**
+ * The latest rating request of each answer, while one is in flight: only its answer
+ * settles what the tab shows (an earlier request's answer or frame may come later).
+ */
+const ratingRequests = new Map<string, number>();
+let ratingRequest = 0;
 /** Conversations being fetched because a message arrived in one the list lacks. */
 const fetchingListed = new Set<string>();
 
@@ -350,6 +356,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       listRequest += 1;
       threadRequests.clear();
       currentMovedDuringLoad.clear();
+      ratingRequests.clear();
       touchedDuringLoad = new Set();
       deletedDuringLoad = new Set();
       set(initialState);
@@ -559,12 +566,19 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     rateAnswer: async (conversationId, messageId, rating, comment) => {
       const before = get().threads[conversationId]?.messages.find((m) => m._id === messageId)?.feedback ?? null;
       const shown: Feedback | null = rating ? { rating, comment: comment?.trim() || null } : null;
+      const request = ++ratingRequest;
+      ratingRequests.set(messageId, request);
+      const settle = (feedback: Feedback | null) => {
+        if (ratingRequests.get(messageId) !== request) return;
+        ratingRequests.delete(messageId);
+        updateThread(conversationId, (entry) => withMessages(entry, applyFeedback(entry.messages, messageId, feedback)));
+      };
       updateThread(conversationId, (entry) => withMessages(entry, applyFeedback(entry.messages, messageId, shown)));
       try {
         const { data } = await chatApi.setFeedback(messageId, rating, comment);
-        updateThread(conversationId, (entry) => withMessages(entry, applyFeedback(entry.messages, messageId, data)));
+        settle(data);
       } catch (error) {
-        updateThread(conversationId, (entry) => withMessages(entry, applyFeedback(entry.messages, messageId, before)));
+        settle(before);
         throw error;
       }
     },
@@ -779,6 +793,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     },
 
     onMessageFeedback: ({ conversationId, messageId, feedback }) => {
+      // This tab's own rating is on its way: its answer says how it ended.
+      if (ratingRequests.has(messageId)) return;
       updateThread(conversationId, (entry) => withMessages(entry, applyFeedback(entry.messages, messageId, feedback)));
     },
 
