@@ -48,6 +48,7 @@ const SERVER_FRAME_TYPES: Record<ServerFrameType, true> = {
   'message.snapshot': true,
   'message.completed': true,
   'conversation.updated': true,
+  'message.feedback': true,
   'conversation.deleted': true,
   'usage.updated': true,
   'profile.updated': true,

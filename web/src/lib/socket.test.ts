@@ -190,6 +190,7 @@ describe('on / emit', () => {
       imageGeneration: false,
       projectId: null,
       attachments: [],
+      editOf: null,
     };
     expect(socket.emit('chat.send', send)).toBe(true);
     expect(latest().sent).toEqual([{ type: 'auth', token: 'tok-1' }, { type: 'chat.send', ...send }]);

@@ -71,6 +71,7 @@ describe.skipIf(!hasServer || !hasWebSocket)('ChatSocket against a running chat-
       imageGeneration: false,
       projectId: null,
       attachments: [],
+      editOf: null,
     };
     expect(tab.emit('chat.send', send)).toBe(true);
     await vi.waitFor(() => expect(frames('message.completed')).toHaveLength(1), { timeout: 30_000, interval: 100 });

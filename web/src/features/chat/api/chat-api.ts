@@ -9,9 +9,11 @@ import type {
   ConversationWithMessages,
   Data,
   Done,
+  Feedback,
   Page,
   Project,
   ProjectWithFiles,
+  Rating,
 } from '@/types/generated';
 
 /** What `POST /api/projects` and `PATCH /api/projects/{id}` take; a field left out stays. */
@@ -37,6 +39,12 @@ export const chatApi = {
   renameConversation: (id: string, title: string) =>
     api.patch<Data<Conversation>>(`/conversations/${encodeURIComponent(id)}`, { title }),
   deleteConversation: (id: string) => api.delete<Done>(`/conversations/${encodeURIComponent(id)}`),
+  /** Rates an answer, or with null takes its rating (and comment) back; answers the feedback as it now is. */
+  setFeedback: (messageId: string, rating: Rating | null, comment?: string) =>
+    api.put<Data<Feedback | null>>(`/messages/${encodeURIComponent(messageId)}/feedback`, {
+      rating,
+      ...(rating && comment?.trim() ? { comment: comment.trim() } : {}),
+    }),
   /** Into a project, or out of any with null; its place in the list stays. */
   moveConversation: (id: string, projectId: string | null) =>
     api.put<Data<Conversation>>(`/conversations/${encodeURIComponent(id)}/project`, { projectId }),

@@ -1,4 +1,4 @@
-import { useEffect, useId, useMemo, useRef, useState, type DragEvent } from 'react';
+import { useCallback, useEffect, useId, useMemo, useRef, useState, type DragEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNavigate } from 'react-router';
 import { Button } from '@/components/button';
@@ -16,12 +16,13 @@ import {
   resolveModel,
   webSearchGate,
 } from '../lib/gating';
+import { ConversationActionsContext, type ConversationActions } from '../lib/conversation-actions';
 import { attachFiles } from '../stores/attach-files';
 import { sendable, useAttachmentStore } from '../stores/attachment-store';
 import { DEFAULT_OPTIONS, newChatKey, useChatStore, type PendingSend } from '../stores/chat-store';
 import { projectOf, useProjectStore } from '../stores/project-store';
 import { FolderIcon } from './chat-icons';
-import { EMPTY_THREAD, streamingMessage } from '../stores/thread';
+import { EMPTY_THREAD, pathTo, streamingMessage, versionIndex, visiblePath } from '../stores/thread';
 import { Composer, type ComposerNoticeKind } from './composer';
 import { ChatErrorNotice, GateNotice, UsageCounter } from './composer-notices';
 import styles from './conversation-view.module.css';
@@ -76,9 +77,12 @@ export function ConversationView({
   const dragDepth = useRef(0);
   const createdId = useChatStore((s) => (sentClientId ? s.createdFor[sentClientId] : undefined));
 
-  const messages = entry?.messages ?? EMPTY_THREAD;
+  const thread = entry?.messages ?? EMPTY_THREAD;
+  const currentId = entry?.currentId ?? null;
   const stale = entry?.staleStream ?? false;
-  const streaming = stale ? undefined : streamingMessage(messages);
+  // An answer of any branch: the conversation takes no send or regenerate meanwhile.
+  const streaming = stale ? undefined : streamingMessage(thread);
+  const regenerating = useChatStore((s) => Object.values(s.regenerating).some((r) => r.conversationId === conversationId));
   const pending = useMemo(
     () =>
       Object.values(allPending)
@@ -86,6 +90,14 @@ export function ConversationView({
         .sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1)),
     [allPending, conversationId],
   );
+  // The branch shown: the current message's, or while an edit of this tab waits for the
+  // server, the branch it will hang on (the pending question shows under it).
+  const pendingEdit = pending.findLast((send) => send.editOf !== undefined);
+  const messages = useMemo(
+    () => (pendingEdit ? pathTo(thread, pendingEdit.parentId) : null) ?? visiblePath(thread, currentId),
+    [thread, currentId, pendingEdit],
+  );
+  const versions = useMemo(() => versionIndex(thread), [thread]);
   const listed = useChatStore((s) => (conversationId ? s.list.items.find((c) => c._id === conversationId) : undefined));
   const conversation = entry?.conversation ?? listed ?? null;
   const projects = useProjectStore((s) => s.projects);
@@ -174,6 +186,20 @@ export function ConversationView({
     };
   }, []);
 
+  // An edited question goes with the composer's model and web search.
+  const sendEdit = useCallback(
+    (messageId: string, text: string) => {
+      if (!conversationId) return false;
+      const clientId = useChatStore.getState().send({ conversationId, content: text.trim(), model, webSearch, editOf: messageId });
+      return clientId !== null;
+    },
+    [conversationId, model, webSearch],
+  );
+  const actions = useMemo<ConversationActions | null>(
+    () => (conversationId ? { conversationId, sendEdit } : null),
+    [conversationId, sendEdit],
+  );
+
   const send = () => {
     setNotice(null);
     const attachments = sendable(useAttachmentStore.getState().items[key] ?? []);
@@ -244,7 +270,7 @@ export function ConversationView({
     );
   }
 
-  const loading = conversationId !== null && (!entry || (status === 'loading' && messages.length === 0));
+  const loading = conversationId !== null && (!entry || (status === 'loading' && thread.length === 0));
   const noticeIds = [error && `${noticeId}-error`, notice && `${noticeId}-notice`].filter(Boolean).join(' ');
 
   return (
@@ -284,21 +310,26 @@ export function ConversationView({
           <Spinner label={t('view.loading')} />
         </div>
       ) : (
-        <MessageList
-          messages={messages}
-          pending={pending}
-          stale={stale}
-          empty={
-            conversationId ? undefined : (
-              <>
-                <h3 className={styles.greeting}>{t('view.emptyTitle')}</h3>
-                <p data-testid="new-chat-hint">
-                  {project ? t('projects.newChatHint', { name: project.name }) : t('view.emptyHint')}
-                </p>
-              </>
-            )
-          }
-        />
+        <ConversationActionsContext.Provider value={actions}>
+          <MessageList
+            messages={messages}
+            versions={versions}
+            conversationId={conversationId}
+            conversationBusy={streaming !== undefined || pending.length > 0 || regenerating}
+            pending={pending}
+            stale={stale}
+            empty={
+              conversationId ? undefined : (
+                <>
+                  <h3 className={styles.greeting}>{t('view.emptyTitle')}</h3>
+                  <p data-testid="new-chat-hint">
+                    {project ? t('projects.newChatHint', { name: project.name }) : t('view.emptyHint')}
+                  </p>
+                </>
+              )
+            }
+          />
+        </ConversationActionsContext.Provider>
       )}
 
       <div className={styles.bottom}>

@@ -5,8 +5,10 @@ import { isDocumentSource, isWebSource, sourceHref, webSourceHref } from '../lib
 import type { CitationTarget } from '../lib/markdown';
 import { assistantStatus } from '../lib/message-status';
 import { stepText, type SearchProgress } from '../lib/search-progress';
+import { useChatStore } from '../stores/chat-store';
 import type { ChatMessage } from '../stores/thread';
 import { MarkdownContent } from './markdown-content';
+import { AnswerActions, EditBox, QuestionActions, type VersionProps } from './message-actions';
 import { MessageDocuments } from './message-documents';
 import { MessageImages, type BubbleImage } from './message-images';
 import styles from './messages.module.css';
@@ -22,28 +24,66 @@ export interface UserBubbleProps {
   pending?: boolean;
 }
 
+/** A stored message's place in its conversation, for its actions (none without it). */
+export interface MessagePlace extends VersionProps {
+  conversationId?: string;
+  messageId?: string;
+  /** Its index in the branch shown. */
+  depth?: number;
+  /** The conversation is busy: an answer is written or a send waits. */
+  busy?: boolean;
+  /** Its actions show without hover (the last answer; touch screens always). */
+  actionsShown?: boolean;
+}
+
 /** The user's message: its images and documents above its text, each on the right, as in a messenger. */
-export const UserBubble = memo(function UserBubble({ content, attachments = NO_FILES, sent, pending = false }: UserBubbleProps) {
+export const UserBubble = memo(function UserBubble({
+  content,
+  attachments = NO_FILES,
+  sent,
+  pending = false,
+  conversationId,
+  messageId,
+  depth = 0,
+  busy = false,
+  actionsShown = false,
+  ...versions
+}: UserBubbleProps & MessagePlace) {
   const { t } = useTranslation('chat');
+  const editing = useChatStore((s) => (messageId ? s.edits[messageId] : undefined));
   const [images, documents] = useMemo(() => {
     const files = sent ?? attachments.map((file) => ({ file }));
     const images = files.filter(({ file }) => file.kind !== 'document');
     const documents = files.filter(({ file }) => file.kind === 'document').map(({ file }) => file);
     return [images, documents] as const;
   }, [sent, attachments]);
+  const actions = conversationId && messageId && !pending;
   return (
-    <article className={`${styles.row} ${styles.userRow}`} data-testid="message-user" data-pending={pending || undefined}>
-      <div className={styles.userStack}>
+    <article
+      className={`${styles.row} ${styles.userRow}`}
+      data-testid="message-user"
+      data-message-id={messageId}
+      data-pending={pending || undefined}
+      data-actions={actions && !actionsShown ? 'hover' : undefined}
+    >
+      <div className={styles.userStack} data-editing={editing !== undefined || undefined}>
         <span className="visually-hidden">{t('message.you')}: </span>
         {images.length > 0 && <MessageImages images={images} />}
         {documents.length > 0 && <MessageDocuments files={documents} />}
-        {content && (
-          <div className={`${styles.bubble} ${styles.user}`}>
-            <p className={styles.plain}>{content}</p>
-            {pending && <span className={styles.meta}>{t('message.sending')}</span>}
-          </div>
+        {editing !== undefined && messageId ? (
+          <EditBox messageId={messageId} text={editing} busy={busy} />
+        ) : (
+          content && (
+            <div className={`${styles.bubble} ${styles.user}`}>
+              <p className={styles.plain}>{content}</p>
+              {pending && <span className={styles.meta}>{t('message.sending')}</span>}
+            </div>
+          )
         )}
         {pending && !content && <span className={styles.pendingNote}>{t('message.sending')}</span>}
+        {actions && editing === undefined && (
+          <QuestionActions conversationId={conversationId} messageId={messageId} content={content} depth={depth} {...versions} />
+        )}
       </div>
     </article>
   );
@@ -182,6 +222,11 @@ export const AssistantBubble = memo(function AssistantBubble({
   stale,
   progress,
   imageAnswer = false,
+  conversationId,
+  depth = 0,
+  busy = false,
+  actionsShown = false,
+  ...versions
 }: {
   message: ChatMessage;
   stale: boolean;
@@ -189,7 +234,7 @@ export const AssistantBubble = memo(function AssistantBubble({
   progress?: SearchProgress | undefined;
   /** The answer is an image being made (image generation): says so until its text comes. */
   imageAnswer?: boolean;
-}) {
+} & Omit<MessagePlace, 'messageId'>) {
   const { t } = useTranslation('chat');
   const status = assistantStatus(message, stale);
   const streaming = status === 'streaming';
@@ -210,6 +255,7 @@ export const AssistantBubble = memo(function AssistantBubble({
       data-testid="message-assistant"
       data-status={status}
       data-message-id={message._id}
+      data-actions={conversationId && !actionsShown ? 'hover' : undefined}
       // Busy while text streams in, not while a search shows its steps (a live region).
       aria-busy={(streaming && message.content !== '') || undefined}
     >
@@ -239,6 +285,20 @@ export const AssistantBubble = memo(function AssistantBubble({
         {!streaming && sources.web.length > 0 && <WebSources sources={sources.web} />}
         {message.model && !streaming && <span className={styles.meta}>{t('message.model', { model: message.model })}</span>}
       </div>
+      {conversationId && (
+        <AnswerActions
+          conversationId={conversationId}
+          messageId={message._id}
+          content={message.content}
+          model={message.model}
+          feedback={message.feedback}
+          streaming={streaming}
+          ratable={status === 'complete' || status === 'cancelled'}
+          busy={busy}
+          depth={depth}
+          {...versions}
+        />
+      )}
     </article>
   );
 });

@@ -5,7 +5,7 @@ import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { isImageModel } from '../lib/gating';
 import { assistantStatus } from '../lib/message-status';
 import { useChatStore, type PendingSend } from '../stores/chat-store';
-import type { ChatMessage } from '../stores/thread';
+import type { ChatMessage, Versions } from '../stores/thread';
 import { ArrowDownIcon } from './chat-icons';
 import { AssistantBubble, UserBubble } from './message-bubble';
 import styles from './messages.module.css';
@@ -13,8 +13,28 @@ import styles from './messages.module.css';
 /** Closer than this to the bottom counts as "at the bottom": new text keeps it in view. */
 const STICK_THRESHOLD_PX = 64;
 
+const NO_VERSIONS: ReadonlyMap<string, Versions> = new Map();
+
+/** A message's versions as the bubbles take them: plain values, so their memo holds. */
+function versionProps(versions: Versions | undefined) {
+  if (!versions) return {};
+  return {
+    version: versions.index,
+    versions: versions.count,
+    previousVersion: versions.previous,
+    nextVersion: versions.next,
+  };
+}
+
 export interface MessageListProps {
+  /** The branch shown, oldest first. */
   messages: readonly ChatMessage[];
+  /** Every message's place among its versions (see thread.ts versionIndex). */
+  versions?: ReadonlyMap<string, Versions>;
+  /** The conversation shown; its messages get their actions. */
+  conversationId?: string | null;
+  /** An answer is being written or a send waits: no edit, no regenerate. */
+  conversationBusy?: boolean;
   pending: readonly PendingSend[];
   /** The streaming answer's server was lost (see ThreadEntry.staleStream). */
   stale: boolean;
@@ -26,7 +46,15 @@ export interface MessageListProps {
  * The messages, oldest first, in a scrolling log. It follows new text while the reader is
  * at the bottom, and stays put when they scrolled up to read (with a button back down).
  */
-export function MessageList({ messages, pending, stale, empty }: MessageListProps) {
+export function MessageList({
+  messages,
+  versions = NO_VERSIONS,
+  conversationId = null,
+  conversationBusy = false,
+  pending,
+  stale,
+  empty,
+}: MessageListProps) {
   const { t } = useTranslation('chat');
   const scrollerRef = useRef<HTMLDivElement>(null);
   const logRef = useRef<HTMLDivElement>(null);
@@ -79,7 +107,7 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
   const busy = liveStatus === 'streaming' && last?.content !== '';
 
   return (
-    <div ref={scrollerRef} className={styles.scroller} onScroll={onScroll}>
+    <div ref={scrollerRef} className={styles.scroller} onScroll={onScroll} data-scroller="">
       {messages.length === 0 && pending.length === 0 && empty ? (
         <div className={styles.empty}>{empty}</div>
       ) : (
@@ -90,9 +118,19 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
           aria-label={t('view.messages')}
           aria-busy={busy || undefined}
         >
-          {messages.map((message) =>
-            message.role === 'user' ? (
-              <UserBubble key={message._id} content={message.content} attachments={message.attachments} />
+          {messages.map((message, depth) => {
+            // A stored message's actions: in a conversation, once the server has it.
+            const place = conversationId
+              ? { conversationId, depth, busy: conversationBusy, ...versionProps(versions.get(message._id)) }
+              : {};
+            return message.role === 'user' ? (
+              <UserBubble
+                key={message._id}
+                content={message.content}
+                attachments={message.attachments}
+                messageId={message._id}
+                {...place}
+              />
             ) : (
               <AssistantBubble
                 key={message._id}
@@ -102,9 +140,11 @@ export function MessageList({ messages, pending, stale, empty }: MessageListProp
                 imageAnswer={
                   (message.clientId !== null && imageSends[message.clientId] === true) || isImageModel(plan, message.model)
                 }
+                actionsShown={message === last}
+                {...place}
               />
-            ),
-          )}
+            );
+          })}
           {pending.map((send) => (
             <UserBubble key={send.clientId} content={send.content} sent={send.attachments} pending />
           ))}

@@ -31,11 +31,13 @@ function answer(content: string, id = 'm1'): Message {
     createdAt: '2025-03-14T10:00:00Z',
     attachments: [],
     sources: [],
+    parentId: null,
+    feedback: null,
   };
 }
 
 function conversation(title: string | null): Conversation {
-  return { _id: 'c1', title, model: 'demo', webSearch: false, createdAt: '2025-03-14T10:00:00Z', updatedAt: '2025-03-14T10:00:00Z', projectId: null };
+  return { _id: 'c1', title, model: 'demo', webSearch: false, createdAt: '2025-03-14T10:00:00Z', updatedAt: '2025-03-14T10:00:00Z', projectId: null, currentMessageId: null };
 }
 
 let visibility: DocumentVisibilityState;

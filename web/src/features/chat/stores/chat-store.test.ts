@@ -49,6 +49,7 @@ function sendFrame(frame: Pick<ClientFrames['chat.send'], 'clientId'> & Partial<
     imageGeneration: false,
     projectId: null,
     attachments: [],
+    editOf: null,
     ...frame,
   };
 }
@@ -303,7 +304,7 @@ describe('a reconnect', () => {
     stored = true;
     useChatStore.setState({ drafts: {}, errors: {} });
     useChatStore.setState((state) => ({
-      pending: { kept: { clientId: 'kept', conversationId: CONVERSATION_ID, content: 'x', attachments: [], createdAt: '' } },
+      pending: { kept: { clientId: 'kept', conversationId: CONVERSATION_ID, content: 'x', attachments: [], parentId: null, createdAt: '' } },
       threads: state.threads,
     }));
     chat().onReady();
@@ -559,5 +560,185 @@ describe('search progress (search.progress)', () => {
     chat().onSearchProgress(frame());
     chat().reset();
     expect(chat().progress).toEqual({});
+  });
+});
+
+describe('versions', () => {
+  // q1 → a1, then q1 edited into q1b → a1b.
+  const at = (n: number) => `2025-03-14T10:20:${String(n).padStart(2, '0')}.000+00:00`;
+  const q1 = userMessage({ _id: 'q1', clientId: 'c1', parentId: null, createdAt: at(1) });
+  const a1 = answer({ _id: 'a1', clientId: 'c1', parentId: 'q1', createdAt: at(2), status: 'complete', content: 'A1' });
+  const q1b = userMessage({ _id: 'q1b', clientId: 'c2', parentId: null, createdAt: at(3), content: 'Edited' });
+  const a1b = answer({ _id: 'a1b', clientId: 'c2', parentId: 'q1b', createdAt: at(4), status: 'complete', content: 'A1b' });
+  const entry = () => chat().threads[CONVERSATION_ID]!;
+
+  /** The conversation loaded over REST with these messages and current message. */
+  async function loaded(messages = [q1, a1, q1b, a1b], currentMessageId: string | null = 'a1b') {
+    route((method, path) =>
+      method === 'GET' && path === `/conversations/${CONVERSATION_ID}`
+        ? jsonResponse(200, { success: true, data: { ...conversation({ currentMessageId }), messages } })
+        : undefined,
+    );
+    await chat().loadThread(CONVERSATION_ID);
+  }
+
+  it('keeps every branch and the current message from REST', async () => {
+    await loaded();
+    expect(entry().messages.map((m) => m._id)).toEqual(['q1', 'a1', 'q1b', 'a1b']);
+    expect(entry().currentId).toBe('a1b');
+  });
+
+  it('makes a new answer current (message.created), in this tab as in any', async () => {
+    await loaded([q1, a1], 'a1');
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId: 'other', message: answer({ _id: 'a1r', clientId: 'other', parentId: 'q1', createdAt: at(5) }) });
+    expect(entry().currentId).toBe('a1r');
+  });
+
+  it('follows conversation.updated (a version picked in another tab)', async () => {
+    await loaded();
+    chat().onConversationUpdated({ conversation: conversation({ currentMessageId: 'a1' }) });
+    expect(entry().currentId).toBe('a1');
+  });
+
+  it('keeps a current message a frame moved while REST was loading', async () => {
+    await loaded([q1, a1], 'a1');
+    let answerRest: ((r: Response) => void) | undefined;
+    fetchMock.mockImplementation(() => new Promise<Response>((ok) => (answerRest = ok)));
+    const load = chat().loadThread(CONVERSATION_ID);
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId: 'other', message: answer({ _id: 'a1r', clientId: 'other', parentId: 'q1', createdAt: at(5) }) });
+    answerRest!(jsonResponse(200, { success: true, data: { ...conversation({ currentMessageId: 'a1' }), messages: [q1, a1] } }));
+    await load;
+    expect(entry().currentId).toBe('a1r');
+  });
+
+  it('switches versions at once and tells the server (conversation.select)', async () => {
+    await loaded();
+    expect(chat().selectVersion(CONVERSATION_ID, 'q1')).toBe(true);
+    expect(emit).toHaveBeenCalledWith('conversation.select', { conversationId: CONVERSATION_ID, messageId: 'q1' });
+    // The newest message below the version picked: its answer.
+    expect(entry().currentId).toBe('a1');
+  });
+
+  it('says so and stays when the socket is down', async () => {
+    await loaded();
+    emit.mockReturnValue(false);
+    expect(chat().selectVersion(CONVERSATION_ID, 'q1')).toBe(false);
+    expect(entry().currentId).toBe('a1b');
+    expect(chat().errors[CONVERSATION_ID]).toEqual({ code: 'offline' });
+  });
+
+  it('attaches a send’s pending question under the current message', async () => {
+    await loaded();
+    const clientId = chat().send({ conversationId: CONVERSATION_ID, content: 'More', model: null, webSearch: false })!;
+    expect(chat().pending[clientId]).toMatchObject({ parentId: 'a1b' });
+    expect(emit).toHaveBeenCalledWith('chat.send', sendFrame({ clientId, conversationId: CONVERSATION_ID, content: 'More', editOf: null }));
+  });
+
+  it('sends an edit beside the question it replaces, keeping the composer’s draft', async () => {
+    await loaded([q1, a1], 'a1');
+    chat().setDraft(CONVERSATION_ID, 'half-written');
+    chat().setEdit('q1', 'Hello again');
+    const clientId = chat().send({ conversationId: CONVERSATION_ID, content: 'Hello again', model: 'gpt-4o-mini', webSearch: true, editOf: 'q1' })!;
+    expect(emit).toHaveBeenCalledWith(
+      'chat.send',
+      sendFrame({ clientId, conversationId: CONVERSATION_ID, content: 'Hello again', model: 'gpt-4o-mini', webSearch: true, editOf: 'q1' }),
+    );
+    expect(chat().pending[clientId]).toMatchObject({ parentId: null, editOf: 'q1' });
+    expect(chat().drafts[CONVERSATION_ID]).toBe('half-written');
+    expect(chat().edits.q1).toBeUndefined();
+
+    // The server's question, then its answer: the new branch is current.
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: userMessage({ _id: 'q1e', clientId, parentId: null, createdAt: at(5) }) });
+    expect(chat().pending[clientId]).toBeUndefined();
+    expect(entry().currentId).toBe('q1e');
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId, message: answer({ _id: 'a1e', clientId, parentId: 'q1e', createdAt: at(6) }) });
+    expect(entry().currentId).toBe('a1e');
+  });
+
+  it('opens a refused edit’s box again with its text (the composer’s draft stays)', async () => {
+    await loaded([q1, a1], 'a1');
+    const clientId = chat().send({ conversationId: CONVERSATION_ID, content: 'Edited text', model: null, webSearch: false, editOf: 'q1' })!;
+    chat().onError({ clientId, code: 'generation_in_progress', message: 'An answer is still being written' });
+    expect(chat().edits.q1).toBe('Edited text');
+    expect(chat().drafts[CONVERSATION_ID]).toBeUndefined();
+    expect(chat().errors[CONVERSATION_ID]?.code).toBe('generation_in_progress');
+  });
+
+  it('regenerates an answer, and shows a refusal in its conversation', async () => {
+    await loaded([q1, a1], 'a1');
+    const clientId = chat().regenerate(CONVERSATION_ID, 'a1', 'gpt-4.1-mini')!;
+    expect(emit).toHaveBeenCalledWith('chat.regenerate', { clientId, conversationId: CONVERSATION_ID, messageId: 'a1', model: 'gpt-4.1-mini' });
+    expect(chat().regenerating[clientId]).toEqual({ conversationId: CONVERSATION_ID, messageId: 'a1' });
+    chat().onError({ clientId, code: 'limit_reached', message: 'You have reached your daily message limit.', field: 'day' });
+    expect(chat().regenerating).toEqual({});
+    expect(chat().errors[CONVERSATION_ID]?.code).toBe('limit_reached');
+
+    const again = chat().regenerate(CONVERSATION_ID, 'a1', null)!;
+    expect(emit).toHaveBeenLastCalledWith('chat.regenerate', { clientId: again, conversationId: CONVERSATION_ID, messageId: 'a1', model: null });
+    expect(chat().errors[CONVERSATION_ID]).toBeUndefined();
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId: again, message: answer({ _id: 'a1r', clientId: again, parentId: 'q1', createdAt: at(5) }) });
+    expect(chat().regenerating).toEqual({});
+    expect(entry().currentId).toBe('a1r');
+  });
+
+  it('rates an answer at once, takes the server’s answer, and puts the old rating back on failure', async () => {
+    await loaded([q1, a1], 'a1');
+    const bodies: unknown[] = [];
+    let fail = false;
+    fetchMock.mockImplementation((input, init) => {
+      const path = urlOf(input).replace(/^\/api/, '');
+      if (init?.method !== 'PUT' || path !== '/messages/a1/feedback') return Promise.resolve(jsonResponse(404, {}));
+      bodies.push(JSON.parse(init.body as string));
+      if (fail) return Promise.resolve(jsonResponse(400, { success: false, code: 'field_too_long', message: 'Comment is too long' }));
+      return Promise.resolve(jsonResponse(200, { success: true, data: { rating: 'down', comment: 'Too short' } }));
+    });
+    const rated = chat().rateAnswer(CONVERSATION_ID, 'a1', 'down', ' Too short ');
+    expect(entry().messages[1]!.feedback).toEqual({ rating: 'down', comment: 'Too short' });
+    await rated;
+    expect(bodies).toEqual([{ rating: 'down', comment: 'Too short' }]);
+
+    fail = true;
+    await expect(chat().rateAnswer(CONVERSATION_ID, 'a1', null)).rejects.toMatchObject({ code: 'field_too_long' });
+    expect(bodies[1]).toEqual({ rating: null });
+    expect(entry().messages[1]!.feedback).toEqual({ rating: 'down', comment: 'Too short' });
+  });
+
+  it('shows a rating given in another tab (message.feedback)', async () => {
+    await loaded([q1, a1], 'a1');
+    chat().onMessageFeedback({ conversationId: CONVERSATION_ID, messageId: 'a1', feedback: { rating: 'up', comment: null } });
+    expect(entry().messages[1]!.feedback).toEqual({ rating: 'up', comment: null });
+    chat().onMessageFeedback({ conversationId: CONVERSATION_ID, messageId: 'a1', feedback: null });
+    expect(entry().messages[1]!.feedback).toBeNull();
+  });
+});
+
+describe('ratings in quick succession', () => {
+  it('show what the latest one settled, whatever order the answers and frames come in', async () => {
+    const q1 = userMessage({ _id: 'q1', parentId: null });
+    const a1 = answer({ _id: 'a1', parentId: 'q1', status: 'complete', content: 'A1', createdAt: '2025-03-14T10:20:00.000+00:00' });
+    route((method, path) =>
+      method === 'GET' && path === `/conversations/${CONVERSATION_ID}`
+        ? jsonResponse(200, { success: true, data: { ...conversation({ currentMessageId: 'a1' }), messages: [q1, a1] } })
+        : undefined,
+    );
+    await chat().loadThread(CONVERSATION_ID);
+    const answers: ((r: Response) => void)[] = [];
+    fetchMock.mockImplementation(() => new Promise<Response>((ok) => answers.push(ok)));
+    const feedbackOf = () => chat().threads[CONVERSATION_ID]!.messages[1]!.feedback;
+
+    const first = chat().rateAnswer(CONVERSATION_ID, 'a1', 'up');
+    const second = chat().rateAnswer(CONVERSATION_ID, 'a1', null);
+    expect(feedbackOf()).toBeNull();
+    // The first one's frame, then the second's answer, then the first's answer.
+    chat().onMessageFeedback({ conversationId: CONVERSATION_ID, messageId: 'a1', feedback: { rating: 'up', comment: null } });
+    expect(feedbackOf()).toBeNull();
+    answers[1]!(jsonResponse(200, { success: true, data: null }));
+    await second;
+    answers[0]!(jsonResponse(200, { success: true, data: { rating: 'up', comment: null } }));
+    await first;
+    expect(feedbackOf()).toBeNull();
+    // Once settled, another tab's rating shows again.
+    chat().onMessageFeedback({ conversationId: CONVERSATION_ID, messageId: 'a1', feedback: { rating: 'down', comment: null } });
+    expect(feedbackOf()).toEqual({ rating: 'down', comment: null });
   });
 });

@@ -9,7 +9,7 @@ import { isErrorCode, type AppErrorCode } from '@/lib/error-codes';
 import { randomId } from '@/lib/random-id';
 import { chatSocket } from '@/lib/socket';
 import type { ServerFrames } from '@/lib/socket-protocol';
-import type { Conversation } from '@/types/generated';
+import type { Conversation, Feedback, Rating } from '@/types/generated';
 import { chatApi } from '../api/chat-api';
 import { addStep, readProgressFrame, type SearchProgress } from '../lib/search-progress';
 import { releaseSent, useAttachmentStore, type SentAttachment } from './attachment-store';
@@ -26,10 +26,12 @@ import {
   applyCompleted,
   applyCreated,
   applyDelta,
+  applyFeedback,
   applyRest,
   applySnapshot,
   EMPTY_THREAD,
   forgetStreamPositions,
+  newestBelow,
   streamingMessage,
   type Thread,
 } from './thread';
@@ -67,7 +69,14 @@ type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 export interface ThreadEntry {
   status: 'loading' | 'ready' | 'notFound' | 'error' | 'deleted';
   conversation: Conversation | null;
+  /** Every branch's messages (see thread.ts). */
   messages: Thread;
+  /**
+   * The last message of the branch shown (`currentMessageId`): from REST, then from
+   * `conversation.updated`, from every `message.created` (a new answer is shown at once
+   * in every tab) and from this tab's own switches.
+   */
+  currentId: string | null;
   /** When a frame last moved its streaming answer (Date.now()), for the watchdog. */
   lastActivity: number;
   /**
@@ -90,7 +99,21 @@ export interface PendingSend {
   imageGeneration?: boolean;
   /** The project a new conversation was asked to start in. */
   projectId?: string;
+  /**
+   * Where its question will hang: the current message when sent, or the parent of the
+   * question it replaces. The tab shows that branch with the pending question under it.
+   */
+  parentId: string | null;
+  /** The question this one is a new version of (an edit). */
+  editOf?: string;
   createdAt: string;
+}
+
+/** A `chat.regenerate` this tab sent, until its answer is created or it is refused. */
+export interface PendingRegenerate {
+  conversationId: string;
+  /** The answer made again. */
+  messageId: string;
 }
 
 /** A refused send or failed answer; client-side codes (`offline`) have no message. */
@@ -113,6 +136,8 @@ export interface SendInput {
   attachments?: SentAttachment[];
   /** A new conversation starts in this project (ignored with a conversationId). */
   projectId?: string | null;
+  /** The question of the conversation this one is a new version of (an edit). */
+  editOf?: string | null;
 }
 
 export interface ChatState {
@@ -147,6 +172,10 @@ export interface ChatState {
    * is an image answer from its first frame (other tabs know it by its model).
    */
   imageSends: Record<string, true>;
+  /** This tab's regenerates in flight, by clientId. */
+  regenerating: Record<string, PendingRegenerate>;
+  /** The text of each question being edited in place, by its id. */
+  edits: Record<string, string>;
 }
 
 export interface ComposerOptions {
@@ -172,6 +201,20 @@ export interface ChatActions {
   /** Sends a message; the clientId, or null when the socket is not connected. */
   send: (input: SendInput) => string | null;
   cancel: (conversationId: string) => boolean;
+  /**
+   * Shows the branch through `messageId` (a version picked): at once here, and in the
+   * other tabs once the server's `conversation.updated` comes. False when offline.
+   */
+  selectVersion: (conversationId: string, messageId: string) => boolean;
+  /** Asks for a new version of an answer; the clientId, or null when offline. */
+  regenerate: (conversationId: string, messageId: string, model: string | null) => string | null;
+  /** Opens (text), changes (text) or closes (undefined) the in-place edit of a question. */
+  setEdit: (messageId: string, text: string | undefined) => void;
+  /**
+   * Rates an answer (null: takes the rating back), shown at once; the server's answer
+   * is the feedback then. A failure puts the previous one back and is thrown.
+   */
+  rateAnswer: (conversationId: string, messageId: string, rating: Rating | null, comment?: string) => Promise<void>;
   rename: (id: string, title: string) => Promise<void>;
   remove: (id: string) => Promise<void>;
   /**
@@ -191,6 +234,7 @@ export interface ChatActions {
   onMessageSnapshot: (frame: ServerFrames['message.snapshot']) => void;
   onMessageCompleted: (frame: ServerFrames['message.completed']) => void;
   onSearchProgress: (frame: ServerFrames['search.progress']) => void;
+  onMessageFeedback: (frame: ServerFrames['message.feedback']) => void;
   onError: (frame: ServerFrames['error']) => void;
 }
 
@@ -213,6 +257,8 @@ const initialState: ChatState = {
   focusRequest: 0,
   progress: {},
   imageSends: {},
+  regenerating: {},
+  edits: {},
 };
 
 export const DEFAULT_OPTIONS: ComposerOptions = { model: null, webSearch: false, deepSearch: false, imageGeneration: false };
@@ -222,6 +268,17 @@ let listRequest = 0;
 let touchedDuringLoad = new Set<string>();
 let deletedDuringLoad = new Set<string>();
 const threadRequests = new Map<string, number>();
+/**
+ * Conversations whose current message a frame (or this tab) moved while their REST load
+ * ran: the load's `currentMessageId` may be older, and is not taken.
+ */
+const currentMovedDuringLoad = new Set<string>();
+/**
+ * The latest rating request of each answer, while one is in flight: only its answer
+ * settles what the tab shows (an earlier request's answer or frame may come later).
+ */
+const ratingRequests = new Map<string, number>();
+let ratingRequest = 0;
 /** Conversations being fetched because a message arrived in one the list lacks. */
 const fetchingListed = new Set<string>();
 
@@ -261,6 +318,15 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     if (get().cancelling[conversationId]) set((state) => ({ cancelling: omit(state.cancelling, conversationId) }));
   };
 
+  /** The conversation's current message becomes `pick(entry)` (a loaded conversation only). */
+  const moveCurrent = (id: string, pick: (entry: ThreadEntry) => string | null) => {
+    updateThread(id, (entry) => {
+      const currentId = pick(entry);
+      return currentId === entry.currentId ? entry : { ...entry, currentId };
+    });
+    currentMovedDuringLoad.add(id);
+  };
+
   /** A message arrived in a conversation the list does not have: fetch and list it. */
   const ensureListed = (id: string, at: string) => {
     const { list, listStatus } = get();
@@ -289,6 +355,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       for (const send of Object.values(get().pending)) releaseSent(send.attachments);
       listRequest += 1;
       threadRequests.clear();
+      currentMovedDuringLoad.clear();
+      ratingRequests.clear();
       touchedDuringLoad = new Set();
       deletedDuringLoad = new Set();
       set(initialState);
@@ -344,17 +412,28 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         const existing = state.threads[id];
         const entry: ThreadEntry = existing
           ? { ...existing, status: existing.status === 'ready' ? 'ready' : 'loading' }
-          : { status: 'loading', conversation: null, messages: EMPTY_THREAD, lastActivity: Date.now(), staleStream: false };
+          : {
+              status: 'loading',
+              conversation: null,
+              messages: EMPTY_THREAD,
+              currentId: null,
+              lastActivity: Date.now(),
+              staleStream: false,
+            };
         return { threads: { ...state.threads, [id]: entry } };
       });
+      currentMovedDuringLoad.delete(id);
       try {
         const { data } = await chatApi.getConversation(id);
         if (threadRequests.get(id) !== request) return;
         const { messages, ...conversation } = data;
+        const moved = currentMovedDuringLoad.has(id);
+        currentMovedDuringLoad.delete(id);
         updateThread(id, (entry) => ({
           ...withMessages(entry, applyRest(entry.messages, messages), true),
           status: 'ready',
           conversation: entry.conversation && entry.conversation.updatedAt > conversation.updatedAt ? entry.conversation : conversation,
+          currentId: moved ? entry.currentId : conversation.currentMessageId,
         }));
       } catch (error) {
         if (threadRequests.get(id) !== request) return;
@@ -386,11 +465,17 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       imageGeneration = false,
       attachments = [],
       projectId = null,
+      editOf = null,
     }) => {
       // A project only places a new conversation; an existing one stays where it is.
       const project = conversationId === null && projectId ? projectId : undefined;
       const key = conversationId ?? newChatKey(project);
       const clientId = randomId();
+      const entry = conversationId ? get().threads[conversationId] : undefined;
+      // As the server places it: an edit beside the question it replaces, else after
+      // the current message.
+      const edited = editOf ? entry?.messages.find((m) => m._id === editOf) : undefined;
+      const parentId = edited ? edited.parentId : (entry?.currentId ?? null);
       const sent = chatSocket.emit('chat.send', {
         clientId,
         conversationId,
@@ -403,6 +488,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         imageGeneration,
         projectId: project ?? null,
         attachments: attachments.map((a) => a.file._id),
+        editOf,
       });
       if (!sent) {
         set((state) => ({ errors: { ...state.errors, [key]: { code: 'offline' } } }));
@@ -415,11 +501,15 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         attachments,
         ...(imageGeneration ? { imageGeneration: true } : deepSearch ? { deepSearch: true } : {}),
         ...(project ? { projectId: project } : {}),
+        parentId,
+        ...(editOf ? { editOf } : {}),
         createdAt: new Date().toISOString(),
       };
       set((state) => ({
         pending: { ...state.pending, [clientId]: pending },
-        drafts: { ...state.drafts, [key]: '' },
+        // An edit's text was in its own box: the composer's draft stays.
+        drafts: editOf ? state.drafts : { ...state.drafts, [key]: '' },
+        edits: editOf ? omit(state.edits, editOf) : state.edits,
         errors: { ...state.errors, [key]: undefined },
         // "Create image" is for one send, as its answer is an image, not a conversation.
         ...(imageGeneration
@@ -443,6 +533,54 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       if (sent) set((state) => ({ cancelling: { ...state.cancelling, [conversationId]: true } }));
       else set((state) => ({ errors: { ...state.errors, [conversationId]: { code: 'offline' } } }));
       return sent;
+    },
+
+    selectVersion: (conversationId, messageId) => {
+      const sent = chatSocket.emit('conversation.select', { conversationId, messageId });
+      if (!sent) {
+        set((state) => ({ errors: { ...state.errors, [conversationId]: { code: 'offline' } } }));
+        return false;
+      }
+      // Shown here at once, as the server will pick it; its conversation.updated agrees.
+      moveCurrent(conversationId, (entry) => newestBelow(entry.messages, messageId));
+      return true;
+    },
+
+    regenerate: (conversationId, messageId, model) => {
+      const clientId = randomId();
+      const sent = chatSocket.emit('chat.regenerate', { clientId, conversationId, messageId, model: model || null });
+      if (!sent) {
+        set((state) => ({ errors: { ...state.errors, [conversationId]: { code: 'offline' } } }));
+        return null;
+      }
+      set((state) => ({
+        regenerating: { ...state.regenerating, [clientId]: { conversationId, messageId } },
+        errors: { ...state.errors, [conversationId]: undefined },
+      }));
+      return clientId;
+    },
+
+    setEdit: (messageId, text) =>
+      set((state) => ({ edits: text === undefined ? omit(state.edits, messageId) : { ...state.edits, [messageId]: text } })),
+
+    rateAnswer: async (conversationId, messageId, rating, comment) => {
+      const before = get().threads[conversationId]?.messages.find((m) => m._id === messageId)?.feedback ?? null;
+      const shown: Feedback | null = rating ? { rating, comment: comment?.trim() || null } : null;
+      const request = ++ratingRequest;
+      ratingRequests.set(messageId, request);
+      const settle = (feedback: Feedback | null) => {
+        if (ratingRequests.get(messageId) !== request) return;
+        ratingRequests.delete(messageId);
+        updateThread(conversationId, (entry) => withMessages(entry, applyFeedback(entry.messages, messageId, feedback)));
+      };
+      updateThread(conversationId, (entry) => withMessages(entry, applyFeedback(entry.messages, messageId, shown)));
+      try {
+        const { data } = await chatApi.setFeedback(messageId, rating, comment);
+        settle(data);
+      } catch (error) {
+        settle(before);
+        throw error;
+      }
     },
 
     rename: async (id, title) => {
@@ -478,7 +616,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
           const messages = forgetStreamPositions(entry.messages);
           threads[id] = messages === entry.messages ? entry : { ...entry, messages };
         }
-        return { threads, cancelling: {} };
+        // A regenerate in flight may or may not have been made: the reload tells.
+        return { threads, cancelling: {}, regenerating: {} };
       });
       const { listStatus, shownId } = get();
       if (listStatus !== 'idle') void get().loadConversations();
@@ -528,6 +667,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
               status: 'ready',
               conversation,
               messages: EMPTY_THREAD,
+              currentId: conversation.currentMessageId,
               lastActivity: Date.now(),
               staleStream: false,
             },
@@ -541,6 +681,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       noteTouched(conversation._id);
       set((state) => ({ list: upsertConversation(state.list, conversation) }));
       updateThread(conversation._id, (entry) => ({ ...entry, conversation }));
+      // The branch shown moved (a version picked in some tab), or this says it again.
+      moveCurrent(conversation._id, () => conversation.currentMessageId);
     },
 
     onConversationDeleted: ({ conversationId }) => {
@@ -563,6 +705,9 @@ export const useChatStore = create<ChatStore>()((set, get) => {
           drafts: omit(state.drafts, conversationId),
           errors: omit(state.errors, conversationId),
           cancelling: omit(state.cancelling, conversationId),
+          regenerating: Object.fromEntries(
+            Object.entries(state.regenerating).filter(([, r]) => r.conversationId !== conversationId),
+          ),
           progress: Object.fromEntries(Object.entries(state.progress).filter(([, p]) => p.conversationId !== conversationId)),
         };
       });
@@ -596,10 +741,17 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         releaseSent(mine.attachments);
         set((state) => ({ pending: omit(state.pending, clientId) }));
       }
+      if (message.role === 'assistant' && clientId && get().regenerating[clientId]) {
+        set((state) => ({ regenerating: omit(state.regenerating, clientId) }));
+      }
       updateThread(conversationId, (entry) => ({
         ...withMessages(entry, applyCreated(entry.messages, message), true),
         staleStream: false,
       }));
+      // A new answer is the conversation's current message: the server made it so, and
+      // every tab shows it at once. Its question comes just before it and is shown too
+      // (so an edit does not flash the old branch between the two frames).
+      moveCurrent(conversationId, () => message._id);
     },
 
     onMessageDelta: (frame) => {
@@ -640,10 +792,24 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       updateThread(frame.conversationId, (entry) => (known ? { ...entry, lastActivity: Date.now() } : entry));
     },
 
+    onMessageFeedback: ({ conversationId, messageId, feedback }) => {
+      // This tab's own rating is on its way: its answer says how it ended.
+      if (ratingRequests.has(messageId)) return;
+      updateThread(conversationId, (entry) => withMessages(entry, applyFeedback(entry.messages, messageId, feedback)));
+    },
+
     onError: ({ clientId, code, message, field }) => {
       if (!clientId) return; // about a cancel, an open or an unreadable frame: nothing to show
       // A code this client does not know (a newer server) still shows the server's words.
       const error: ChatError = { code: isErrorCode(code) ? code : 'unknown_error', message, ...(field ? { field } : {}) };
+      const regenerate = get().regenerating[clientId];
+      if (regenerate) {
+        set((state) => ({
+          regenerating: omit(state.regenerating, clientId),
+          errors: { ...state.errors, [regenerate.conversationId]: error },
+        }));
+        return;
+      }
       const pending = get().pending[clientId];
       if (pending) {
         const key = sendKey(pending);
@@ -654,8 +820,11 @@ export const useChatStore = create<ChatStore>()((set, get) => {
           return {
             pending: omit(state.pending, clientId),
             errors: { ...state.errors, [key]: error },
-            // The refused text goes back into the composer to edit or retry.
-            drafts: draft.trim() ? state.drafts : { ...state.drafts, [key]: pending.content },
+            // The refused text goes back where it was written, to change or retry: the
+            // edit's box opens again, or the composer.
+            ...(pending.editOf
+              ? { edits: { ...state.edits, [pending.editOf]: state.edits[pending.editOf] ?? pending.content } }
+              : { drafts: draft.trim() ? state.drafts : { ...state.drafts, [key]: pending.content } }),
             // And a refused deep search or image stays chosen for the retry.
             ...(pending.imageGeneration
               ? {

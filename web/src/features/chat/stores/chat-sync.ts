@@ -73,6 +73,8 @@ export function startChatSync(): void {
   });
   chatSocket.on('message.snapshot', (frame) => chat().onMessageSnapshot(frame));
   chatSocket.on('message.completed', (frame) => chat().onMessageCompleted(frame));
+  // An answer rated (or its rating taken back) in any tab.
+  chatSocket.on('message.feedback', (frame) => chat().onMessageFeedback(frame));
   // A web search's steps, before and between its answer's text (not stored, not replayed).
   chatSocket.on('search.progress', (frame) => chat().onSearchProgress(frame));
   chatSocket.on('message.delta', (frame) => {

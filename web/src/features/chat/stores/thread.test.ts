@@ -4,11 +4,16 @@ import {
   applyCompleted,
   applyCreated,
   applyDelta,
+  applyFeedback,
   applyRest,
   applySnapshot,
   EMPTY_THREAD,
   forgetStreamPositions,
+  newestBelow,
+  pathTo,
   streamingMessage,
+  versionIndex,
+  visiblePath,
   type Thread,
 } from './thread';
 
@@ -199,5 +204,81 @@ describe('a reconnect', () => {
     expect(thread[1]!.seq).toBeNull();
     expect(applyDelta(thread, delta(2, '!')).thread).toBe(thread);
     expect(forgetStreamPositions(thread)).toBe(thread);
+  });
+});
+
+describe('versions (a conversation as a tree)', () => {
+  // q1 → a1 → q2 → a2, then q2 edited (q2b → a2b), then a2b regenerated (a2c).
+  const at = (n: number) => `2025-03-14T10:20:${String(n).padStart(2, '0')}.000+00:00`;
+  const q1 = userMessage({ _id: 'q1', parentId: null, createdAt: at(1) });
+  const a1 = answer({ _id: 'a1', parentId: 'q1', createdAt: at(2), status: 'complete', content: 'A1' });
+  const q2 = userMessage({ _id: 'q2', parentId: 'a1', createdAt: at(3), content: 'Second' });
+  const a2 = answer({ _id: 'a2', parentId: 'q2', createdAt: at(4), status: 'complete', content: 'A2' });
+  const q2b = userMessage({ _id: 'q2b', parentId: 'a1', createdAt: at(5), content: 'Second, edited' });
+  const a2b = answer({ _id: 'a2b', parentId: 'q2b', createdAt: at(6), status: 'complete', content: 'A2b' });
+  const a2c = answer({ _id: 'a2c', parentId: 'q2b', createdAt: at(7), status: 'complete', content: 'A2c' });
+  const tree = () => applyRest(EMPTY_THREAD, [q1, a1, q2, a2, q2b, a2b, a2c]);
+  const ids = (messages: readonly { _id: string }[]) => messages.map((m) => m._id);
+
+  it('shows the branch of the current message, from the first question', () => {
+    expect(ids(visiblePath(tree(), 'a2c'))).toEqual(['q1', 'a1', 'q2b', 'a2c']);
+    expect(ids(visiblePath(tree(), 'a2'))).toEqual(['q1', 'a1', 'q2', 'a2']);
+    expect(ids(visiblePath(tree(), 'a1'))).toEqual(['q1', 'a1']);
+  });
+
+  it('shows the newest message’s branch while the current one is unknown or not loaded', () => {
+    expect(ids(visiblePath(tree(), null))).toEqual(['q1', 'a1', 'q2b', 'a2c']);
+    expect(ids(visiblePath(tree(), 'not-loaded'))).toEqual(['q1', 'a1', 'q2b', 'a2c']);
+    expect(visiblePath(EMPTY_THREAD, null)).toEqual([]);
+    expect(pathTo(tree(), null)).toEqual([]);
+    expect(pathTo(tree(), 'not-loaded')).toBeNull();
+  });
+
+  it('does not hang on a loop', () => {
+    const loop = applyRest(EMPTY_THREAD, [userMessage({ _id: 'x', parentId: 'y' }), answer({ _id: 'y', parentId: 'x', status: 'complete' })]);
+    expect(ids(pathTo(loop, 'y')!)).toEqual(['x', 'y']);
+  });
+
+  it('numbers each message among the messages of its parent, oldest first', () => {
+    const versions = versionIndex(tree());
+    expect(versions.get('q2')).toEqual({ index: 1, count: 2, previous: null, next: 'q2b' });
+    expect(versions.get('q2b')).toEqual({ index: 2, count: 2, previous: 'q2', next: null });
+    expect(versions.get('a2b')).toMatchObject({ index: 1, count: 2, next: 'a2c' });
+    expect(versions.get('a2c')).toMatchObject({ index: 2, count: 2, previous: 'a2b' });
+    expect(versions.get('a2')).toMatchObject({ index: 1, count: 1 });
+    expect(versions.get('q1')).toMatchObject({ index: 1, count: 1 });
+  });
+
+  it('leaves a snapshot’s stub out of the versions (its parent is not known yet)', () => {
+    const thread = applySnapshot(applyRest(EMPTY_THREAD, [q1]), { conversationId: CONVERSATION_ID, messageId: 'late', seq: 1, content: 'x' });
+    expect(versionIndex(thread).get('q1')).toMatchObject({ index: 1, count: 1 });
+    expect(versionIndex(thread).has('late')).toBe(false);
+  });
+
+  it('switches to the newest message below a version, as the server does', () => {
+    expect(newestBelow(tree(), 'q2')).toBe('a2');
+    expect(newestBelow(tree(), 'q2b')).toBe('a2c');
+    expect(newestBelow(tree(), 'a2b')).toBe('a2b');
+    expect(newestBelow(tree(), 'a1')).toBe('a2c');
+    expect(newestBelow(tree(), 'unknown')).toBe('unknown');
+  });
+
+  it('keeps a message’s parent and feedback through created, completed and REST copies', () => {
+    let thread = applyCreated(applyRest(EMPTY_THREAD, [q1, a1, q2b]), answer({ _id: 'a9', parentId: 'q2b', createdAt: at(9) }));
+    expect(thread.find((m) => m._id === 'a9')!.parentId).toBe('q2b');
+    thread = applyCompleted(thread, answer({ _id: 'a9', parentId: 'q2b', createdAt: at(9), status: 'complete', content: 'x' }));
+    expect(ids(visiblePath(thread, 'a9'))).toEqual(['q1', 'a1', 'q2b', 'a9']);
+  });
+
+  it('applies feedback, and REST brings a rating given while the tab was away', () => {
+    const thread = tree();
+    const rated = applyFeedback(thread, 'a1', { rating: 'down', comment: 'Too short' });
+    expect(rated.find((m) => m._id === 'a1')!.feedback).toEqual({ rating: 'down', comment: 'Too short' });
+    expect(applyFeedback(rated, 'a1', { rating: 'down', comment: 'Too short' })).toBe(rated);
+    expect(applyFeedback(rated, 'unknown', null)).toBe(rated);
+    // a1 is final: REST changes nothing of it but its feedback.
+    const reloaded = applyRest(rated, [{ ...a1, feedback: { rating: 'up', comment: null } }]);
+    expect(reloaded.find((m) => m._id === 'a1')!.feedback).toEqual({ rating: 'up', comment: null });
+    expect(applyRest(reloaded, [{ ...a1, feedback: { rating: 'up', comment: null } }])).toBe(reloaded);
   });
 });

@@ -13,9 +13,15 @@
  * - `message.completed`: replaces the message; final, later snapshots and deltas are
  *   ignored;
  * - a REST copy never overwrites a final, snapshotted or live copy, except with an
- *   ended answer (REST can be older than the socket, never ahead of an ended answer).
+ *   ended answer (REST can be older than the socket, never ahead of an ended answer);
+ *   an ended answer's feedback is the one thing REST still updates (rated in another
+ *   tab while this one was away).
+ *
+ * The thread holds the messages of every branch: a conversation is a tree (`parentId`),
+ * messages with the same parent are versions of one another, and the tab shows the
+ * branch that ends at the conversation's current message (see `visiblePath`).
  */
-import type { Message } from '@/types/generated';
+import type { Feedback, Message } from '@/types/generated';
 
 export interface ChatMessage extends Message {
   /** The last delta applied while streaming; null when unknown (wait for a snapshot). */
@@ -75,7 +81,13 @@ export function applyRest(thread: Thread, messages: readonly Message[]): Thread 
       continue;
     }
     const existing = next[index]!;
-    if (existing.final) continue;
+    if (existing.final) {
+      if (!sameFeedback(existing.feedback, message.feedback)) {
+        next[index] = { ...existing, feedback: message.feedback };
+        changed = true;
+      }
+      continue;
+    }
     if (isEnded(message)) {
       // The answer ended while this tab missed it (e.g. disconnected): REST is newer.
       next[index] = fromServer(message, false);
@@ -125,6 +137,9 @@ export function applySnapshot(thread: Thread, snapshot: SnapshotInput): Thread {
       createdAt: '',
       attachments: [],
       sources: [],
+      // Unknown until the message itself comes (REST or message.created).
+      parentId: null,
+      feedback: null,
       seq: snapshot.seq,
       final: false,
       stub: true,
@@ -185,4 +200,114 @@ export function streamingMessage(thread: Thread): ChatMessage | undefined {
     if (message.role === 'assistant' && !message.final && message.status === 'streaming') return message;
   }
   return undefined;
+}
+
+function sameFeedback(a: Feedback | null, b: Feedback | null): boolean {
+  return a === b || (a !== null && b !== null && a.rating === b.rating && a.comment === b.comment);
+}
+
+/** `message.feedback` (or this tab's own rating): the answer's feedback as it now is. */
+export function applyFeedback(thread: Thread, messageId: string, feedback: Feedback | null): Thread {
+  const index = thread.findIndex((m) => m._id === messageId);
+  if (index === -1 || sameFeedback(thread[index]!.feedback, feedback)) return thread;
+  return replaceAt(thread, index, { ...thread[index]!, feedback });
+}
+
+/**
+ * The branch that ends at `leafId`, from the conversation's first question: the leaf,
+ * its parent, and so on up, reversed. Empty for null; null when the leaf is not in the
+ * thread (not loaded yet). A parent the thread lacks ends the walk.
+ */
+export function pathTo(thread: Thread, leafId: string | null): ChatMessage[] | null {
+  if (leafId === null) return [];
+  const byId = new Map(thread.map((m) => [m._id, m]));
+  let message = byId.get(leafId);
+  if (!message) return null;
+  const path: ChatMessage[] = [];
+  // A loop would be the server's bug; it must not hang the tab.
+  const seen = new Set<string>();
+  while (message && !seen.has(message._id)) {
+    seen.add(message._id);
+    path.push(message);
+    message = message.parentId === null ? undefined : byId.get(message.parentId);
+  }
+  return path.reverse();
+}
+
+/**
+ * What the tab shows of a conversation: the branch of its current message. Before the
+ * current message is known (a conversation being created or loaded), or when it is not
+ * in the thread yet, the branch of the newest message.
+ */
+export function visiblePath(thread: Thread, currentId: string | null): ChatMessage[] {
+  const path = currentId === null ? null : pathTo(thread, currentId);
+  if (path) return path;
+  const last = thread[thread.length - 1];
+  return last ? (pathTo(thread, last._id) ?? []) : [];
+}
+
+/** Where a message stands among its versions (the messages with its parent). */
+export interface Versions {
+  /** From 1, in creation order. */
+  index: number;
+  count: number;
+  previous: string | null;
+  next: string | null;
+}
+
+/**
+ * Every message's place among its versions, by id. Stubs (answers known only from a
+ * snapshot) have no known parent yet and are left out.
+ */
+export function versionIndex(thread: Thread): Map<string, Versions> {
+  const groups = new Map<string | null, ChatMessage[]>();
+  for (const message of thread) {
+    if (message.stub) continue;
+    const group = groups.get(message.parentId);
+    if (group) group.push(message);
+    else groups.set(message.parentId, [message]);
+  }
+  const index = new Map<string, Versions>();
+  for (const group of groups.values()) {
+    // The thread is sorted by creation already; siblings keep that order.
+    group.forEach((message, i) =>
+      index.set(message._id, {
+        index: i + 1,
+        count: group.length,
+        previous: group[i - 1]?._id ?? null,
+        next: group[i + 1]?._id ?? null,
+      }),
+    );
+  }
+  return index;
+}
+
+/**
+ * The message a switch to `messageId` shows last, as the server picks it for
+ * `conversation.select`: the newest message below it (itself when it has none). The
+ * newest is always a leaf, as a reply is newer than what it follows.
+ */
+export function newestBelow(thread: Thread, messageId: string): string {
+  const children = new Map<string, ChatMessage[]>();
+  for (const message of thread) {
+    if (message.parentId === null || message.stub) continue;
+    const list = children.get(message.parentId);
+    if (list) list.push(message);
+    else children.set(message.parentId, [message]);
+  }
+  const start = thread.find((m) => m._id === messageId);
+  if (!start) return messageId;
+  let newest = start;
+  const queue = [start];
+  const seen = new Set<string>([start._id]);
+  while (queue.length > 0) {
+    const message = queue.pop()!;
+    if (compare(message, newest) > 0) newest = message;
+    for (const child of children.get(message._id) ?? []) {
+      if (seen.has(child._id)) continue;
+      seen.add(child._id);
+      queue.push(child);
+    }
+  }
+  return newest._id;
 }

@@ -11,6 +11,7 @@ export function conversation(overrides: Partial<Conversation> = {}): Conversatio
     createdAt: '2025-03-14T10:15:02.118+00:00',
     updatedAt: '2025-03-14T10:15:02.118+00:00',
     projectId: null,
+    currentMessageId: null,
     ...overrides,
   };
 }
@@ -27,6 +28,8 @@ export function userMessage(overrides: Partial<Message> = {}): Message {
     createdAt: '2025-03-14T10:15:02.118+00:00',
     attachments: [],
     sources: [],
+    parentId: null,
+    feedback: null,
     ...overrides,
   };
 }
@@ -43,6 +46,8 @@ export function answer(overrides: Partial<Message> = {}): Message {
     createdAt: '2025-03-14T10:15:02.119+00:00',
     attachments: [],
     sources: [],
+    parentId: '01959b10-4c2f-7b10-8c11-0a1b2c3d4e5f',
+    feedback: null,
     ...overrides,
   };
 }
