@@ -57,6 +57,48 @@ pub struct History {
     pub has_documents: bool,
 }
 
+/// The last `limit` usable messages of the branch that ends at `leaf`, followed up
+/// through `parent_id` among `rows` (the conversation's newest messages, newest first).
+/// `Err` with what was found when the branch leaves `rows` before its first question.
+fn branch_of(rows: Vec<HistoryRow>, leaf: &str, limit: i64) -> Result<History, History> {
+    let has_documents = rows.first().is_some_and(|r| r.documents > 0);
+    let at: std::collections::HashMap<String, usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.message.id.clone(), i))
+        .collect();
+    let mut rows: Vec<Option<HistoryRow>> = rows.into_iter().map(Some).collect();
+    let mut picked = Vec::new();
+    let mut next = Some(leaf.to_owned());
+    let mut whole = true;
+    // Each row is taken once: a loop in the tree (never written) cannot hang a send.
+    while let Some(id) = next.take() {
+        let Some(row) = at.get(&id).and_then(|&i| rows[i].take()) else {
+            whole = false;
+            break;
+        };
+        next = row.message.parent_id.clone();
+        let usable = row.message.role == MessageRole::User
+            || (!row.message.content.is_empty() && row.message.status != MessageStatus::Error);
+        if usable {
+            picked.push((row.message, row.files));
+            if picked.len() as i64 >= limit {
+                break;
+            }
+        }
+    }
+    picked.reverse();
+    let history = History {
+        messages: picked,
+        has_documents,
+    };
+    if whole {
+        Ok(history)
+    } else {
+        Err(history)
+    }
+}
+
 const CONVERSATION_COLUMNS: &str =
     "id, user_id, title, model, web_search, created_at, updated_at, project_id, current_message_id";
 const MESSAGE_COLUMNS: &str = "id, conversation_id, role, content, status, model, client_id, finish_reason, \
@@ -424,36 +466,29 @@ impl Db {
         leaf: &str,
         limit: i64,
     ) -> sqlx::Result<History> {
-        // Up the tree from the leaf, by primary key. The documents' count is a subquery
-        // that names no row: computed once.
-        let columns = MESSAGE_COLUMNS
-            .split(", ")
-            .map(|c| format!("m.{}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ");
+        // Most conversations are one branch: their newest messages are it. A few more than
+        // needed are read (a failed answer is left out of the prompt, yet is the parent of
+        // the next question) and the branch is followed up from the leaf; only when it
+        // leaves what was read is the whole conversation read (a recursive query would be
+        // planned badly by Postgres and cost more on every send). The documents' count is
+        // a subquery that names no row: computed once.
         let sql = format!(
-            "WITH RECURSIVE branch(id, depth) AS ( \
-                 SELECT id, 0 FROM messages WHERE id = $3 AND conversation_id = $1 \
-                 UNION ALL \
-                 SELECT m.parent_id, b.depth + 1 FROM messages m JOIN branch b ON m.id = b.id \
-                 WHERE m.parent_id IS NOT NULL) \
-             SELECT {columns}, (SELECT COUNT(*) FROM files f WHERE f.message_id = m.id) AS files, \
+            "SELECT {MESSAGE_COLUMNS}, (SELECT COUNT(*) FROM files f WHERE f.message_id = messages.id) AS files, \
              (SELECT COUNT(*) FROM files d WHERE d.conversation_id = $1 AND d.kind = 'document' \
              AND d.message_id <> '') AS documents \
-             FROM branch b JOIN messages m ON m.id = b.id \
-             WHERE m.role = 'user' OR (m.content <> '' AND m.status <> 'error') ORDER BY b.depth LIMIT $2"
+             FROM messages WHERE conversation_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
         );
-        let mut rows: Vec<HistoryRow> = on_pool!(self, pool => sqlx::query_as(&sql)
-            .bind(conversation_id)
-            .bind(limit)
-            .bind(leaf)
-            .fetch_all(pool)
-            .await)?;
-        rows.reverse();
-        Ok(History {
-            has_documents: rows.first().is_some_and(|r| r.documents > 0),
-            messages: rows.into_iter().map(|r| (r.message, r.files)).collect(),
-        })
+        let read = |limit: i64| {
+            let sql = &sql;
+            async move {
+                on_pool!(self, pool => sqlx::query_as::<_, HistoryRow>(sql).bind(conversation_id).bind(limit).fetch_all(pool).await)
+            }
+        };
+        let rows = read(limit.saturating_mul(2).saturating_add(2)).await?;
+        match branch_of(rows, leaf, limit) {
+            Ok(history) => Ok(history),
+            Err(_) => Ok(branch_of(read(i64::MAX).await?, leaf, limit).unwrap_or_else(|partial| partial)),
+        }
     }
 
     /// Answers still `streaming` since before `cutoff`: their server stopped mid-way (no

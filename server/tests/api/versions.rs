@@ -439,3 +439,40 @@ async fn a_new_version_and_a_switch_reach_tabs_on_another_instance() {
     let data = stored(&second, &ann, &conversation).await;
     assert_eq!(data["currentMessageId"], a1["_id"]);
 }
+
+#[actix_web::test]
+async fn a_version_far_back_is_answered_from_its_own_branch() {
+    // Two messages of history: the newest six of the conversation are read first, and
+    // the first question is not among them.
+    let (app, stub) = stub_app_with(10, |s| s.chat.history_messages = 2).await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    tab.send(send("c1", None, "Question one")).await;
+    let (q1, a1) = exchange(&mut tab).await;
+    let conversation = q1["conversationId"].clone();
+    for (i, text) in ["Question two", "Question three", "Question four"]
+        .iter()
+        .enumerate()
+    {
+        app.clock.advance_ms(1000);
+        tab.send(send(&format!("f{i}"), Some(&conversation), text)).await;
+        exchange(&mut tab).await;
+    }
+    assert_eq!(asked(&stub), ["Question four"]);
+    app.clock.advance_ms(1000);
+    tab.send(regenerate("r1", &conversation, &a1["_id"])).await;
+    let (_, again) = exchange(&mut tab).await;
+    assert_eq!(again["parentId"], q1["_id"]);
+    assert_eq!(asked(&stub), ["Question one"]);
+    // An edit of the second question: its branch is the first exchange and the edit (an
+    // answer read back without its question is left out, so only the edit is asked).
+    let data = stored(&app, &ann, &conversation).await;
+    let q2 = data["messages"][2].clone();
+    assert_eq!(q2["content"], "Question two");
+    app.clock.advance_ms(1000);
+    tab.send(edit("e1", &conversation, &q2["_id"], "Question two, again"))
+        .await;
+    let (edited, _) = exchange(&mut tab).await;
+    assert_eq!(edited["parentId"], a1["_id"]);
+    assert_eq!(asked(&stub), ["Question two, again"]);
+}
