@@ -146,22 +146,29 @@ impl Db {
     }
 
     /// The files sent on the branch that ends at `leaf` (other versions' files left out),
-    /// oldest first.
+    /// oldest first. The branch is followed up from the leaf over the conversation's
+    /// message links (small rows, one index scan): a recursive query would be planned
+    /// badly by Postgres.
     pub async fn files_of_branch(&self, conversation_id: &str, leaf: &str) -> sqlx::Result<Vec<FileRow>> {
-        let columns = FILE_COLUMNS
-            .split(',')
-            .map(|c| format!("f.{}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let sql = format!(
-            "WITH RECURSIVE branch(id) AS ( \
-                 SELECT id FROM messages WHERE id = $2 AND conversation_id = $1 \
-                 UNION ALL \
-                 SELECT m.parent_id FROM messages m JOIN branch b ON m.id = b.id WHERE m.parent_id IS NOT NULL) \
-             SELECT {columns} FROM files f JOIN branch b ON f.message_id = b.id \
-             WHERE f.conversation_id = $1 ORDER BY f.created_at, f.id"
-        );
-        on_pool!(self, pool => sqlx::query_as(&sql).bind(conversation_id).bind(leaf).fetch_all(pool).await)
+        let mut files = self.files_of_conversation(conversation_id).await?;
+        if files.is_empty() {
+            return Ok(files);
+        }
+        let sql = "SELECT id, parent_id FROM messages WHERE conversation_id = $1";
+        let links: Vec<(String, Option<String>)> =
+            on_pool!(self, pool => sqlx::query_as(sql).bind(conversation_id).fetch_all(pool).await)?;
+        let parent: std::collections::HashMap<String, Option<String>> = links.into_iter().collect();
+        let mut branch = std::collections::HashSet::new();
+        let mut next = Some(leaf.to_owned());
+        // A message seen twice would be a loop (never written): the walk stops.
+        while let Some(id) = next.take() {
+            next = parent.get(&id).cloned().flatten();
+            if !branch.insert(id) {
+                break;
+            }
+        }
+        files.retain(|f| f.message_id.as_ref().is_some_and(|m| branch.contains(m)));
+        Ok(files)
     }
 
     /// The files sent with a message, oldest first.

@@ -896,3 +896,35 @@ async fn memory_bombs_in_documents_are_refused_and_the_servers_memory_stays_flat
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[actix_web::test]
+async fn a_document_sent_with_a_replaced_question_is_not_read_for_its_new_version() {
+    let app = spawn_app_with(|s| s.model.demo_reply_tokens = 3).await;
+    let (ann, mut tab) = paid_user(&app).await;
+    let file = uploaded(&app, &ann, "notes.md", filler(true).into_bytes()).await;
+    processed(&mut tab, &file).await;
+    tab.send(send("d1", None, "Hello")).await;
+    let first = answer(&mut tab).await;
+    let conversation = first["conversationId"].clone();
+    app.clock.advance_ms(1000);
+    tab.send(send_with("d2", Some(&conversation), QUESTION, &[&file]))
+        .await;
+    let frames = tab.until("message.completed").await;
+    let question = frames
+        .iter()
+        .find(|f| f["type"] == json!("message.created") && f["message"]["role"] == json!("user"))
+        .unwrap()["message"]
+        .clone();
+    assert_eq!(
+        frames.last().unwrap()["message"]["sources"][0]["fileId"],
+        file["_id"]
+    );
+
+    // The same question as a new version without the document: its branch has none.
+    app.clock.advance_ms(1000);
+    let mut edit = send("d3", Some(&conversation), QUESTION);
+    edit["editOf"] = question["_id"].clone();
+    tab.send(edit).await;
+    let edited = answer(&mut tab).await;
+    assert_eq!(edited["message"]["sources"], json!([]), "{edited}");
+}

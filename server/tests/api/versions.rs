@@ -476,3 +476,45 @@ async fn a_version_far_back_is_answered_from_its_own_branch() {
     assert_eq!(edited["parentId"], a1["_id"]);
     assert_eq!(asked(&stub), ["Question two, again"]);
 }
+
+#[actix_web::test]
+async fn another_versions_images_are_not_the_models_to_see() {
+    let (app, stub) = stub_app_with(10, |_| {}).await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    let first = crate::files::uploaded(&app, &ann, "first.png").await;
+    tab.send(crate::files::send_with("c1", "The first picture", &[&first]))
+        .await;
+    let (q1, _) = exchange(&mut tab).await;
+    let conversation = q1["conversationId"].clone();
+    app.clock.advance_ms(1000);
+    let second = crate::files::uploaded(&app, &ann, "second.png").await;
+    let mut frame = crate::files::send_with("c2", "The second picture", &[&second]);
+    frame["conversationId"] = conversation.clone();
+    tab.send(frame).await;
+    let (q2, _) = exchange(&mut tab).await;
+    let images = |request: &Value| request.to_string().matches(r#""type":"image_url""#).count();
+    assert_eq!(images(&stub.last_answer_request()), 2);
+
+    // The second question edited without its picture: the first one is still seen, the
+    // replaced version's is not.
+    app.clock.advance_ms(1000);
+    tab.send(edit("c3", &conversation, &q2["_id"], "No picture this time"))
+        .await;
+    exchange(&mut tab).await;
+    let request = stub.last_answer_request();
+    assert_eq!(images(&request), 1, "{request}");
+    assert_eq!(asked_texts(&request).last().unwrap(), "No picture this time");
+}
+
+/// The user turns' texts of a request, image parts or not.
+fn asked_texts(request: &Value) -> Vec<String> {
+    let messages = request["messages"].as_array().unwrap();
+    let users = messages.iter().filter(|m| m["role"] == "user");
+    users
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            parts => parts[0]["text"].as_str().unwrap_or_default().to_owned(),
+        })
+        .collect()
+}
