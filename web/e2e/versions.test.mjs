@@ -162,18 +162,18 @@ test('switching back to the first question in one tab shows it in the other', as
 
 test('a message is copied as its Markdown source, with a "Copied" confirmation', async () => {
   await one.bringToFront();
-  const copy = answer(one).getByRole('button', { name: 'Copy' });
+  const copy = answer(one).getByRole('button', { name: 'Copy', exact: true });
   await copy.focus();
   await one.keyboard.press('Enter');
-  await answer(one).getByRole('button', { name: 'Copied' }).waitFor();
+  await answer(one).getByRole('button', { name: 'Copied', exact: true }).waitFor();
   const copied = await one.evaluate(() => navigator.clipboard.readText());
   // The source, not the rendered text: its emphasis and bold are still Markdown.
   assert.match(copied, /^You said: \*What is a lighthouse\?\*\./);
   assert.match(copied, /\*\*demo/);
   // The confirmation goes after a moment.
-  await answer(one).getByRole('button', { name: 'Copy' }).waitFor({ timeout: 5000 });
+  await answer(one).getByRole('button', { name: 'Copy', exact: true }).waitFor({ timeout: 5000 });
 
-  await press(question(one).getByRole('button', { name: 'Copy' }));
+  await press(question(one).getByRole('button', { name: 'Copy', exact: true }));
   assert.equal(await one.evaluate(() => navigator.clipboard.readText()), 'What is a lighthouse?');
 });
 
