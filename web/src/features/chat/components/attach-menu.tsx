@@ -4,6 +4,7 @@ import { Button } from '@/components/button';
 import type { AttachButtonGate, DocumentGate } from '../lib/gating';
 import styles from './attach-menu.module.css';
 import { CameraIcon, DocumentIcon, ImageIcon, LockIcon, PaperclipIcon } from './chat-icons';
+import { onMenuKeyDown } from '../lib/menu-keys';
 
 export interface AttachMenuProps {
   gate: AttachButtonGate;
@@ -57,34 +58,7 @@ export function AttachMenu({ gate, images, documents, onPhotos, onCamera, onDocu
     action();
   };
 
-  const onMenuKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    const items = [...(menuRef.current?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? [])];
-    const index = items.indexOf(document.activeElement as HTMLElement);
-    const focus = (i: number) => items[(i + items.length) % items.length]?.focus();
-    switch (event.key) {
-      case 'ArrowDown':
-        focus(index + 1);
-        break;
-      case 'ArrowUp':
-        focus(index - 1);
-        break;
-      case 'Home':
-        focus(0);
-        break;
-      case 'End':
-        focus(items.length - 1);
-        break;
-      case 'Escape':
-        close(true);
-        break;
-      case 'Tab':
-        close(false);
-        return;
-      default:
-        return;
-    }
-    event.preventDefault();
-  };
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => onMenuKeyDown(event, menuRef.current, close);
 
   return (
     <div ref={anchorRef} className={styles.anchor}>
@@ -119,7 +93,7 @@ export function AttachMenu({ gate, images, documents, onPhotos, onCamera, onDocu
           aria-label={t('attach.menu')}
           className={styles.menu}
           data-testid="attach-menu"
-          onKeyDown={onMenuKeyDown}
+          onKeyDown={onKeyDown}
         >
           {images && (
             <>

@@ -26,6 +26,7 @@ import {
   ThumbUpIcon,
 } from './chat-icons';
 import styles from './message-actions.module.css';
+import { onMenuKeyDown } from '../lib/menu-keys';
 
 /** How long "Copied" shows after a copy. */
 export const COPIED_MS = 2000;
@@ -219,34 +220,7 @@ function RegenerateMenu({
     useChatStore.getState().regenerate(conversationId, messageId, picked);
   };
 
-  const onMenuKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    const items = [...(menuRef.current?.querySelectorAll<HTMLElement>('[role="menuitem"]') ?? [])];
-    const index = items.indexOf(document.activeElement as HTMLElement);
-    const focus = (i: number) => items[(i + items.length) % items.length]?.focus();
-    switch (event.key) {
-      case 'ArrowDown':
-        focus(index + 1);
-        break;
-      case 'ArrowUp':
-        focus(index - 1);
-        break;
-      case 'Home':
-        focus(0);
-        break;
-      case 'End':
-        focus(items.length - 1);
-        break;
-      case 'Escape':
-        close(true);
-        break;
-      case 'Tab':
-        close(false);
-        return;
-      default:
-        return;
-    }
-    event.preventDefault();
-  };
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => onMenuKeyDown(event, menuRef.current, close);
 
   const label = busy ? t('messageActions.busy') : t('messageActions.regenerate');
   return (
@@ -275,7 +249,7 @@ function RegenerateMenu({
           className={styles.menu}
           data-below={below || undefined}
           data-testid="regenerate-menu"
-          onKeyDown={onMenuKeyDown}
+          onKeyDown={onKeyDown}
         >
           <p className={styles.menuTitle} aria-hidden="true">
             {t('messageActions.regenerateMenu')}
