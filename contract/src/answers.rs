@@ -1,7 +1,7 @@
 //! The envelopes of REST answers (docs/api.md): `{success: true}`, `{success, data}`, a
 //! page of a list, and the answers that carry more than data.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::frames::{Attachment, Conversation, Message, Project};
@@ -151,6 +151,93 @@ pub struct ConversationWithMessages {
     #[serde(flatten)]
     pub conversation: Conversation,
     pub messages: Vec<Message>,
+}
+
+/// `GET /api/conversations/search`: one hit, a title or a message of any branch.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub conversation_id: String,
+    pub title: Option<String>,
+    /// `None` for a hit in the title.
+    pub message_id: Option<String>,
+    /// Plain text around the first match, at most 200 characters (the title for a title
+    /// hit).
+    pub snippet: String,
+    /// Where the query's words are in `snippet`, in UTF-16 code units (JavaScript's string
+    /// offsets), `[start, end)`.
+    pub highlights: Vec<Highlight>,
+    pub archived: bool,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, TS)]
+pub struct Highlight {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// A share link: `url` opens a read-only snapshot of a branch as it was when shared.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Share {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub url: String,
+    pub conversation_id: String,
+    /// The conversation's title when shared.
+    pub title: Option<String>,
+    /// Whether the owner's name is shown on the shared page.
+    pub show_name: bool,
+    pub created_at: String,
+}
+
+/// `GET /api/shared/{token}`: what anyone with the link sees. Nothing about the owner but
+/// the name they chose to show.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedConversation {
+    pub title: Option<String>,
+    pub owner_name: Option<String>,
+    pub created_at: String,
+    /// The branch shared, first question first.
+    pub messages: Vec<SharedMessage>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedMessage {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub role: crate::states::MessageRole,
+    pub content: String,
+    pub model: Option<String>,
+    pub created_at: String,
+    pub sources: Vec<crate::frames::Source>,
+    pub attachments: Vec<SharedAttachment>,
+}
+
+/// A file of a shared message: images have a `url` served through the link; documents
+/// are only named.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedAttachment {
+    pub kind: crate::states::FileKind,
+    pub name: String,
+    pub mime: String,
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+    pub url: Option<String>,
+}
+
+/// `POST /api/conversations/import`: what was imported.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportResult {
+    #[ts(type = "number")]
+    pub conversations: u64,
+    #[ts(type = "number")]
+    pub messages: u64,
 }
 
 /// A project with its documents.

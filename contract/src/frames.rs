@@ -190,6 +190,10 @@ pub struct Conversation {
     pub project_id: Option<String>,
     /// The last message of the branch shown (`None` before its first message).
     pub current_message_id: Option<String>,
+    /// Listed before the others.
+    pub pinned: bool,
+    /// Left out of the list unless `?archived=true` asks for the archived ones.
+    pub archived: bool,
 }
 
 /// A message as frames and the REST API show it.

@@ -38,6 +38,10 @@ pub fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     answers::PaymentRequired::export_all(&cfg)?;
     answers::ConversationWithMessages::export_all(&cfg)?;
     answers::ProjectWithFiles::export_all(&cfg)?;
+    answers::SearchHit::export_all(&cfg)?;
+    answers::Share::export_all(&cfg)?;
+    answers::SharedConversation::export_all(&cfg)?;
+    answers::ImportResult::export_all(&cfg)?;
     answers::ErrorAnswer::export_all(&cfg)?;
     answers::Health::export_all(&cfg)?;
     views::PaymentConfig::export_all(&cfg)?;

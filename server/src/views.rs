@@ -193,6 +193,8 @@ pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
         updated_at: iso(c.updated_at),
         project_id: c.project_id.clone(),
         current_message_id: c.current_message_id.clone(),
+        pinned: c.pinned,
+        archived: c.archived,
     }
 }
 

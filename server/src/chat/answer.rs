@@ -69,6 +69,8 @@ pub async fn start(
                 updated_at: answer_at,
                 project_id: project.as_ref().map(|p| p.id.clone()),
                 current_message_id: None,
+                pinned: false,
+                archived: false,
             };
             (c, true)
         }

@@ -16,6 +16,8 @@ pub struct ConversationRow {
     pub project_id: Option<String>,
     /// The last message of the branch shown.
     pub current_message_id: Option<String>,
+    pub pinned: bool,
+    pub archived: bool,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -100,7 +102,7 @@ fn branch_of(rows: Vec<HistoryRow>, leaf: &str, limit: i64) -> Result<History, H
 }
 
 const CONVERSATION_COLUMNS: &str =
-    "id, user_id, title, model, web_search, created_at, updated_at, project_id, current_message_id";
+    "id, user_id, title, model, web_search, created_at, updated_at, project_id, current_message_id, pinned, archived";
 const MESSAGE_COLUMNS: &str = "id, conversation_id, role, content, status, model, client_id, finish_reason, \
                                created_at, sources, parent_id, mode, feedback_rating, feedback_comment";
 
@@ -120,7 +122,7 @@ impl Db {
     ) -> sqlx::Result<Option<(i64, Option<ConversationRow>)>> {
         use sqlx::Row;
         let sql = "SELECT u.token_version, c.id, c.user_id, c.title, c.model, c.web_search, c.created_at, \
-                   c.updated_at, c.project_id, c.current_message_id FROM users u LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id \
+                   c.updated_at, c.project_id, c.current_message_id, c.pinned, c.archived FROM users u LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id \
                    WHERE u.id = $1";
         // An id no conversation has when the send starts a new one.
         let wanted = conversation_id.unwrap_or("");
@@ -140,6 +142,8 @@ impl Db {
                         updated_at: row.try_get(7)?,
                         project_id: row.try_get(8)?,
                         current_message_id: row.try_get(9)?,
+                        pinned: row.try_get(10)?,
+                        archived: row.try_get(11)?,
                     }),
                     None => None,
                 };
