@@ -260,7 +260,7 @@ async fn pinned_come_first_archived_are_apart_and_every_tab_follows() {
     assert_eq!(body["data"]["archived"], json!(true));
     assert_eq!(updated(&mut other_tab, &newest).await["archived"], json!(true));
     assert_eq!(listed(&app, &ann, "").await, [oldest.clone(), middle.clone()]);
-    assert_eq!(listed(&app, &ann, "?archived=true").await, [newest.clone()]);
+    assert_eq!(listed(&app, &ann, "?archived=true").await, vec![newest.clone()]);
     assert_ok(patch(&app, &ann, &newest, json!({"archived": false, "pinned": false})).await).await;
     assert_eq!(listed(&app, &ann, "?archived=true").await, Vec::<Value>::new());
     assert_eq!(
