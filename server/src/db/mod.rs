@@ -24,6 +24,7 @@ pub mod projects;
 pub mod registrations;
 pub mod resets;
 pub mod secrets;
+pub mod shares;
 pub mod stripe;
 pub mod subscriptions;
 pub mod usage;
