@@ -101,6 +101,11 @@ pub struct RateLimitSettings {
     pub address_calls: u32,
     /// Code and notice mails to one e-mail address.
     pub email_mails: u32,
+    /// Reads of share links (the page and its images) from one address: no login stands
+    /// in the way of someone trying tokens, or scraping a link.
+    pub shared_reads: u32,
+    /// Share links made, and shared conversations continued, by one user.
+    pub share_creates: u32,
     /// CIDRs of reverse proxies whose `X-Forwarded-For` / `Forwarded` is believed.
     pub trusted_proxies: Vec<String>,
 }

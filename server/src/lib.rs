@@ -29,6 +29,7 @@ pub mod realtime;
 pub mod redis_conn;
 pub mod scheduler;
 pub mod search;
+pub mod shares;
 pub mod startup;
 pub mod state;
 pub mod subscriptions;

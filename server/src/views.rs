@@ -4,6 +4,7 @@
 //! [`crate::quota::Quotas::limit_info_of`], which knows the quota window.
 
 use chat_actors::protocol;
+use chat_contract::answers;
 use chat_contract::frames::Attachment;
 use chat_contract::states::{BillingCycle, FileKind, PlanType};
 use chat_contract::views::{
@@ -17,9 +18,11 @@ use crate::db::files::FileRow;
 use crate::db::invoices::InvoiceRow;
 use crate::db::payments::PaymentRow;
 use crate::db::projects::ProjectRow;
+use crate::db::shares::ShareRow;
 use crate::db::subscriptions::SubscriptionRow;
 use crate::db::users::UserRow;
 use crate::quota::iso;
+use crate::shares::Snapshot;
 use crate::state::AppState;
 
 /// The user as registration, login, the profile call and the websocket's `ready` show it.
@@ -230,15 +233,19 @@ pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Messag
             .filter(|f| f.message_id.as_deref() == Some(m.id.as_str()))
             .map(attachment_view)
             .collect(),
-        // Written by this server only: unreadable JSON is no sources rather than an error.
-        sources: m
-            .sources
-            .as_deref()
-            .and_then(|json| serde_json::from_str(json).ok())
-            .unwrap_or_default(),
+        sources: sources_of(m),
         parent_id: m.parent_id.clone(),
         feedback: feedback_view(m),
     }
+}
+
+/// An answer's sources. Written by this server only: unreadable JSON is no sources
+/// rather than an error.
+fn sources_of(m: &MessageRow) -> Vec<protocol::Source> {
+    m.sources
+        .as_deref()
+        .and_then(|json| serde_json::from_str(json).ok())
+        .unwrap_or_default()
 }
 
 /// An answer's stored rating and comment.
@@ -252,4 +259,53 @@ pub fn feedback_view(m: &MessageRow) -> Option<protocol::Feedback> {
         rating,
         comment: m.feedback_comment.clone(),
     })
+}
+
+/// A share link as its owner sees it; `public_url` is `PUBLIC_URL`.
+pub fn share_view(s: &ShareRow, public_url: &str) -> answers::Share {
+    answers::Share {
+        id: s.id.clone(),
+        url: format!("{}/share/{}", public_url.trim().trim_end_matches('/'), s.token),
+        conversation_id: s.conversation_id.clone(),
+        title: s.title.clone(),
+        show_name: s.owner_name.is_some(),
+        created_at: iso(s.created_at),
+    }
+}
+
+/// What anyone with the link sees: the title, the name the owner chose to show, and the
+/// branch's messages. Images are served through the link; documents are only named.
+pub fn shared_conversation_view(snapshot: &Snapshot) -> answers::SharedConversation {
+    let token = &snapshot.share.token;
+    let messages = snapshot
+        .messages
+        .iter()
+        .map(|m| answers::SharedMessage {
+            id: m.id.clone(),
+            role: m.role,
+            content: m.content.clone(),
+            model: m.model.clone(),
+            created_at: iso(m.created_at),
+            sources: sources_of(m),
+            attachments: snapshot
+                .files
+                .iter()
+                .filter(|f| f.message_id.as_deref() == Some(m.id.as_str()))
+                .map(|f| answers::SharedAttachment {
+                    kind: f.kind,
+                    name: f.name.clone(),
+                    mime: f.mime.clone(),
+                    width: f.width.map(|w| w.max(0) as u32),
+                    height: f.height.map(|h| h.max(0) as u32),
+                    url: (f.kind == FileKind::Image).then(|| format!("/api/shared/{token}/files/{}", f.id)),
+                })
+                .collect(),
+        })
+        .collect();
+    answers::SharedConversation {
+        title: snapshot.share.title.clone(),
+        owner_name: snapshot.share.owner_name.clone(),
+        created_at: iso(snapshot.share.created_at),
+        messages,
+    }
 }

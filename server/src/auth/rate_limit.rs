@@ -25,6 +25,8 @@ pub struct RateLimits {
     address_failures: u32,
     address_calls: u32,
     email_mails: u32,
+    shared_reads: u32,
+    share_creates: u32,
     trusted_proxies: Vec<IpNet>,
     store: Store,
     clock: SharedClock,
@@ -69,6 +71,8 @@ impl RateLimits {
             address_failures: s.address_failures,
             address_calls: s.address_calls,
             email_mails: s.email_mails,
+            shared_reads: s.shared_reads,
+            share_creates: s.share_creates,
             trusted_proxies,
             store,
             clock,
@@ -80,19 +84,32 @@ impl RateLimits {
         let Some(address) = self.client_key(req) else {
             return Ok(());
         };
-        let key = format!("call:{address}");
-        if self.hit(&key).await > self.address_calls {
-            self.give_back(&key).await;
-            return Err(self.too_many(ErrorCode::RateLimited));
-        }
-        Ok(())
+        self.count(&format!("call:{address}"), self.address_calls).await
     }
 
     /// Counts one mail (code or notice) to `email`.
     pub async fn mail(&self, email: &str) -> Result<()> {
-        let key = format!("mail:{email}");
-        if self.hit(&key).await > self.email_mails {
-            self.give_back(&key).await;
+        self.count(&format!("mail:{email}"), self.email_mails).await
+    }
+
+    /// Counts one read of a share link (its page or an image) from the request's address.
+    pub async fn shared_read(&self, req: &HttpRequest) -> Result<()> {
+        match self.client_key(req) {
+            Some(address) => self.count(&format!("shared:{address}"), self.shared_reads).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Counts one share link made, or one shared conversation continued, by the user.
+    pub async fn share_create(&self, user_id: &str) -> Result<()> {
+        self.count(&format!("share:{user_id}"), self.share_creates).await
+    }
+
+    /// Adds one to `key`; 429 past `budget` in this window (the refused call is given back,
+    /// so a client that waits is not held back by its own refusals).
+    async fn count(&self, key: &str, budget: u32) -> Result<()> {
+        if self.hit(key).await > budget {
+            self.give_back(key).await;
             return Err(self.too_many(ErrorCode::RateLimited));
         }
         Ok(())

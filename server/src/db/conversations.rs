@@ -282,11 +282,11 @@ impl Db {
         user_id: &str,
         attachments: &[String],
     ) -> sqlx::Result<()> {
-        let conversation =
-            // A project deleted since the send's checks leaves the conversation in none.
-            "INSERT INTO conversations (id, user_id, title, model, web_search, created_at, updated_at, \
-             project_id, current_message_id) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-             (SELECT id FROM projects WHERE id = $8 AND user_id = $2), $9)";
+        // A project deleted since the send's checks leaves the conversation in none. A new
+        // conversation is neither pinned nor archived (the columns' defaults).
+        let conversation = "INSERT INTO conversations (id, user_id, title, model, web_search, created_at, \
+                            updated_at, project_id, current_message_id) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+                            (SELECT id FROM projects WHERE id = $8 AND user_id = $2), $9)";
         let message = format!(
             "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $9)"

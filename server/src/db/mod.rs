@@ -25,6 +25,7 @@ pub mod registrations;
 pub mod resets;
 pub mod search;
 pub mod secrets;
+pub mod shares;
 pub mod stripe;
 pub mod subscriptions;
 pub mod usage;

@@ -58,9 +58,22 @@ async fn thumbnail(state: Data, user: AuthUser, id: web::Path<String>) -> Result
 
 async fn serve(state: &AppState, user: &AuthUser, id: &str, thumbnail: bool) -> Result<HttpResponse> {
     let file = owned(state, user, id).await?;
+    // A file's bytes never change; only its owner may see them.
+    file_response(state, &file, thumbnail, "private, max-age=31536000, immutable").await
+}
+
+/// The file's bytes (or its thumbnail's) with their type, `nosniff`, a policy that runs
+/// nothing in them, and `cache_control`; a file missing from the store is a 404. Whoever
+/// may read the file was decided by the caller.
+pub async fn file_response(
+    state: &AppState,
+    file: &FileRow,
+    thumbnail: bool,
+    cache_control: &'static str,
+) -> Result<HttpResponse> {
     let bytes = state
         .files
-        .get(&file, thumbnail)
+        .get(file, thumbnail)
         .await
         .map_err(crate::error::ApiError::Internal)?
         .ok_or(ErrorCode::NotFound)?;
@@ -84,8 +97,7 @@ async fn serve(state: &AppState, user: &AuthUser, id: &str, thumbnail: bool) -> 
         .collect();
     Ok(HttpResponse::Ok()
         .content_type(mime)
-        // A file's bytes never change; only its owner may see them.
-        .insert_header((header::CACHE_CONTROL, "private, max-age=31536000, immutable"))
+        .insert_header((header::CACHE_CONTROL, cache_control))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::CONTENT_SECURITY_POLICY, policy))
         .insert_header(ContentDisposition {

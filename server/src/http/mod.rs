@@ -11,6 +11,7 @@ pub mod messages;
 pub mod payments;
 pub mod projects;
 pub mod settings;
+pub mod shares;
 pub mod subscription;
 pub mod trace;
 pub mod usage;
@@ -44,6 +45,8 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(usage::routes)
             .configure(payments::routes)
             .configure(invoices::routes)
+            // Before the conversations' scope, which would take `/conversations/{id}/shares`.
+            .configure(shares::routes)
             .configure(conversations::routes)
             .configure(messages::routes)
             .configure(projects::routes)

@@ -28,6 +28,7 @@ mod rate_limit;
 mod register;
 mod search;
 mod settings;
+mod shares;
 mod smtp;
 mod spoofing;
 mod startup_checks;
