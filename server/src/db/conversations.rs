@@ -263,7 +263,7 @@ impl Db {
         let conversation =
             // A project deleted since the send's checks leaves the conversation in none.
             format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-                     (SELECT id FROM projects WHERE id = $8 AND user_id = $2), $9)");
+                     (SELECT id FROM projects WHERE id = $8 AND user_id = $2), $9, $10, $11)");
         let message = format!(
             "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $9)"
@@ -287,6 +287,8 @@ impl Db {
                     .bind(c.updated_at)
                     .bind(&c.project_id)
                     .bind(&answer.id)
+                    .bind(c.pinned)
+                    .bind(c.archived)
                     .execute(&mut *conn)
                     .await?;
             }
