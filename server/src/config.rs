@@ -101,6 +101,8 @@ pub struct RateLimitSettings {
     pub address_calls: u32,
     /// Code and notice mails to one e-mail address.
     pub email_mails: u32,
+    /// Account exports, and apart from them imports, one user may start.
+    pub portability: u32,
     /// CIDRs of reverse proxies whose `X-Forwarded-For` / `Forwarded` is believed.
     pub trusted_proxies: Vec<String>,
 }

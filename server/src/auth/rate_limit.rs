@@ -25,6 +25,7 @@ pub struct RateLimits {
     address_failures: u32,
     address_calls: u32,
     email_mails: u32,
+    portability: u32,
     trusted_proxies: Vec<IpNet>,
     store: Store,
     clock: SharedClock,
@@ -69,6 +70,7 @@ impl RateLimits {
             address_failures: s.address_failures,
             address_calls: s.address_calls,
             email_mails: s.email_mails,
+            portability: s.portability,
             trusted_proxies,
             store,
             clock,
@@ -92,6 +94,17 @@ impl RateLimits {
     pub async fn mail(&self, email: &str) -> Result<()> {
         let key = format!("mail:{email}");
         if self.hit(&key).await > self.email_mails {
+            self.give_back(&key).await;
+            return Err(self.too_many(ErrorCode::RateLimited));
+        }
+        Ok(())
+    }
+
+    /// Counts an export or an import (`what`) that `user_id` starts: each reads or
+    /// writes a whole account, so a user cannot run many of them at once.
+    pub async fn portability(&self, what: &str, user_id: &str) -> Result<()> {
+        let key = format!("{what}:{user_id}");
+        if self.hit(&key).await > self.portability {
             self.give_back(&key).await;
             return Err(self.too_many(ErrorCode::RateLimited));
         }

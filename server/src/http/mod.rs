@@ -9,6 +9,7 @@ pub mod health;
 pub mod invoices;
 pub mod messages;
 pub mod payments;
+pub mod portability;
 pub mod projects;
 pub mod settings;
 pub mod subscription;
@@ -44,6 +45,7 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(usage::routes)
             .configure(payments::routes)
             .configure(invoices::routes)
+            .configure(portability::routes)
             .configure(conversations::routes)
             .configure(messages::routes)
             .configure(projects::routes)
