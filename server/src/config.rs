@@ -106,6 +106,8 @@ pub struct RateLimitSettings {
     pub shared_reads: u32,
     /// Share links made, and shared conversations continued, by one user.
     pub share_creates: u32,
+    /// Account exports, and apart from them imports, one user may start.
+    pub portability: u32,
     /// CIDRs of reverse proxies whose `X-Forwarded-For` / `Forwarded` is believed.
     pub trusted_proxies: Vec<String>,
 }

@@ -265,6 +265,16 @@ error_codes! {
     AnswerRequired = "answer_required", BAD_REQUEST,
         "Only an answer can be regenerated or rated.",
         "Csak válasz generálható újra vagy értékelhető.";
+    // Export and import (issue 31)
+    ImportInvalid = "import_invalid", BAD_REQUEST,
+        "This file cannot be imported: choose the conversations.json (or the zip) of this service's export, or the conversations.json of a ChatGPT export",
+        "Ez a fájl nem importálható: ennek a szolgáltatásnak az exportjából a conversations.json fájlt (vagy a zipet), illetve egy ChatGPT-export conversations.json fájlját válassza";
+    ImportTooManyConversations = "import_too_many_conversations", BAD_REQUEST,
+        "At most {max} conversations can be imported at once: split the file",
+        "Egyszerre legfeljebb {max} beszélgetés importálható: ossza fel a fájlt";
+    ImportTooManyMessages = "import_too_many_messages", BAD_REQUEST,
+        "At most {max} messages can be imported at once: split the file",
+        "Egyszerre legfeljebb {max} üzenet importálható: ossza fel a fájlt";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.
@@ -294,6 +304,7 @@ fn field_label(field: &str, lang: Lang) -> &str {
             "A title, pinned or archived",
             "A cím, a kitűzés vagy az archiválás",
         ),
+        "file" => ("The file", "A fájl"),
         "month" => ("monthly", "havi"),
         other => (other, other),
     };
@@ -332,6 +343,24 @@ impl ApiError {
             field,
             max: Some(max),
             retry_after_secs: None,
+        }
+    }
+
+    /// The same client error about `field` (an internal error stays as it is).
+    pub fn about(self, field: &'static str) -> Self {
+        match self {
+            ApiError::Client {
+                code,
+                max,
+                retry_after_secs,
+                ..
+            } => ApiError::Client {
+                code,
+                field: Some(field),
+                max,
+                retry_after_secs,
+            },
+            internal => internal,
         }
     }
 

@@ -24,6 +24,7 @@ pub mod mail;
 pub mod operator;
 pub mod outage;
 pub mod plans;
+pub mod portability;
 pub mod quota;
 pub mod realtime;
 pub mod redis_conn;

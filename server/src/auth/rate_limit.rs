@@ -27,6 +27,7 @@ pub struct RateLimits {
     email_mails: u32,
     shared_reads: u32,
     share_creates: u32,
+    portability: u32,
     trusted_proxies: Vec<IpNet>,
     store: Store,
     clock: SharedClock,
@@ -73,6 +74,7 @@ impl RateLimits {
             email_mails: s.email_mails,
             shared_reads: s.shared_reads,
             share_creates: s.share_creates,
+            portability: s.portability,
             trusted_proxies,
             store,
             clock,
@@ -110,6 +112,17 @@ impl RateLimits {
     async fn count(&self, key: &str, budget: u32) -> Result<()> {
         if self.hit(key).await > budget {
             self.give_back(key).await;
+            return Err(self.too_many(ErrorCode::RateLimited));
+        }
+        Ok(())
+    }
+
+    /// Counts an export or an import (`what`) that `user_id` starts: each reads or
+    /// writes a whole account, so a user cannot run many of them at once.
+    pub async fn portability(&self, what: &str, user_id: &str) -> Result<()> {
+        let key = format!("{what}:{user_id}");
+        if self.hit(&key).await > self.portability {
+            self.give_back(&key).await;
             return Err(self.too_many(ErrorCode::RateLimited));
         }
         Ok(())

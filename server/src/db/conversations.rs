@@ -109,9 +109,10 @@ fn branch_of(rows: Vec<HistoryRow>, leaf: &str, limit: i64) -> Result<History, H
     }
 }
 
-const CONVERSATION_COLUMNS: &str =
+pub(super) const CONVERSATION_COLUMNS: &str =
     "id, user_id, title, model, web_search, created_at, updated_at, project_id, current_message_id, pinned, archived";
-const MESSAGE_COLUMNS: &str = "id, conversation_id, role, content, status, model, client_id, finish_reason, \
+pub(super) const MESSAGE_COLUMNS: &str =
+    "id, conversation_id, role, content, status, model, client_id, finish_reason, \
                                created_at, sources, parent_id, mode, feedback_rating, feedback_comment";
 
 impl Db {

@@ -51,14 +51,14 @@ pub struct ChunkRow {
 pub const GONE: &str = "";
 
 /// The condition of a file not deleted (sent or not), in SQL.
-const NOT_GONE: &str = "(message_id IS NULL OR message_id <> '')";
+pub(super) const NOT_GONE: &str = "(message_id IS NULL OR message_id <> '')";
 
-const FILE_COLUMNS: &str =
+pub(super) const FILE_COLUMNS: &str =
     "id, user_id, conversation_id, message_id, kind, name, mime, size, width, height, \
      created_at, status, progress, pages, embedding_model, project_id";
 
 /// `$from, $from+1, …` for `n` values.
-fn placeholders(from: usize, n: usize) -> String {
+pub(super) fn placeholders(from: usize, n: usize) -> String {
     (from..from + n)
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()

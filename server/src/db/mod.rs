@@ -20,6 +20,7 @@ pub mod conversations;
 pub mod files;
 pub mod invoices;
 pub mod payments;
+pub mod portability;
 pub mod projects;
 pub mod registrations;
 pub mod resets;

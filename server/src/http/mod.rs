@@ -9,6 +9,7 @@ pub mod health;
 pub mod invoices;
 pub mod messages;
 pub mod payments;
+pub mod portability;
 pub mod projects;
 pub mod settings;
 pub mod shares;
@@ -47,6 +48,7 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
             .configure(invoices::routes)
             // Before the conversations' scope, which would take `/conversations/{id}/shares`.
             .configure(shares::routes)
+            .configure(portability::routes)
             .configure(conversations::routes)
             .configure(messages::routes)
             .configure(projects::routes)

@@ -21,6 +21,7 @@ mod login;
 mod model_stub;
 mod operator;
 mod password_reset;
+mod portability;
 mod profile;
 mod projects;
 mod quota;

@@ -7,7 +7,7 @@
  */
 export const POLICY_DETAILS = {
   /** The date this version of the policy took effect (YYYY-MM-DD); raise it with every change. */
-  lastUpdated: '2026-11-22',
+  lastUpdated: '2026-11-26',
   controller: {
     /** Legal name of the person or company operating this installation. */
     name: '',

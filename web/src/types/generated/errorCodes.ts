@@ -88,6 +88,9 @@ export const ERROR_CODES = [
   'server_shutting_down',
   'question_required',
   'answer_required',
+  'import_invalid',
+  'import_too_many_conversations',
+  'import_too_many_messages',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -180,4 +183,7 @@ export const ERROR_TEXTS: Record<ErrorCode, { 'en-US': string; 'hu-HU': string }
   server_shutting_down: { 'en-US': "The server is restarting. Please send your message again in a moment.", 'hu-HU': "A szerver újraindul. Kérjük, néhány pillanat múlva küldje el újra az üzenetét." },
   question_required: { 'en-US': "Only your own messages can be edited, not answers.", 'hu-HU': "Csak a saját üzenetei szerkeszthetők, a válaszok nem." },
   answer_required: { 'en-US': "Only an answer can be regenerated or rated.", 'hu-HU': "Csak válasz generálható újra vagy értékelhető." },
+  import_invalid: { 'en-US': "This file cannot be imported: choose the conversations.json (or the zip) of this service's export, or the conversations.json of a ChatGPT export", 'hu-HU': "Ez a fájl nem importálható: ennek a szolgáltatásnak az exportjából a conversations.json fájlt (vagy a zipet), illetve egy ChatGPT-export conversations.json fájlját válassza" },
+  import_too_many_conversations: { 'en-US': "At most {max} conversations can be imported at once: split the file", 'hu-HU': "Egyszerre legfeljebb {max} beszélgetés importálható: ossza fel a fájlt" },
+  import_too_many_messages: { 'en-US': "At most {max} messages can be imported at once: split the file", 'hu-HU': "Egyszerre legfeljebb {max} üzenet importálható: ossza fel a fájlt" },
 };

@@ -1,0 +1,77 @@
+//! The account's data taken out and conversations brought in (`crate::portability`):
+//! `GET /api/account/export` and `POST /api/conversations/import`.
+
+use actix_multipart::Multipart;
+use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionType};
+use actix_web::{web, HttpResponse};
+use chat_contract::answers::{self, ImportResult};
+
+use crate::auth::AuthUser;
+use crate::error::{ErrorCode, Result};
+use crate::http;
+use crate::portability::{self, export, import};
+use crate::state::AppState;
+
+/// Registered before `/conversations/{id}`, whose scope would take `import` for an id.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/account/export", web::get().to(export))
+        .route("/conversations/import", web::post().to(import));
+}
+
+type Data = web::Data<AppState>;
+
+/// How many imported conversations are announced to the tabs, newest first: a tab's list
+/// shows the newest ones, and older ones come with its next pages.
+const ANNOUNCED: usize = 100;
+
+/// The zip, streamed as it is written (`portability::export`).
+async fn export(state: Data, user: AuthUser) -> Result<HttpResponse> {
+    state.limits.portability("export", user.id()).await?;
+    let filename = format!("chat-export-{}.zip", portability::date(state.now()));
+    Ok(HttpResponse::Ok()
+        .content_type("application/zip")
+        .insert_header(ContentDisposition {
+            disposition: DispositionType::Attachment,
+            parameters: vec![DispositionParam::Filename(filename)],
+        })
+        // The whole account: no shared cache keeps it.
+        .insert_header(("Cache-Control", "private, no-store"))
+        .streaming(export::stream(state, user.user)))
+}
+
+/// Answers `{success, data: {conversations, messages}}`; nothing is stored unless all is.
+async fn import(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpResponse> {
+    state.limits.portability("import", user.id()).await?;
+    let (_, bytes) = http::read_file_part(
+        payload,
+        import::MAX_BYTES,
+        ErrorCode::FileTooLarge,
+        ErrorCode::FileUploadError,
+    )
+    .await
+    .map_err(|e| e.about("file"))?;
+    let (user_id, max_chars, now) = (
+        user.id().to_owned(),
+        state.settings.chat.max_message_chars,
+        state.now(),
+    );
+    // Reading up to 50 MB of JSON takes a while: not on the request threads.
+    let parsed = web::block(move || import::parse(&bytes, &user_id, max_chars, now))
+        .await
+        .map_err(anyhow::Error::from)??;
+    let mut ids: Vec<(i64, String)> = parsed
+        .conversations
+        .iter()
+        .map(|c| (c.conversation.updated_at, c.conversation.id.clone()))
+        .collect();
+    let conversations = parsed.conversations.len() as u64;
+    let messages = state.db.import_conversations(parsed.conversations).await?;
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    for (_, id) in ids.iter().take(ANNOUNCED) {
+        crate::announce::conversation(&state, user.id(), id).await?;
+    }
+    Ok(HttpResponse::Ok().json(answers::Data::new(ImportResult {
+        conversations,
+        messages,
+    })))
+}
