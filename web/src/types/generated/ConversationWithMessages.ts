@@ -13,4 +13,12 @@ projectId: string | null,
 /**
  * The last message of the branch shown (`None` before its first message).
  */
-currentMessageId: string | null, };
+currentMessageId: string | null, 
+/**
+ * Listed before the others.
+ */
+pinned: boolean, 
+/**
+ * Left out of the list unless `?archived=true` asks for the archived ones.
+ */
+archived: boolean, };
