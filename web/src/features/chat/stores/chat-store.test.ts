@@ -368,7 +368,7 @@ describe('pinned and archived', () => {
   });
 
   it('an archived conversation leaves the main list and joins a loaded archived view; unarchived, it comes back', async () => {
-    route((method, path) => {
+    route((_method, path) => {
       if (path === '/conversations?limit=20&archived=true') {
         return jsonResponse(200, { success: true, data: [conversation({ _id: 'old', archived: true, updatedAt: '2025-03-01T09:00:00Z' })], nextCursor: null });
       }

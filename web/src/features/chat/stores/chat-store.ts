@@ -937,3 +937,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     },
   };
 });
+
+/** Conversations came from elsewhere (an import): a list this tab has loaded is read again. */
+export function refreshConversations(): void {
+  if (useChatStore.getState().listStatus !== 'idle') void useChatStore.getState().loadConversations();
+}
