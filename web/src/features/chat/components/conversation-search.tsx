@@ -164,7 +164,7 @@ export function ConversationSearch({ onSearchingChange }: { onSearchingChange: (
           role="combobox"
           aria-autocomplete="list"
           aria-expanded={expanded}
-          aria-controls={listId}
+          aria-controls={expanded ? listId : undefined}
           aria-activedescendant={expanded && active >= 0 ? `${listId}-${active}` : undefined}
           autoComplete="off"
           spellCheck={false}
@@ -258,7 +258,8 @@ function HitOption({
       onClick={onChoose}
     >
       <span className={styles.hitTitle}>
-        {titleHit ? <Marked text={hit.snippet} hit={hit} /> : title}
+        {/* One inline run: the marked parts are not flex items of their own. */}
+        <span className={styles.hitTitleText}>{titleHit ? <Marked text={hit.snippet} hit={hit} /> : title}</span>
         {hit.archived && <span className={styles.badge}>{t('find.archived')}</span>}
       </span>
       {!titleHit && (

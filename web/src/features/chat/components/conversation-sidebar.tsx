@@ -66,6 +66,12 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
   };
 
   const focusNewChat = () => requestAnimationFrame(() => newChatRef.current?.focus());
+  const focusRowMenu = (id: string) =>
+    requestAnimationFrame(() =>
+      document
+        .querySelector<HTMLElement>(`[data-testid="conversation-item"][data-conversation-id="${CSS.escape(id)}"] [data-testid="conversation-menu-button"]`)
+        ?.focus(),
+    );
 
   const archive = (conversation: Conversation) => {
     void patchConversation(conversation._id, { archived: true }).then((done) => {
@@ -83,7 +89,11 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
     onMove: setMoving,
     onDelete: setDeleting,
     onShare: setSharing,
-    onPin: (conversation: Conversation) => void patchConversation(conversation._id, { pinned: !conversation.pinned }),
+    onPin: (conversation: Conversation) =>
+      void patchConversation(conversation._id, { pinned: !conversation.pinned }).then((done) => {
+        // The row moved to the other section (a new element): its menu button keeps the focus.
+        if (done) focusRowMenu(conversation._id);
+      }),
     onArchive: archive,
   };
 
@@ -144,7 +154,8 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
       )}
 
       <ArchivedDialog open={archivedOpen} activeId={activeId} onClose={() => setArchivedOpen(false)} onDelete={setDeleting} />
-      <ShareDialog key={`share-${sharing?._id ?? ''}`} conversation={sharing} onClose={() => setSharing(null)} />
+      {/* Mounted only while open: a closed one would be a second share dialog in the page. */}
+      {sharing && <ShareDialog key={sharing._id} conversation={sharing} onClose={() => setSharing(null)} />}
 
       <RenameConversationDialog
         key={`rename-${renaming?._id ?? ''}`}

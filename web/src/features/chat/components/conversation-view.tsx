@@ -338,9 +338,7 @@ export function ConversationView({
           </Button>
         )}
       </header>
-      {conversation && (
-        <ShareDialog key={sharing ? 'open' : 'closed'} conversation={sharing ? conversation : null} onClose={() => setSharing(false)} />
-      )}
+      {sharing && conversation && <ShareDialog conversation={conversation} onClose={() => setSharing(false)} />}
 
       {loading ? (
         <div className={styles.state}>
