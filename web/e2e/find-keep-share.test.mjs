@@ -1,11 +1,13 @@
 // End-to-end (issue 31): search, pin and archive, share links, export and import, in
 // Debian's headless Chromium against the real chat-server (demo model: each answer starts
 // "You said: *<the question>*."). Screenshots of every new screen at 360 and 1280 px, in
-// en-US and hu-HU, go to e2e/artifacts/find-keep-share/ (and SHOTS_DIR when set).
+// en-US and hu-HU, go to e2e/artifacts/find-keep-share/ (or SHOTS_DIR when set), and
+// axe-core checks each of them.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { assertAccessible } from './a11y.mjs';
 import { startServer } from './server.mjs';
 import { dismissCookies, launchChromium, registerOverApi } from './flows.mjs';
 import { readZip } from './unzip.mjs';
@@ -317,6 +319,7 @@ for (const language of ['en-US', 'hu-HU']) {
       await page.getByTestId('search-hit').first().waitFor();
       await shot('search');
       await noSidewaysScroll(page, 'search');
+      await assertAccessible(page, ['[role="search"]'], 'search');
       await page.getByTestId('conversation-search').press('Escape');
 
       await press(row(page, tidesId).getByTestId('conversation-menu-button'));
@@ -324,12 +327,14 @@ for (const language of ['en-US', 'hu-HU']) {
       const menu = await page.getByTestId('conversation-menu').boundingBox();
       assert.ok(menu && menu.x >= 0 && menu.x + menu.width <= width, `the menu at ${JSON.stringify(menu)}`);
       await shot('row-menu');
+      await assertAccessible(page, ['[data-testid="conversation-list"]'], 'row menu');
       await page.keyboard.press('Escape');
 
       await rowMenu(page, tidesId, 'archive-conversation');
       await page.getByTestId('open-archived').click();
       await page.getByTestId('archived-item').first().waitFor();
       await shot('archived');
+      await assertAccessible(page, ['[data-testid="archived-view"]'], 'archived view');
       await page.getByTestId('unarchive-conversation').first().click();
       await page.getByTestId('archived-item').first().waitFor({ state: 'detached' });
       await page.keyboard.press('Escape');
@@ -339,21 +344,26 @@ for (const language of ['en-US', 'hu-HU']) {
       await page.getByTestId('share-create').click();
       await page.getByTestId('share-url').waitFor();
       await shot('share-dialog');
+      await assertAccessible(page, ['[data-testid="share-dialog"]'], 'share dialog');
       await noSidewaysScroll(page, 'share dialog');
       await page.keyboard.press('Escape');
 
       await page.goto(new URL(share.body.data.url).pathname);
       await page.getByTestId('shared-page').waitFor();
       await shot('shared-page');
+      // Code blocks' highlighting colours are the chat's (checked with the chat).
+      await assertAccessible(page, ['[data-testid="shared-page"] header', '[data-testid="shared-page"] footer', '[data-testid="shared-message-user"]'], 'shared page');
       await noSidewaysScroll(page, 'shared page');
 
       await page.goto('/settings#account');
       await page.getByTestId('data-section').waitFor();
       await page.getByTestId('data-section').scrollIntoViewIfNeeded();
       await shot('settings-account');
+      await assertAccessible(page, ['#account'], 'settings account');
       await page.goto('/settings#shared-links');
       await page.getByTestId('shared-link').first().waitFor();
       await shot('settings-shared-links');
+      await assertAccessible(page, ['#shared-links'], 'settings shared links');
       await noSidewaysScroll(page, 'settings');
       await ctx.close();
     });
