@@ -17,7 +17,7 @@ export CHAT_VENV
 LOCALSTRIPE_VERSION := 1.15.10
 MOTO_VERSION := 5.2.5
 
-.PHONY: run build web web-deps test test-deps test-rust test-backends test-web lint bench types
+.PHONY: run build web web-deps test test-deps test-rust test-backends test-web lint bench bench-search types
 
 ## Build everything and start the server on its embedded defaults at http://127.0.0.1:8080
 run: build
@@ -99,3 +99,8 @@ test-backends:
 # there), written into docs/performance.md. See loadtest/bench.sh.
 bench:
 	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) bash loadtest/bench.sh
+
+# Search time at 100,000 messages of one user, on SQLite and the local Postgres (a few
+# minutes); the figures go into docs/performance.md by hand. See loadtest/search-bench.sh.
+bench-search:
+	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) bash loadtest/search-bench.sh

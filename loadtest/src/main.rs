@@ -13,6 +13,7 @@ mod quota;
 mod render;
 mod report;
 mod scenarios;
+mod search;
 mod stats;
 
 use std::path::PathBuf;
@@ -58,6 +59,8 @@ enum Command {
     /// Chat load over two instances while Redis, Postgres and an instance fail in turn:
     /// what became of every send, answer and quota unit (docs/operations.md).
     Faults(faults::FaultsArgs),
+    /// Search times over one user's seeded history.
+    Search(search::SearchArgs),
     /// Write the reports of a bench run into docs/performance.md.
     Render {
         /// The folder of `NAME.json` and `NAME.txt` reports.
@@ -183,6 +186,7 @@ fn main() -> anyhow::Result<()> {
         Command::Direct(args) => direct::run(args),
         Command::Quota(args) => actix_web::rt::System::new().block_on(run_quota(args)),
         Command::Faults(args) => faults::run(args),
+        Command::Search(args) => search::run(args),
         Command::Render { results, doc, date } => render::write(&results, &doc, &date),
     }
 }

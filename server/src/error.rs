@@ -288,6 +288,12 @@ fn field_label(field: &str, lang: Lang) -> &str {
         "documentUpload" => ("Document upload", "A dokumentumfeltöltés"),
         "title" => ("Title", "A cím"),
         "comment" => ("Comment", "A megjegyzés"),
+        "q" => ("Search text", "A keresett szöveg"),
+        "cursor" => ("The page", "Az oldal"),
+        "title|pinned|archived" => (
+            "A title, pinned or archived",
+            "A cím, a kitűzés vagy az archiválás",
+        ),
         "month" => ("monthly", "havi"),
         other => (other, other),
     };

@@ -7,6 +7,7 @@ pub mod billing;
 pub mod chat;
 pub mod clock;
 pub mod config;
+pub mod conversation_search;
 pub mod db;
 pub mod documents;
 pub mod domain;

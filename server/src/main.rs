@@ -57,6 +57,9 @@ enum UsersCommand {
         /// Write `email<TAB>access token` lines here, for `loadtest --tokens`.
         #[arg(long)]
         tokens: Option<std::path::PathBuf>,
+        /// Messages of made-up history for each new user (20 a conversation).
+        #[arg(long, default_value_t = 0)]
+        messages: usize,
     },
 }
 
@@ -121,6 +124,7 @@ async fn main() -> anyhow::Result<()> {
             prefix,
             plan,
             tokens,
+            messages,
         }) => {
             let seed = operator::Seed {
                 count,
@@ -128,6 +132,7 @@ async fn main() -> anyhow::Result<()> {
                 prefix: &prefix,
                 plan: &plan,
                 tokens: tokens.as_deref(),
+                messages,
             };
             let summary = operator::seed(&settings, &seed).await?;
             println!("{summary}");

@@ -52,6 +52,9 @@ pub struct Seed<'a> {
     pub plan: &'a str,
     /// Where to write `email<TAB>token` lines for the load harness.
     pub tokens: Option<&'a std::path::Path>,
+    /// Messages of made-up history each new user gets (the search bench), 20 a
+    /// conversation.
+    pub messages: usize,
 }
 
 /// `chat-server users seed`: load-test users that all share one password hash (one argon2
@@ -122,6 +125,11 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
         if let Some(activation) = &activation {
             db.activate_subscription(&user.id, activation, now).await?;
         }
+        if seed.messages > 0 && db.conversations(&user.id, None, false, None, 1).await?.is_empty() {
+            for batch in seed_history(&user.id, seed.messages).chunks(100) {
+                db.insert_seed_history(&user.id, batch, now).await?;
+            }
+        }
         if let Some(out) = out.as_mut() {
             let token = tokens.issue(&user.id, user.token_version, now, settings.auth.remember_days)?;
             writeln!(out, "{email}\t{token}")?;
@@ -139,6 +147,46 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
         seed.prefix,
         seed.count - 1
     ))
+}
+
+/// `messages` messages of made-up text, 20 a conversation: words of two or three
+/// syllables (some with Hungarian accents) drawn by a generator seeded with the user's id,
+/// so every user's history differs and reruns repeat it.
+fn seed_history(user_id: &str, messages: usize) -> Vec<crate::db::conversations::SeedConversation> {
+    const SYLLABLES: [&str; 48] = [
+        "ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "bi", "de", "fo", "gu", "ha", "ji", "ko", "la", "ma",
+        "no", "pe", "ri", "so", "tu", "va", "ze", "ár", "vé", "tő", "fű", "ró", "gé", "pő", "ün", "ban",
+        "ker", "lin", "mor", "pal", "ros", "tan", "vil", "dor", "fen", "gal", "hor", "kis", "lem", "nar",
+        "zet",
+    ];
+    let mut state = user_id.bytes().fold(0x9e37_79b9_7f4a_7c15u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let mut next = move |n: usize| {
+        // xorshift64: fast, repeatable, good enough for made-up words.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut words = |count: usize| {
+        (0..count)
+            .map(|_| {
+                (0..2 + next(2))
+                    .map(|_| SYLLABLES[next(SYLLABLES.len())])
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    (0..messages.div_ceil(20))
+        .map(|c| crate::db::conversations::SeedConversation {
+            title: words(3),
+            messages: (0..20.min(messages - c * 20))
+                .map(|j| words(if j % 2 == 0 { 15 } else { 60 }))
+                .collect(),
+        })
+        .collect()
 }
 
 /// A paid plan from `now` for `days` days, granted by an operator: no payment, no renewal.

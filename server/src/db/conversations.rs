@@ -20,6 +20,14 @@ pub struct ConversationRow {
     pub archived: bool,
 }
 
+/// What `PATCH /api/conversations/{id}` changes (`None`: left as it is).
+#[derive(Debug, Default)]
+pub struct ConversationChange {
+    pub title: Option<String>,
+    pub pinned: Option<bool>,
+    pub archived: Option<bool>,
+}
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct MessageRow {
     pub id: String,
@@ -156,27 +164,33 @@ impl Db {
     /// A page of the user's conversations, newest first, after the cursor
     /// (`updated_at`, `id`) of the previous page's last one.
     /// With `project`, only that project's.
+    /// A page of the user's conversations: pinned first, then the newest; only the
+    /// archived ones when `archived`, else only the others. `after` is the last row of
+    /// the previous page (pinned, updated_at, id).
     pub async fn conversations(
         &self,
         user_id: &str,
         project: Option<&str>,
-        after: Option<(i64, &str)>,
+        archived: bool,
+        after: Option<(bool, i64, &str)>,
         limit: i64,
     ) -> sqlx::Result<Vec<ConversationRow>> {
-        let (before_time, before_id) = after.unwrap_or((i64::MAX, ""));
+        let (before_pinned, before_time, before_id) = after.unwrap_or((true, i64::MAX, "\u{10FFFF}"));
         let in_project = if project.is_some() {
-            "AND project_id = $5"
+            "AND project_id = $7"
         } else {
             ""
         };
         let sql = format!(
-            "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE user_id = $1 {in_project} \
-             AND (updated_at < $2 OR (updated_at = $2 AND id < $3)) ORDER BY updated_at DESC, id DESC LIMIT $4"
+            "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE user_id = $1 AND archived = $2 {in_project} \
+             AND (pinned < $3 OR (pinned = $3 AND (updated_at < $4 OR (updated_at = $4 AND id < $5)))) \
+             ORDER BY pinned DESC, updated_at DESC, id DESC LIMIT $6"
         );
-        let before_id = if after.is_some() { before_id } else { "\u{10FFFF}" };
         on_pool!(self, pool => {
             let mut query = sqlx::query_as(&sql)
                 .bind(user_id)
+                .bind(archived)
+                .bind(before_pinned)
                 .bind(before_time)
                 .bind(before_id)
                 .bind(limit);
@@ -187,23 +201,31 @@ impl Db {
         })
     }
 
-    pub async fn rename_conversation(
+    /// Changes what is given of a conversation's title, pin and archive flags; a new
+    /// title moves it to the top like a new message (pinning and archiving do not).
+    /// False when the user has no such conversation.
+    pub async fn update_conversation(
         &self,
         user_id: &str,
         id: &str,
-        title: &str,
+        change: &ConversationChange,
         now: i64,
     ) -> sqlx::Result<bool> {
-        let sql = "UPDATE conversations SET title = $3, updated_at = $4 WHERE id = $1 AND user_id = $2";
+        let sql = "UPDATE conversations SET title = COALESCE($3, title), pinned = COALESCE($4, pinned), \
+                   archived = COALESCE($5, archived), \
+                   updated_at = CASE WHEN $3 IS NULL THEN updated_at ELSE $6 END \
+                   WHERE id = $1 AND user_id = $2";
         let done = on_pool!(self, pool => sqlx::query(sql)
             .bind(id)
             .bind(user_id)
-            .bind(title)
+            .bind(change.title.as_deref())
+            .bind(change.pinned)
+            .bind(change.archived)
             .bind(now)
             .execute(pool)
             .await
             .map(|r| r.rows_affected()))?;
-        Ok(done == 1)
+        Ok(done > 0)
     }
 
     /// Sets a generated title unless the conversation has one (e.g. renamed meanwhile).
@@ -262,8 +284,9 @@ impl Db {
     ) -> sqlx::Result<()> {
         let conversation =
             // A project deleted since the send's checks leaves the conversation in none.
-            format!("INSERT INTO conversations ({CONVERSATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-                     (SELECT id FROM projects WHERE id = $8 AND user_id = $2), $9)");
+            "INSERT INTO conversations (id, user_id, title, model, web_search, created_at, updated_at, \
+             project_id, current_message_id) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+             (SELECT id FROM projects WHERE id = $8 AND user_id = $2), $9)";
         let message = format!(
             "INSERT INTO messages ({MESSAGE_COLUMNS}, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $9)"
@@ -277,7 +300,7 @@ impl Db {
         on_writer!(self, conn => {
             if let Some(c) = &conversation_row {
                 let answer = rows.last().expect("an answer");
-                sqlx::query(&conversation)
+                sqlx::query(conversation)
                     .bind(&c.id)
                     .bind(&c.user_id)
                     .bind(&c.title)
@@ -504,12 +527,60 @@ impl Db {
     }
 }
 
+/// A conversation of `users seed --messages`: a title and its messages, one chain.
+pub struct SeedConversation {
+    pub title: String,
+    /// Question, answer, question… oldest first.
+    pub messages: Vec<String>,
+}
+
+impl Db {
+    /// Stores made-up history for a load-test user (the search bench), in one transaction.
+    pub async fn insert_seed_history(
+        &self,
+        user_id: &str,
+        conversations: &[SeedConversation],
+        now: i64,
+    ) -> sqlx::Result<()> {
+        let conversation = "INSERT INTO conversations (id, user_id, title, model, created_at, updated_at) \
+                            VALUES ($1, $2, $3, 'seed', $4, $4)";
+        let message = "INSERT INTO messages (id, conversation_id, role, content, status, created_at, updated_at, parent_id) \
+                       VALUES ($1, $2, $3, $4, 'complete', $5, $5, $6)";
+        let current = "UPDATE conversations SET current_message_id = $2 WHERE id = $1";
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            for (i, c) in conversations.iter().enumerate() {
+                let id = uuid::Uuid::now_v7().to_string();
+                let at = now - ((conversations.len() - i) as i64) * 60_000;
+                sqlx::query(conversation).bind(&id).bind(user_id).bind(&c.title).bind(at).execute(&mut *tx).await?;
+                let mut parent: Option<String> = None;
+                for (j, text) in c.messages.iter().enumerate() {
+                    let message_id = uuid::Uuid::now_v7().to_string();
+                    let role = if j % 2 == 0 { MessageRole::User } else { MessageRole::Assistant };
+                    sqlx::query(message)
+                        .bind(&message_id)
+                        .bind(&id)
+                        .bind(role)
+                        .bind(text)
+                        .bind(at + j as i64)
+                        .bind(parent.as_deref())
+                        .execute(&mut *tx)
+                        .await?;
+                    parent = Some(message_id);
+                }
+                sqlx::query(current).bind(&id).bind(parent.as_deref()).execute(&mut *tx).await?;
+            }
+            tx.commit().await
+        })
+    }
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use sqlx::Row;
 
     /// The SQLite migrations up to (and without) `before`, in order.
-    fn migrations(before: &str) -> Vec<String> {
+    pub(crate) fn migrations(before: &str) -> Vec<String> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/sqlite");
         let mut files: Vec<_> = std::fs::read_dir(dir)
             .unwrap()

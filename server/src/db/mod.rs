@@ -23,6 +23,7 @@ pub mod payments;
 pub mod projects;
 pub mod registrations;
 pub mod resets;
+pub mod search;
 pub mod secrets;
 pub mod stripe;
 pub mod subscriptions;

@@ -6,7 +6,9 @@ use chat_contract::answers;
 use serde::Deserialize;
 
 use crate::auth::AuthUser;
-use crate::error::{ErrorCode, Result};
+use crate::conversation_search;
+use crate::db::conversations::ConversationChange;
+use crate::error::{ApiError, ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
 use crate::views::{conversation_view, message_with_files};
@@ -15,8 +17,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/conversations")
             .route("", web::get().to(list))
+            .route("/search", web::get().to(search))
             .route("/{id}", web::get().to(get_one))
-            .route("/{id}", web::patch().to(rename))
+            .route("/{id}", web::patch().to(change))
             .route("/{id}", web::delete().to(delete))
             .route("/{id}/project", web::put().to(super::projects::move_conversation)),
     );
@@ -35,12 +38,23 @@ struct Page {
     cursor: Option<String>,
     /// Only the conversations of this project.
     project_id: Option<String>,
+    /// Only the archived conversations (else only the others).
+    #[serde(default)]
+    archived: bool,
 }
 
-/// A cursor is the last conversation's `updated_at` and id: `1763800000000_<id>`.
-fn parse_cursor(cursor: &str) -> Result<(i64, &str)> {
-    let (time, id) = cursor.split_once('_').ok_or(ErrorCode::ValidationError)?;
-    Ok((time.parse().map_err(|_| ErrorCode::ValidationError)?, id))
+/// A cursor is the last conversation's pinned flag, `updated_at` and id:
+/// `0_1763800000000_<id>`.
+fn parse_cursor(cursor: &str) -> Result<(bool, i64, &str)> {
+    let bad = || ApiError::field(ErrorCode::ValidationError, "cursor");
+    let (pinned, rest) = cursor.split_once('_').ok_or_else(bad)?;
+    let (time, id) = rest.split_once('_').ok_or_else(bad)?;
+    let pinned = match pinned {
+        "0" => false,
+        "1" => true,
+        _ => return Err(bad()),
+    };
+    Ok((pinned, time.parse().map_err(|_| bad())?, id))
 }
 
 async fn list(state: Data, user: AuthUser, page: web::Query<Page>) -> Result<HttpResponse> {
@@ -54,11 +68,12 @@ async fn list(state: Data, user: AuthUser, page: web::Query<Page>) -> Result<Htt
     let project = page.project_id.as_deref().filter(|p| !p.is_empty());
     let mut rows = state
         .db
-        .conversations(user.id(), project, after, limit + 1)
+        .conversations(user.id(), project, page.archived, after, limit + 1)
         .await?;
     let next_cursor = if rows.len() as i64 > limit {
         rows.truncate(limit as usize);
-        rows.last().map(|c| format!("{}_{}", c.updated_at, c.id))
+        rows.last()
+            .map(|c| format!("{}_{}_{}", u8::from(c.pinned), c.updated_at, c.id))
     } else {
         None
     };
@@ -91,21 +106,35 @@ async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<H
 }
 
 #[derive(Deserialize)]
-struct RenameBody {
+struct ChangeBody {
     title: Option<String>,
+    pinned: Option<bool>,
+    archived: Option<bool>,
 }
 
-async fn rename(
+/// Renames, pins or unpins, archives or unarchives: each field optional, at least one.
+async fn change(
     state: Data,
     user: AuthUser,
     id: web::Path<String>,
-    body: JsonAfterAuth<RenameBody>,
+    body: JsonAfterAuth<ChangeBody>,
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    let title = http::one_line(body.title.as_deref(), "title", MAX_TITLE_CHARS)?;
+    if body.title.is_none() && body.pinned.is_none() && body.archived.is_none() {
+        return Err(ApiError::field(ErrorCode::FieldRequired, "title|pinned|archived"));
+    }
+    let change = ConversationChange {
+        title: body
+            .title
+            .as_deref()
+            .map(|t| http::one_line(Some(t), "title", MAX_TITLE_CHARS))
+            .transpose()?,
+        pinned: body.pinned,
+        archived: body.archived,
+    };
     if !state
         .db
-        .rename_conversation(user.id(), &id, &title, state.now())
+        .update_conversation(user.id(), &id, &change, state.now())
         .await?
     {
         return Err(ErrorCode::NotFound.into());
@@ -114,6 +143,33 @@ async fn rename(
         .await?
         .ok_or(ErrorCode::NotFound)?;
     Ok(HttpResponse::Ok().json(answers::Data::new(view)))
+}
+
+#[derive(Deserialize)]
+struct SearchParams {
+    q: Option<String>,
+    limit: Option<i64>,
+    cursor: Option<String>,
+}
+
+/// Full-text search over the user's titles and messages (every branch, archived ones
+/// too), best first; the cursor is the number of hits already shown.
+async fn search(state: Data, user: AuthUser, params: web::Query<SearchParams>) -> Result<HttpResponse> {
+    let query = conversation_search::Query::parse(params.q.as_deref())?;
+    let limit = params.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let offset = match params.cursor.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => c
+            .parse::<u32>()
+            .map_err(|_| ApiError::field(ErrorCode::ValidationError, "cursor"))?,
+        None => 0,
+    };
+    let (hits, more) = conversation_search::search(&state.db, user.id(), &query, limit, offset).await?;
+    let next_cursor = more.then(|| (offset as usize + hits.len()).to_string());
+    Ok(HttpResponse::Ok().json(answers::Page {
+        success: true,
+        data: hits,
+        next_cursor,
+    }))
 }
 
 async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {

@@ -231,7 +231,12 @@ async fn a_token_revoked_without_an_event_closes_the_socket_on_its_next_send() {
     let close = tab.close_frame().await.expect("a close frame");
     assert_eq!(u16::from(close.code), 1008);
     assert_eq!(close.reason.as_str(), "session revoked");
-    let stored = app.state.db.conversations(&ann.id, None, None, 10).await.unwrap();
+    let stored = app
+        .state
+        .db
+        .conversations(&ann.id, None, false, None, 10)
+        .await
+        .unwrap();
     assert!(stored.is_empty(), "the send stored nothing");
 }
 

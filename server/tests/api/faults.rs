@@ -397,7 +397,12 @@ async fn with_redis_gone_tabs_stay_responsive_and_everything_recovers_when_it_re
     assert_eq!(late.expect("error").await["code"], json!("service_unavailable"));
     late.send(json!({"type": "ping"})).await;
     late.expect("pong").await;
-    let conversations = app.state.db.conversations(&ann.id, None, None, 10).await.unwrap();
+    let conversations = app
+        .state
+        .db
+        .conversations(&ann.id, None, false, None, 10)
+        .await
+        .unwrap();
     assert!(conversations.is_empty());
 
     redis.run().await;
@@ -797,7 +802,12 @@ async fn a_send_whose_answer_row_cannot_be_stored_leaves_nothing_behind() {
     // No question without its answer, no empty conversation, no unit counted.
     let id = conversation.as_str().unwrap();
     assert_eq!(app.state.db.messages(id).await.unwrap().len(), 2);
-    let conversations = app.state.db.conversations(&ann.id, None, None, 10).await.unwrap();
+    let conversations = app
+        .state
+        .db
+        .conversations(&ann.id, None, false, None, 10)
+        .await
+        .unwrap();
     assert_eq!(conversations.len(), 1);
     assert_eq!(responses_used(&app, &ann).await, 1);
 

@@ -9,6 +9,7 @@ mod cookies;
 mod documents;
 mod faults;
 mod files;
+mod find_and_keep;
 mod fuzz;
 mod headers;
 mod health;

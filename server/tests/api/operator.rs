@@ -17,6 +17,7 @@ async fn seeded_users_share_a_password_get_their_plan_and_tokens_that_connect() 
         prefix: "load",
         plan: "plus",
         tokens: Some(&tokens),
+        messages: 25,
     };
     let summary = seed(&app.state.settings, &ask).await.unwrap();
     assert!(summary.starts_with("3 users (3 new) on plus"), "{summary}");
@@ -42,6 +43,35 @@ async fn seeded_users_share_a_password_get_their_plan_and_tokens_that_connect() 
         assert_eq!(ready["user"]["email"], json!(email));
         assert_eq!(ready["usage"]["limitInfo"]["limitType"], json!("plus"));
     }
+    // Each user got 25 messages of history (a second run added none), found by search.
+    let token = &lines[0].1;
+    let list = assert_ok(app.get_auth("/api/conversations", token).await).await;
+    let conversations = list["data"].as_array().unwrap();
+    assert_eq!(conversations.len(), 2, "{list}");
+    let mut counts = Vec::new();
+    let mut word = String::new();
+    for c in conversations {
+        let path = format!("/api/conversations/{}", c["_id"].as_str().unwrap());
+        let one = assert_ok(app.get_auth(&path, token).await).await;
+        let messages = one["data"]["messages"].as_array().unwrap();
+        assert_eq!(one["data"]["currentMessageId"], messages.last().unwrap()["_id"]);
+        counts.push(messages.len());
+        word = messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .to_owned();
+    }
+    counts.sort();
+    assert_eq!(counts, [5, 20]);
+    let hits = assert_ok(
+        app.get_auth(&format!("/api/conversations/search?q={word}"), token)
+            .await,
+    )
+    .await;
+    assert!(!hits["data"].as_array().unwrap().is_empty(), "{word}: {hits}");
     let body = assert_ok(
         app.post(
             "/api/auth/login",
@@ -63,6 +93,7 @@ async fn seeding_refuses_bad_input_and_creates_nothing() {
         prefix: "load",
         plan: "free",
         tokens: None,
+        messages: 0,
     };
     let cases = [
         (Seed { count: 0, ..base() }, "--count"),

@@ -9,7 +9,7 @@ use crate::helpers::{assert_error, assert_ok, spawn_app_with, TestApp, TestUser}
 use crate::model_stub::ModelStub;
 use crate::ws::WsClient;
 
-fn edit(client_id: &str, conversation: &Value, edit_of: &Value, content: &str) -> Value {
+pub(crate) fn edit(client_id: &str, conversation: &Value, edit_of: &Value, content: &str) -> Value {
     let mut frame = send(client_id, Some(conversation), content);
     frame["editOf"] = edit_of.clone();
     frame
@@ -26,7 +26,7 @@ fn select(conversation: &Value, message: &Value) -> Value {
 /// The question and answer a send created, once its answer completed (and, for a new
 /// conversation, once its title came, so that no late `conversation.updated` is mistaken
 /// for a switch).
-async fn exchange(tab: &mut WsClient) -> (Value, Value) {
+pub(crate) async fn exchange(tab: &mut WsClient) -> (Value, Value) {
     let mut frames = tab.until("message.completed").await;
     let titled = |frames: &[Value]| frames.iter().any(|f| f["type"] == "conversation.updated");
     if frames.iter().any(|f| f["type"] == "conversation.created") && !titled(&frames) {

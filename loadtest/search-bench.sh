@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `make bench-search`: search time at 100,000 messages of one user (docs/performance.md,
+# "Search"), on SQLite and, when it answers, on the local Postgres. Release builds; the
+# history is made up by `chat-server users seed --messages`.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-/var/tmp/chat-target}
+MESSAGES=${MESSAGES:-100000}
+PG_URL=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/chat_search_bench}
+PORT=8095
+
+cd "$ROOT"
+CARGO_TARGET_DIR=$TARGET cargo build --release --locked -p chat-server -p loadtest
+SERVER=$TARGET/release/chat-server
+LT=$TARGET/release/loadtest
+WORK=$(mktemp -d /tmp/chat-search-bench.XXXXXX)
+PID=
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+# run NAME [ENV=VALUE...]: seeds one user, serves, measures.
+run() {
+  local name=$1
+  shift
+  local seeded
+  seeded=$(env "$@" DATA_DIR="$WORK/$name" "$SERVER" users seed --count 1 --password bench-password-1 \
+    --prefix search --messages "$MESSAGES" --tokens "$WORK/$name.tokens")
+  echo "$name: $seeded"
+  env "$@" DATA_DIR="$WORK/$name" BIND_ADDR="127.0.0.1:$PORT" RUST_LOG=warn "$SERVER" > "$WORK/$name.log" 2>&1 &
+  PID=$!
+  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$PORT/api/health" >/dev/null && break; sleep 0.1; done
+  echo -n "$name: "
+  "$LT" search --base "http://127.0.0.1:$PORT" --tokens "$WORK/$name.tokens"
+  kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+}
+
+run sqlite
+if psql "${PG_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${PG_URL##*/}" 2>/dev/null \
+  && psql "${PG_URL%/*}/postgres" -qc "CREATE DATABASE ${PG_URL##*/}"; then
+  run postgres DATABASE_URL="$PG_URL"
+else
+  echo "postgres: not run (no server at ${PG_URL%/*})"
+fi
