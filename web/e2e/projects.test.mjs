@@ -153,8 +153,9 @@ test('a Plus user creates a project with instructions and starts a chat in it; t
 });
 
 test('a conversation moves out of the project and back in, in both tabs', async () => {
-  // Out: "No project" from its row in the project's list.
-  await conversationRow(page, firstChatId).getByTestId('move-conversation').click();
+  // Out: "No project" from its row's menu in the project's list.
+  await conversationRow(page, firstChatId).getByTestId('conversation-menu-button').click();
+  await page.getByTestId('conversation-menu').getByTestId('move-conversation').click();
   let dialog = page.getByRole('dialog', { name: 'Move to project' });
   const options = dialog.getByTestId('move-option');
   assert.deepEqual(await options.evaluateAll((els) => els.map((e) => [e.dataset.projectId, e.getAttribute('aria-current')])), [
@@ -175,7 +176,8 @@ test('a conversation moves out of the project and back in, in both tabs', async 
   assert.equal(await listHeading(page), 'Conversations');
   const row = conversationRow(page, firstChatId);
   assert.equal(await row.getAttribute('data-project-id'), null);
-  await row.getByTestId('move-conversation').click();
+  await row.getByTestId('conversation-menu-button').click();
+  await page.getByTestId('conversation-menu').getByTestId('move-conversation').click();
   dialog = page.getByRole('dialog', { name: 'Move to project' });
   await dialog.locator(`[data-testid="move-option"][data-project-id="${gardenId}"]`).click();
   await dialog.waitFor({ state: 'hidden' });
@@ -385,8 +387,10 @@ test('a free user gets no way to create projects, only the premium message, and 
 
   // A chat of their own has no "Move to project" (nothing to move it into).
   await ask(p, 'Hello');
-  await p.getByTestId('conversation-item').first().waitFor();
+  await p.getByTestId('conversation-item').first().getByTestId('conversation-menu-button').click();
+  await p.getByTestId('conversation-menu').waitFor();
   assert.equal(await p.getByTestId('move-conversation').count(), 0);
+  await p.keyboard.press('Escape');
 
   const refused = await p.evaluate(async () => {
     const response = await fetch('/api/projects', {

@@ -4,7 +4,8 @@ import { PageSpinner } from '@/components/spinner';
 import { selectAuthStatus, useAuthStore } from '@/features/auth';
 
 /**
- * SPEC §2: a guest may open only `/` and `/privacy-policy`; anything else redirects to
+ * SPEC §2: a guest may open only `/`, `/privacy-policy` and a share link's
+ * `/share/:token` (routes.tsx keeps them outside this gate); anything else redirects to
  * `/`. While a stored token's profile loads, the page waits instead of redirecting, so a
  * reload of /chat stays on /chat.
  */

@@ -1,9 +1,9 @@
 import { render, screen } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { useAuthStore } from '@/features/auth';
 import { i18n } from '@/lib/i18n';
-import { anna } from '@/test/fixtures';
+import { anna, jsonResponse } from '@/test/fixtures';
 import { routes } from './routes';
 
 function renderAt(path: string) {
@@ -15,6 +15,10 @@ function renderAt(path: string) {
 function signIn() {
   useAuthStore.setState({ status: 'authenticated', token: 't', user: anna, settings: anna.settings });
 }
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
 
 beforeEach(async () => {
   useAuthStore.setState({ status: 'anonymous', token: null, user: null, settings: null });
@@ -32,6 +36,17 @@ describe('guests (SPEC §2)', () => {
     const router = renderAt('/privacy-policy');
     expect(await screen.findByRole('heading', { level: 1, name: 'Privacy policy' })).toBeDefined();
     expect(router.state.location.pathname).toBe('/privacy-policy');
+  });
+
+  it('may open a share link, and a revoked one says it was not found', async () => {
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(() => Promise.resolve(jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' }))),
+    );
+    const router = renderAt('/share/abcDEF123_-');
+    expect(await screen.findByRole('heading', { level: 1, name: 'This shared link was not found' }, { timeout: 5000 })).toBeDefined();
+    expect(router.state.location.pathname).toBe('/share/abcDEF123_-');
+    expect(vi.mocked(fetch).mock.calls[0]![0]).toBe('/api/shared/abcDEF123_-');
   });
 
   it.each(['/chat', '/chat/abc', '/profile', '/settings', '/payment/status', '/payment-success', '/payment-cancel', '/nope'])(

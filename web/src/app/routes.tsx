@@ -18,6 +18,7 @@ const PaymentSuccessPage = lazy(() =>
 const PaymentCancelPage = lazy(() =>
   import('@/features/subscription/routes').then((m) => ({ default: m.PaymentCancelPage })),
 );
+const SharedPage = lazy(() => import('@/features/chat/routes').then((m) => ({ default: m.SharedPage })));
 const PrivacyPolicyPage = lazy(() =>
   import('@/features/legal/routes').then((m) => ({ default: m.PrivacyPolicyPage })),
 );
@@ -32,6 +33,8 @@ export const routes: RouteObject[] = [
         children: [
           { index: true, element: <LandingPage /> },
           { path: 'privacy-policy', element: <PrivacyPolicyPage /> },
+          // A share link opens for anyone who has it, signed in or not (issue 31).
+          { path: 'share/:token', element: <SharedPage /> },
           {
             element: <RequireAuth />,
             children: [

@@ -96,6 +96,31 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** The answer is a file (e.g. an invoice PDF): resolve with its bytes, not JSON. */
   asBlob?: boolean;
+  /**
+   * With `asBlob`: told the bytes received so far as they stream in, and the total when
+   * the answer says it (`Content-Length`; a streamed zip has none).
+   */
+  onProgress?: (received: number, total: number | null) => void;
+}
+
+/** Reads a file answer chunk by chunk, telling how much has come. */
+async function readBlob(response: Response, onProgress: (received: number, total: number | null) => void): Promise<Blob> {
+  const length = Number(response.headers.get('Content-Length'));
+  const total = Number.isFinite(length) && length > 0 ? length : null;
+  const type = response.headers.get('Content-Type') ?? '';
+  if (!response.body) return response.blob();
+  const reader = response.body.getReader();
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
+  let received = 0;
+  onProgress(0, total);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    received += value.byteLength;
+    onProgress(received, total);
+  }
+  return new Blob(chunks, { type });
 }
 
 /** An error answer is read field by field: it may come from a proxy rather than the server. */
@@ -145,7 +170,7 @@ function errorFromResponse(response: Response, payload: unknown): ApiError {
 }
 
 export async function apiRequest<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const { method = 'GET', body, signal, anonymous = false, headers: extraHeaders, asBlob = false } = options;
+  const { method = 'GET', body, signal, anonymous = false, headers: extraHeaders, asBlob = false, onProgress } = options;
   const headers = new Headers({ Accept: asBlob ? '*/*' : 'application/json', 'Accept-Language': currentLanguage() });
 
   let requestBody: BodyInit | undefined;
@@ -177,7 +202,7 @@ export async function apiRequest<T>(path: string, options: RequestOptions = {}):
     throw error;
   }
 
-  if (response.ok && asBlob) return (await response.blob()) as T;
+  if (response.ok && asBlob) return (onProgress ? await readBlob(response, onProgress) : await response.blob()) as T;
   const payload = parseJson(await response.text().catch(() => ''));
   if (response.ok) return payload as T;
 

@@ -1,24 +1,32 @@
-import { useId, useRef, useState } from 'react';
+import { useCallback, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { Button } from '@/components/button';
 import { useCloseDrawer } from '@/components/layout/sidebar-slot-context';
 import { Spinner } from '@/components/spinner';
+import { toast } from '@/components/toast';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import type { Conversation, Project } from '@/types/generated';
 import { projectGate } from '../lib/gating';
 import { useChatStore } from '../stores/chat-store';
+import { patchConversation } from '../stores/conversation-flags';
 import type { ConversationList } from '../stores/conversation-list';
 import { useProjectStore } from '../stores/project-store';
-import { FolderMoveIcon, PencilIcon, PlusIcon, TrashIcon } from './chat-icons';
+import { ArchivedDialog } from './archived-dialog';
+import { ArchiveIcon, PinIcon, PlusIcon } from './chat-icons';
 import { DeleteConversationDialog, RenameConversationDialog } from './conversation-dialogs';
+import { ConversationMenu } from './conversation-menu';
+import { ConversationSearch } from './conversation-search';
 import styles from './conversation-sidebar.module.css';
 import { DeleteProjectDialog, MoveConversationDialog, ProjectFormDialog, type ProjectFormMode } from './project-dialogs';
 import { ProjectPanel, ProjectSection } from './project-section';
+import { ShareDialog } from './share-dialog';
 
 /**
- * The sidebar: "new chat", the projects, then the conversations, newest first, with
- * "load more": all of them, or the chosen project's below its panel.
+ * The sidebar: "new chat", the search, the projects, then the conversations (pinned ones
+ * first, then newest first) with "load more": all of them, or the chosen project's below
+ * its panel; at the bottom, the archived ones. While the search has a query, its hits
+ * take the place of the lists.
  */
 export function ConversationSidebar({ activeId }: { activeId: string | null }) {
   const { t } = useTranslation('chat');
@@ -40,6 +48,10 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
   const [renaming, setRenaming] = useState<Conversation | null>(null);
   const [deleting, setDeleting] = useState<Conversation | null>(null);
   const [moving, setMoving] = useState<Conversation | null>(null);
+  const [sharing, setSharing] = useState<Conversation | null>(null);
+  const [archivedOpen, setArchivedOpen] = useState(false);
+  const [searching, setSearching] = useState(false);
+  const onSearchingChange = useCallback((value: boolean) => setSearching(value), []);
   const [projectForm, setProjectForm] = useState<ProjectFormMode | null>(null);
   const [deletingProject, setDeletingProject] = useState<Project | null>(null);
   const selected = selectedId ? (projects.find((p) => p._id === selectedId) ?? null) : null;
@@ -54,6 +66,36 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
   };
 
   const focusNewChat = () => requestAnimationFrame(() => newChatRef.current?.focus());
+  const focusRowMenu = (id: string) =>
+    requestAnimationFrame(() =>
+      document
+        .querySelector<HTMLElement>(`[data-testid="conversation-item"][data-conversation-id="${CSS.escape(id)}"] [data-testid="conversation-menu-button"]`)
+        ?.focus(),
+    );
+
+  const archive = (conversation: Conversation) => {
+    void patchConversation(conversation._id, { archived: true }).then((done) => {
+      if (!done) return;
+      toast.info(t('archived.done', { title: conversation.title ?? t('untitled') }), { timeout: 3000 });
+      // Its row and menu are gone: give the focus a place to stay.
+      focusNewChat();
+    });
+  };
+
+  const rowActions = {
+    activeId,
+    canMove,
+    onRename: setRenaming,
+    onMove: setMoving,
+    onDelete: setDeleting,
+    onShare: setSharing,
+    onPin: (conversation: Conversation) =>
+      void patchConversation(conversation._id, { pinned: !conversation.pinned }).then((done) => {
+        // The row moved to the other section (a new element): its menu button keeps the focus.
+        if (done) focusRowMenu(conversation._id);
+      }),
+    onArchive: archive,
+  };
 
   return (
     <div className={styles.sidebar}>
@@ -64,9 +106,11 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
         </Button>
       </div>
 
-      <ProjectSection onCreate={() => setProjectForm({ kind: 'create' })} />
+      <ConversationSearch onSearchingChange={onSearchingChange} />
 
-      {selected ? (
+      {!searching && <ProjectSection onCreate={() => setProjectForm({ kind: 'create' })} />}
+
+      {searching ? null : selected ? (
         <>
           <ProjectPanel
             key={selected._id}
@@ -83,11 +127,7 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
             loadMoreFailed={projectLoadMoreFailed}
             onRetry={() => void useProjectStore.getState().loadConversations()}
             onLoadMore={() => void useProjectStore.getState().loadMoreConversations()}
-            activeId={activeId}
-            canMove={canMove}
-            onRename={setRenaming}
-            onMove={setMoving}
-            onDelete={setDeleting}
+            {...rowActions}
           />
         </>
       ) : (
@@ -100,13 +140,22 @@ export function ConversationSidebar({ activeId }: { activeId: string | null }) {
           loadMoreFailed={allLoadMoreFailed}
           onRetry={() => void useChatStore.getState().loadConversations()}
           onLoadMore={() => void useChatStore.getState().loadMoreConversations()}
-          activeId={activeId}
-          canMove={canMove}
-          onRename={setRenaming}
-          onMove={setMoving}
-          onDelete={setDeleting}
+          {...rowActions}
         />
       )}
+
+      {!searching && (
+        <div className={styles.bottom}>
+          <Button variant="ghost" size="small" block data-testid="open-archived" onClick={() => setArchivedOpen(true)}>
+            <ArchiveIcon width={16} height={16} />
+            {t('archived.open')}
+          </Button>
+        </div>
+      )}
+
+      <ArchivedDialog open={archivedOpen} activeId={activeId} onClose={() => setArchivedOpen(false)} onDelete={setDeleting} />
+      {/* Mounted only while open: a closed one would be a second share dialog in the page. */}
+      {sharing && <ShareDialog key={sharing._id} conversation={sharing} onClose={() => setSharing(null)} />}
 
       <RenameConversationDialog
         key={`rename-${renaming?._id ?? ''}`}
@@ -155,11 +204,7 @@ function ConversationListView({
   loadMoreFailed,
   onRetry,
   onLoadMore,
-  activeId,
-  canMove,
-  onRename,
-  onMove,
-  onDelete,
+  ...actions
 }: {
   heading: string;
   emptyText: string;
@@ -169,16 +214,27 @@ function ConversationListView({
   loadMoreFailed: boolean;
   onRetry: () => void;
   onLoadMore: () => void;
-  activeId: string | null;
-  canMove: boolean;
-  onRename: (conversation: Conversation) => void;
-  onMove: (conversation: Conversation) => void;
-  onDelete: (conversation: Conversation) => void;
-}) {
+} & RowActions) {
   const { t } = useTranslation('chat');
   const headingId = useId();
+  const pinnedHeadingId = useId();
+  // The list is in the server's order, pinned first: they get a section of their own.
+  const pinned = list.items.filter((c) => c.pinned);
+  const others = pinned.length ? list.items.filter((c) => !c.pinned) : list.items;
   return (
     <>
+      {pinned.length > 0 && (
+        <>
+          <h2 id={pinnedHeadingId} className={styles.heading} data-testid="pinned-heading">
+            {t('list.pinned')}
+          </h2>
+          <ul className={styles.list} aria-labelledby={pinnedHeadingId} data-testid="pinned-list">
+            {pinned.map((conversation) => (
+              <ConversationItem key={conversation._id} conversation={conversation} {...actions} />
+            ))}
+          </ul>
+        </>
+      )}
       <h2 id={headingId} className={styles.heading} data-testid="conversation-list-heading">
         {heading}
       </h2>
@@ -199,16 +255,8 @@ function ConversationListView({
       {status === 'ready' && list.items.length === 0 && <p className={styles.state}>{emptyText}</p>}
 
       <ul className={styles.list} aria-labelledby={headingId} data-testid="conversation-list">
-        {list.items.map((conversation) => (
-          <ConversationItem
-            key={conversation._id}
-            conversation={conversation}
-            active={conversation._id === activeId}
-            canMove={canMove}
-            onRename={() => onRename(conversation)}
-            onMove={() => onMove(conversation)}
-            onDelete={() => onDelete(conversation)}
-          />
+        {others.map((conversation) => (
+          <ConversationItem key={conversation._id} conversation={conversation} {...actions} />
         ))}
       </ul>
 
@@ -231,30 +279,39 @@ function ConversationListView({
   );
 }
 
+interface RowActions {
+  activeId: string | null;
+  canMove: boolean;
+  onRename: (conversation: Conversation) => void;
+  onMove: (conversation: Conversation) => void;
+  onDelete: (conversation: Conversation) => void;
+  onShare: (conversation: Conversation) => void;
+  onPin: (conversation: Conversation) => void;
+  onArchive: (conversation: Conversation) => void;
+}
+
 function ConversationItem({
   conversation,
-  active,
+  activeId,
   canMove,
   onRename,
   onMove,
   onDelete,
-}: {
-  conversation: Conversation;
-  active: boolean;
-  canMove: boolean;
-  onRename: () => void;
-  onMove: () => void;
-  onDelete: () => void;
-}) {
+  onShare,
+  onPin,
+  onArchive,
+}: { conversation: Conversation } & RowActions) {
   const { t } = useTranslation('chat');
   const closeDrawer = useCloseDrawer();
   const title = conversation.title ?? t('untitled');
+  const active = conversation._id === activeId;
   return (
     <li
       className={styles.item}
       data-testid="conversation-item"
       data-conversation-id={conversation._id}
       data-project-id={conversation.projectId ?? undefined}
+      data-pinned={conversation.pinned || undefined}
       data-active={active}
     >
       <Link
@@ -268,40 +325,24 @@ function ConversationItem({
       >
         <span className={conversation.title ? undefined : styles.untitled}>{title}</span>
       </Link>
+      {conversation.pinned && (
+        <span className={styles.pin} title={t('list.pinnedOne')}>
+          <PinIcon width={14} height={14} aria-hidden="true" />
+          <span className="visually-hidden">{t('list.pinnedOne')}</span>
+        </span>
+      )}
       <span className={styles.actions}>
-        <Button
-          variant="ghost"
-          size="small"
-          iconOnly
-          aria-label={t('list.rename', { title })}
-          data-testid="rename-conversation"
-          onClick={onRename}
-        >
-          <PencilIcon width={16} height={16} />
-        </Button>
-        {canMove && (
-          <Button
-            variant="ghost"
-            size="small"
-            iconOnly
-            aria-label={t('list.move', { title })}
-            title={t('projects.moveDialog.title')}
-            data-testid="move-conversation"
-            onClick={onMove}
-          >
-            <FolderMoveIcon width={16} height={16} />
-          </Button>
-        )}
-        <Button
-          variant="ghost"
-          size="small"
-          iconOnly
-          aria-label={t('list.delete', { title })}
-          data-testid="delete-conversation"
-          onClick={onDelete}
-        >
-          <TrashIcon width={16} height={16} />
-        </Button>
+        <ConversationMenu
+          conversation={conversation}
+          actions={{
+            onRename: () => onRename(conversation),
+            onPin: () => onPin(conversation),
+            onShare: () => onShare(conversation),
+            onMove: canMove ? () => onMove(conversation) : undefined,
+            onArchive: () => onArchive(conversation),
+            onDelete: () => onDelete(conversation),
+          }}
+        />
       </span>
     </li>
   );

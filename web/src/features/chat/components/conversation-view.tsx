@@ -21,12 +21,13 @@ import { attachFiles } from '../stores/attach-files';
 import { sendable, useAttachmentStore } from '../stores/attachment-store';
 import { DEFAULT_OPTIONS, newChatKey, useChatStore, type PendingSend } from '../stores/chat-store';
 import { projectOf, useProjectStore } from '../stores/project-store';
-import { FolderIcon } from './chat-icons';
-import { EMPTY_THREAD, pathTo, streamingMessage, versionIndex, visiblePath } from '../stores/thread';
+import { FolderIcon, ShareIcon } from './chat-icons';
+import { EMPTY_THREAD, onOtherBranch, pathTo, streamingMessage, versionIndex, visiblePath } from '../stores/thread';
 import { Composer, type ComposerNoticeKind } from './composer';
 import { ChatErrorNotice, GateNotice, UsageCounter } from './composer-notices';
 import styles from './conversation-view.module.css';
 import { MessageList } from './message-list';
+import { ShareDialog } from './share-dialog';
 
 /**
  * No delta and no end for this long while an answer shows streaming: ask again
@@ -73,6 +74,9 @@ export function ConversationView({
   const [notice, setNotice] = useState<ComposerNoticeKind | null>(null);
   const [sentClientId, setSentClientId] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);
+  const [sharing, setSharing] = useState(false);
+  // A search hit in this conversation, to show on its branch and scroll to.
+  const found = useChatStore((s) => (conversationId && s.found?.conversationId === conversationId ? s.found : null));
   // dragenter and dragleave fire for every child crossed: count to know when it left.
   const dragDepth = useRef(0);
   const createdId = useChatStore((s) => (sentClientId ? s.createdFor[sentClientId] : undefined));
@@ -156,6 +160,18 @@ export function ConversationView({
   }, [projectMissing, newInProject, navigate, t]);
 
   // An answer that shows streaming but stopped moving: ask the server again.
+  // A hit on another branch: that branch is picked, here at once and in every tab (as the
+  // version switcher does). A message that is gone is given up.
+  useEffect(() => {
+    if (!found || !conversationId || status !== 'ready') return;
+    if (onOtherBranch(thread, currentId, found.messageId)) {
+      useChatStore.getState().selectVersion(conversationId, found.messageId);
+    } else if (!thread.some((m) => m._id === found.messageId)) {
+      useChatStore.getState().clearFound();
+    }
+  }, [found, conversationId, status, thread, currentId]);
+  const clearFound = useCallback(() => useChatStore.getState().clearFound(), []);
+
   const streamingId = streaming?._id;
   const lastActivity = entry?.lastActivity ?? 0;
   useEffect(() => {
@@ -294,6 +310,11 @@ export function ConversationView({
               ? t('projects.newChatIn', { name: project.name })
               : t('newChat')}
         </h2>
+        {conversation?.archived && (
+          <span className={styles.archived} data-testid="conversation-archived">
+            {t('find.archived')}
+          </span>
+        )}
         {conversationId && project && (
           <span className={styles.project} data-testid="conversation-project" title={t('projects.inProject', { name: project.name })}>
             <FolderIcon width={14} height={14} />
@@ -303,7 +324,21 @@ export function ConversationView({
             </span>
           </span>
         )}
+        {conversation && messages.length > 0 && (
+          <Button
+            variant="ghost"
+            size="small"
+            className={styles.share}
+            data-testid="share-button"
+            aria-label={t('share.open', { title: conversation.title ?? t('untitled') })}
+            onClick={() => setSharing(true)}
+          >
+            <ShareIcon width={16} height={16} />
+            <span className={styles.shareLabel}>{t('menu.share')}</span>
+          </Button>
+        )}
       </header>
+      {sharing && conversation && <ShareDialog conversation={conversation} onClose={() => setSharing(false)} />}
 
       {loading ? (
         <div className={styles.state}>
@@ -318,6 +353,8 @@ export function ConversationView({
             conversationBusy={streaming !== undefined || pending.length > 0 || regenerating}
             pending={pending}
             stale={stale}
+            found={found}
+            onFound={clearFound}
             empty={
               conversationId ? undefined : (
                 <>

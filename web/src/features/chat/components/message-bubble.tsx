@@ -1,10 +1,10 @@
 import { Fragment, memo, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { Attachment, DocumentSource, Source, WebSource } from '@/types/generated';
-import { isDocumentSource, isWebSource, sourceHref, webSourceHref } from '../lib/files';
-import type { CitationTarget } from '../lib/markdown';
+import type { Attachment, DocumentSource } from '@/types/generated';
+import { sourceHref, webSourceHref } from '../lib/files';
 import { assistantStatus } from '../lib/message-status';
 import { stepText, type SearchProgress } from '../lib/search-progress';
+import { splitSources, type NumberedWebSource } from '../lib/split-sources';
 import { useChatStore } from '../stores/chat-store';
 import type { ChatMessage } from '../stores/thread';
 import { MarkdownContent } from './markdown-content';
@@ -110,11 +110,6 @@ export function MessageSources({ sources }: { sources: readonly DocumentSource[]
   );
 }
 
-/** A web source with its citation number: its place in `message.sources`, from 1. */
-export interface NumberedWebSource {
-  number: number;
-  source: WebSource;
-}
 
 /**
  * The web pages an answer drew on, numbered as the answer cites them: "[1] Title — site",
@@ -187,24 +182,6 @@ export function SearchProgressStatus({ progress }: { progress: SearchProgress })
       )}
     </div>
   );
-}
-
-/** An answer's sources split for showing: documents as before, web pages numbered, and what `[n]` links to. */
-function splitSources(sources: readonly Source[]) {
-  const documents: DocumentSource[] = [];
-  const web: NumberedWebSource[] = [];
-  const citations: (CitationTarget | null)[] = [];
-  sources.forEach((source, index) => {
-    if (isDocumentSource(source)) {
-      documents.push(source);
-      citations.push(null);
-    } else if (isWebSource(source)) {
-      web.push({ number: index + 1, source });
-      const href = webSourceHref(source);
-      citations.push(href ? { href, title: source.title || source.site } : null);
-    }
-  });
-  return { documents, web, citations };
 }
 
 /** An image answer being made: said instead of the typing dots, in a polite live region. */

@@ -40,7 +40,16 @@ export interface MessageListProps {
   stale: boolean;
   /** Shown instead of messages when there are none (the new chat's greeting). */
   empty?: ReactNode;
+  /**
+   * A message to scroll to and mark for a moment (a search hit), once it is shown; `seq`
+   * tells a new request from the same one again. `onFound` says it was done.
+   */
+  found?: { messageId: string; seq: number } | null;
+  onFound?: () => void;
 }
+
+/** How long a found message stays marked. */
+export const FOUND_MARK_MS = 2500;
 
 /**
  * The messages, oldest first, in a scrolling log. It follows new text while the reader is
@@ -54,6 +63,8 @@ export function MessageList({
   pending,
   stale,
   empty,
+  found = null,
+  onFound,
 }: MessageListProps) {
   const { t } = useTranslation('chat');
   const scrollerRef = useRef<HTMLDivElement>(null);
@@ -92,6 +103,26 @@ export function MessageList({
     observer.observe(log);
     return () => observer.disconnect();
   }, [scrollToBottom]);
+
+  // A search hit: scrolled to, not followed away from (the list stops sticking to its
+  // end), and marked for a moment. Done once the message is on the branch shown.
+  const foundId = found?.messageId;
+  const foundSeq = found?.seq;
+  const shownFound = foundId !== undefined && messages.some((m) => m._id === foundId);
+  useEffect(() => {
+    if (!shownFound || !foundId) return;
+    const element = logRef.current?.querySelector<HTMLElement>(`[data-message-id="${CSS.escape(foundId)}"]`);
+    if (!element) return;
+    stick.current = false;
+    setAtBottom(false);
+    const tall = element.offsetHeight > (scrollerRef.current?.clientHeight ?? 0);
+    element.scrollIntoView({ block: tall ? 'start' : 'center' });
+    element.dataset.found = 'true';
+    // Not cleared with the effect: onFound changes what it depends on at once.
+    setTimeout(() => delete element.dataset.found, FOUND_MARK_MS);
+    onFound?.();
+    // foundSeq: the same hit chosen again scrolls again.
+  }, [shownFound, foundId, foundSeq, onFound]);
 
   const onScroll = () => {
     const scroller = scrollerRef.current;

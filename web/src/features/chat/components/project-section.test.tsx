@@ -71,8 +71,11 @@ describe('the projects in the sidebar', () => {
     const section = screen.getByTestId('project-section');
     expect(section.dataset.gate).toBe('premium');
     expect(within(section).queryByTestId('project-list')).toBeNull();
-    // Nothing to move a conversation into.
+    // Nothing to move a conversation into: the row's menu has no such item.
+    fireEvent.click(screen.getByRole('button', { name: 'Options for “Roses”' }));
+    expect(screen.getByTestId('conversation-menu')).toBeDefined();
     expect(screen.queryByTestId('move-conversation')).toBeNull();
+    fireEvent.keyDown(screen.getByTestId('conversation-menu'), { key: 'Escape' });
     fireEvent.click(within(section).getByRole('button', { name: 'New project' }));
     const notice = screen.getByTestId('chat-notice');
     expect(notice.textContent).toContain('Project management is a premium feature');
@@ -91,8 +94,10 @@ describe('the projects in the sidebar', () => {
 
   it('lists a downgraded user’s projects to read, empty and delete, but not to change or fill', async () => {
     const router = renderSidebar(freePlan);
-    // Moving out of a project stays possible.
+    // Moving out of a project stays possible (the row menu's item).
+    fireEvent.click(screen.getByRole('button', { name: 'Options for “Roses”' }));
     expect(screen.getAllByTestId('move-conversation')).toHaveLength(1);
+    fireEvent.keyDown(screen.getByTestId('conversation-menu'), { key: 'Escape' });
     const item = screen.getByTestId('project-item');
     expect(item.textContent).toContain('Garden');
     expect(within(item).getByTestId('project-count').textContent).toBe('1');
@@ -157,7 +162,8 @@ describe('the projects in the sidebar', () => {
 
   it('moves a conversation into a project from its row', async () => {
     renderSidebar(plusPlan);
-    fireEvent.click(screen.getByRole('button', { name: 'Move “Roses” to a project' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Options for “Roses”' }));
+    fireEvent.click(screen.getByRole('menuitem', { name: 'Move to project' }));
     const dialog = screen.getByRole('dialog', { name: 'Move to project' });
     const options = within(dialog).getAllByTestId('move-option');
     expect(options.map((o) => o.textContent)).toEqual(['No projectCurrent', 'Garden1 conversation']);

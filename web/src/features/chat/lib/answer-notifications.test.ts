@@ -37,7 +37,7 @@ function answer(content: string, id = 'm1'): Message {
 }
 
 function conversation(title: string | null): Conversation {
-  return { _id: 'c1', title, model: 'demo', webSearch: false, createdAt: '2025-03-14T10:00:00Z', updatedAt: '2025-03-14T10:00:00Z', projectId: null, currentMessageId: null };
+  return { _id: 'c1', title, model: 'demo', webSearch: false, createdAt: '2025-03-14T10:00:00Z', updatedAt: '2025-03-14T10:00:00Z', projectId: null, currentMessageId: null, pinned: false, archived: false };
 }
 
 let visibility: DocumentVisibilityState;

@@ -347,6 +347,83 @@ describe('the list', () => {
   });
 });
 
+describe('pinned and archived', () => {
+  const older = () => conversation({ _id: 'older', updatedAt: '2025-03-14T09:00:00Z' });
+  const ids = () => chat().list.items.map((c) => c._id);
+
+  it('pins through PATCH and moves the row on top, and a frame from another tab does the same', async () => {
+    route((method, path) => {
+      if (method === 'PATCH' && path === '/conversations/older') return jsonResponse(200, { success: true, data: { ...older(), pinned: true } });
+      return undefined;
+    });
+    chat().onConversationCreated({ clientId: 'x', conversation: older() });
+    chat().onConversationCreated({ clientId: 'y', conversation: conversation() });
+    expect(ids()).toEqual([CONVERSATION_ID, 'older']);
+    await chat().update('older', { pinned: true });
+    expect(JSON.parse(fetchMock.mock.calls[0]![1]!.body as string)).toEqual({ pinned: true });
+    expect(ids()).toEqual(['older', CONVERSATION_ID]);
+    // Another tab unpins it: conversation.updated with the new flag.
+    chat().onConversationUpdated({ conversation: { ...older(), pinned: false } });
+    expect(ids()).toEqual([CONVERSATION_ID, 'older']);
+  });
+
+  it('an archived conversation leaves the main list and joins a loaded archived view; unarchived, it comes back', async () => {
+    route((_method, path) => {
+      if (path === '/conversations?limit=20&archived=true') {
+        return jsonResponse(200, { success: true, data: [conversation({ _id: 'old', archived: true, updatedAt: '2025-03-01T09:00:00Z' })], nextCursor: null });
+      }
+      return undefined;
+    });
+    chat().onConversationCreated({ clientId: 'x', conversation: conversation() });
+    await chat().loadArchived();
+    expect(chat().archived.items.map((c) => c._id)).toEqual(['old']);
+    chat().onConversationUpdated({ conversation: conversation({ archived: true }) });
+    expect(ids()).toEqual([]);
+    expect(chat().archived.items.map((c) => c._id)).toEqual([CONVERSATION_ID, 'old']);
+    chat().onConversationUpdated({ conversation: conversation({ archived: false }) });
+    expect(ids()).toEqual([CONVERSATION_ID]);
+    expect(chat().archived.items.map((c) => c._id)).toEqual(['old']);
+    // Deleted from the archived view: gone from it.
+    chat().onConversationDeleted({ conversationId: 'old' });
+    expect(chat().archived.items).toEqual([]);
+  });
+
+  it('a first page fetched while a conversation was archived does not bring it back', async () => {
+    let answer: (value: Response) => void = () => undefined;
+    fetchMock.mockImplementation(() => new Promise((resolve) => (answer = resolve)));
+    const loading = chat().loadConversations();
+    chat().onConversationUpdated({ conversation: conversation({ archived: true }) });
+    answer(jsonResponse(200, { success: true, data: [conversation(), older()], nextCursor: null }));
+    await loading;
+    expect(ids()).toEqual(['older']);
+  });
+
+  it('a message in an archived conversation the list lacks does not list it', async () => {
+    route((_method, path) => {
+      if (path === '/conversations?limit=20') return jsonResponse(200, { success: true, data: [], nextCursor: null });
+      if (path === `/conversations/${CONVERSATION_ID}`) {
+        return jsonResponse(200, { success: true, data: { ...conversation({ archived: true }), messages: [] } });
+      }
+      return undefined;
+    });
+    await chat().loadConversations();
+    chat().onMessageCreated({ conversationId: CONVERSATION_ID, clientId: null, message: userMessage() });
+    await vi.waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(2));
+    await Promise.resolve();
+    expect(ids()).toEqual([]);
+  });
+
+  it('a search hit is remembered for its conversation, a new choice with a new number', () => {
+    chat().showFound(CONVERSATION_ID, 'm1');
+    const first = chat().found!;
+    expect(first).toMatchObject({ conversationId: CONVERSATION_ID, messageId: 'm1' });
+    chat().showFound(CONVERSATION_ID, 'm1');
+    expect(chat().found!.seq).toBeGreaterThan(first.seq);
+    chat().clearFound();
+    expect(chat().found).toBeNull();
+  });
+});
+
 describe('deep search', () => {
   it('is sent as a web search with deepSearch, and is off again for the next send (web search stays on)', () => {
     chat().setOptions(NEW_CHAT, { webSearch: true, deepSearch: true });

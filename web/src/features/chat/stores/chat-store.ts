@@ -10,12 +10,13 @@ import { randomId } from '@/lib/random-id';
 import { chatSocket } from '@/lib/socket';
 import type { ServerFrames } from '@/lib/socket-protocol';
 import type { Conversation, Feedback, Rating } from '@/types/generated';
-import { chatApi } from '../api/chat-api';
+import { chatApi, type ConversationPatch } from '../api/chat-api';
 import { addStep, readProgressFrame, type SearchProgress } from '../lib/search-progress';
 import { releaseSent, useAttachmentStore, type SentAttachment } from './attachment-store';
 import {
   appendPage,
   EMPTY_LIST,
+  placeConversation,
   removeConversation,
   replaceWithFirstPage,
   touchConversation,
@@ -140,11 +141,25 @@ export interface SendInput {
   editOf?: string | null;
 }
 
+/** A search hit being opened: its conversation shows its branch and scrolls to it. */
+export interface FoundMessage {
+  conversationId: string;
+  messageId: string;
+  /** Bumped on every choice, so choosing the same hit again scrolls again. */
+  seq: number;
+}
+
 export interface ChatState {
   list: ConversationList;
   listStatus: LoadStatus;
   loadingMore: boolean;
   loadMoreFailed: boolean;
+  /** The archived conversations (the "Archived" view), loaded when it opens. */
+  archived: ConversationList;
+  archivedStatus: LoadStatus;
+  archivedLoadingMore: boolean;
+  /** The search hit to show once its conversation is on screen. */
+  found: FoundMessage | null;
   threads: Record<string, ThreadEntry>;
   pending: Record<string, PendingSend>;
   /** clientId of a send → the conversation `conversation.created` made for it. */
@@ -216,6 +231,13 @@ export interface ChatActions {
    */
   rateAnswer: (conversationId: string, messageId: string, rating: Rating | null, comment?: string) => Promise<void>;
   rename: (id: string, title: string) => Promise<void>;
+  /** Renames, pins or archives; applied from the answer here, from the frame elsewhere. */
+  update: (id: string, patch: ConversationPatch) => Promise<void>;
+  loadArchived: () => Promise<void>;
+  loadMoreArchived: () => Promise<void>;
+  /** Opens a search hit: its conversation shows the message's branch and scrolls to it. */
+  showFound: (conversationId: string, messageId: string) => void;
+  clearFound: () => void;
   remove: (id: string) => Promise<void>;
   /**
    * These conversations are being deleted by this tab (with their project): their
@@ -245,6 +267,10 @@ const initialState: ChatState = {
   listStatus: 'idle',
   loadingMore: false,
   loadMoreFailed: false,
+  archived: EMPTY_LIST,
+  archivedStatus: 'idle',
+  archivedLoadingMore: false,
+  found: null,
   threads: {},
   pending: {},
   createdFor: {},
@@ -267,6 +293,8 @@ export const DEFAULT_OPTIONS: ComposerOptions = { model: null, webSearch: false,
 let listRequest = 0;
 let touchedDuringLoad = new Set<string>();
 let deletedDuringLoad = new Set<string>();
+let archivedRequest = 0;
+let foundSeq = 0;
 const threadRequests = new Map<string, number>();
 /**
  * Conversations whose current message a frame (or this tab) moved while their REST load
@@ -342,7 +370,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         const { messages: _messages, ...conversation } = data;
         if (deletedDuringLoad.has(id)) return;
         noteTouched(id);
-        set((state) => ({ list: upsertConversation(state.list, conversation) }));
+        set((state) => ({ list: placeConversation(state.list, conversation) }));
       })
       .catch(() => undefined)
       .finally(() => fetchingListed.delete(id));
@@ -354,6 +382,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     reset: () => {
       for (const send of Object.values(get().pending)) releaseSent(send.attachments);
       listRequest += 1;
+      archivedRequest += 1;
       threadRequests.clear();
       currentMovedDuringLoad.clear();
       ratingRequests.clear();
@@ -583,10 +612,46 @@ export const useChatStore = create<ChatStore>()((set, get) => {
       }
     },
 
-    rename: async (id, title) => {
-      const { data } = await chatApi.renameConversation(id, title);
+    rename: (id, title) => get().update(id, { title }),
+
+    update: async (id, patch) => {
+      const { data } = await chatApi.updateConversation(id, patch);
       get().onConversationUpdated({ conversation: data });
     },
+
+    loadArchived: async () => {
+      const request = ++archivedRequest;
+      set((state) => ({ archivedStatus: state.archivedStatus === 'ready' ? 'ready' : 'loading' }));
+      try {
+        const page = await chatApi.listConversations(null, undefined, null, true);
+        if (request !== archivedRequest) return;
+        // A frame that came meanwhile is newer than the page: what it unarchived stays out.
+        const items = page.data.filter((c) => c.archived);
+        set({ archived: { items, nextCursor: page.nextCursor }, archivedStatus: 'ready' });
+      } catch {
+        if (request === archivedRequest) set((state) => ({ archivedStatus: state.archivedStatus === 'ready' ? 'ready' : 'error' }));
+      }
+    },
+
+    loadMoreArchived: async () => {
+      const { archived, archivedLoadingMore } = get();
+      if (archivedLoadingMore || !archived.nextCursor) return;
+      const request = archivedRequest;
+      set({ archivedLoadingMore: true });
+      try {
+        const page = await chatApi.listConversations(archived.nextCursor, undefined, null, true);
+        if (request !== archivedRequest) return;
+        set((state) => ({ archived: appendPage(state.archived, { items: page.data, nextCursor: page.nextCursor }) }));
+      } catch {
+        // The button stays to try again.
+      } finally {
+        if (request === archivedRequest) set({ archivedLoadingMore: false });
+      }
+    },
+
+    showFound: (conversationId, messageId) => set({ found: { conversationId, messageId, seq: ++foundSeq } }),
+
+    clearFound: () => set({ found: null }),
 
     remove: async (id) => {
       set((state) => ({ deletedHere: { ...state.deletedHere, [id]: true } }));
@@ -679,7 +744,13 @@ export const useChatStore = create<ChatStore>()((set, get) => {
 
     onConversationUpdated: ({ conversation }) => {
       noteTouched(conversation._id);
-      set((state) => ({ list: upsertConversation(state.list, conversation) }));
+      // Archived: out of the list, and out of a first page being fetched with it too.
+      if (conversation.archived) deletedDuringLoad.add(conversation._id);
+      else deletedDuringLoad.delete(conversation._id);
+      set((state) => ({
+        list: placeConversation(state.list, conversation),
+        archived: state.archivedStatus === 'idle' ? state.archived : placeConversation(state.archived, conversation, true),
+      }));
       updateThread(conversation._id, (entry) => ({ ...entry, conversation }));
       // The branch shown moved (a version picked in some tab), or this says it again.
       moveCurrent(conversation._id, () => conversation.currentMessageId);
@@ -698,6 +769,7 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         );
         return {
           list: removeConversation(state.list, conversationId),
+          archived: removeConversation(state.archived, conversationId),
           threads: entry
             ? { ...state.threads, [conversationId]: { ...entry, status: 'deleted', messages: EMPTY_THREAD } }
             : state.threads,
@@ -865,3 +937,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
     },
   };
 });
+
+/** Conversations came from elsewhere (an import): a list this tab has loaded is read again. */
+export function refreshConversations(): void {
+  if (useChatStore.getState().listStatus !== 'idle') void useChatStore.getState().loadConversations();
+}

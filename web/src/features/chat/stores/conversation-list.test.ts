@@ -4,6 +4,7 @@ import { conversation } from '../test/fixtures';
 import {
   appendPage,
   EMPTY_LIST,
+  placeConversation,
   removeConversation,
   replaceWithFirstPage,
   touchConversation,
@@ -66,5 +67,31 @@ describe('the conversation list', () => {
     expect(ids(list)).toEqual(['new', 'renamed', 'other']);
     expect(list.items[1]!.title).toBe('Renamed');
     expect(list.nextCursor).toBe('next');
+  });
+
+  it('keeps pinned conversations on top, newest first among them', () => {
+    let list: ConversationList = { items: [c('c', 9), c('b', 5), c('a', 1)], nextCursor: null };
+    list = upsertConversation(list, { ...c('a', 1), pinned: true });
+    expect(ids(list)).toEqual(['a', 'c', 'b']);
+    list = upsertConversation(list, { ...c('b', 5), pinned: true });
+    expect(ids(list)).toEqual(['b', 'a', 'c']);
+    // New activity in an unpinned one does not pass the pinned ones.
+    list = touchConversation(list, 'c', at(30));
+    expect(ids(list)).toEqual(['b', 'a', 'c']);
+    // Unpinned, it goes back among the others by its activity.
+    list = upsertConversation(list, { ...c('b', 5), pinned: false });
+    expect(ids(list)).toEqual(['a', 'c', 'b']);
+  });
+
+  it('places a changed conversation in the main list or the archived one by its flag', () => {
+    const main: ConversationList = { items: [c('b', 5), c('a', 1)], nextCursor: null };
+    const archived: ConversationList = { items: [{ ...c('z', 2), archived: true }], nextCursor: null };
+    const a = { ...c('a', 1), archived: true };
+    expect(ids(placeConversation(main, a))).toEqual(['b']);
+    expect(ids(placeConversation(archived, a, true))).toEqual(['z', 'a']);
+    // Unarchived: back in the main list at its place, out of the archived one.
+    const back = { ...a, archived: false };
+    expect(ids(placeConversation(placeConversation(main, a), back))).toEqual(['b', 'a']);
+    expect(ids(placeConversation(archived, back, true))).toEqual(['z']);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The conversation list as pure functions: newest activity first (`updatedAt`, then `_id`,
- * both descending, as `GET /api/conversations` orders them), paged by cursor, kept live
- * by frames.
+ * The conversation list as pure functions: pinned ones first, then newest activity first
+ * (`updatedAt`, then `_id`, both descending, as `GET /api/conversations` orders them),
+ * paged by cursor, kept live by frames. The main list holds the conversations that are not
+ * archived, the archived view the others (`?archived=true`).
  */
 import type { Conversation } from '@/types/generated';
 
@@ -15,6 +16,7 @@ export const EMPTY_LIST: ConversationList = { items: [], nextCursor: null };
 
 /** Negative when `a` comes before `b` in the list. */
 export function compareConversations(a: Conversation, b: Conversation): number {
+  if (a.pinned !== b.pinned) return a.pinned ? -1 : 1;
   if (a.updatedAt !== b.updatedAt) return a.updatedAt > b.updatedAt ? -1 : 1;
   return a._id > b._id ? -1 : a._id < b._id ? 1 : 0;
 }
@@ -43,6 +45,16 @@ export function upsertConversation(list: ConversationList, conversation: Convers
   const items = list.items.slice();
   items[index] = conversation;
   return { ...list, items: sortedItems(items) };
+}
+
+/**
+ * A conversation changed (pinned, archived, renamed…): it is in the list when its
+ * `archived` flag is the list's (`archivedList`), at its place, and out of it otherwise.
+ */
+export function placeConversation(list: ConversationList, conversation: Conversation, archivedList = false): ConversationList {
+  return conversation.archived === archivedList
+    ? upsertConversation(list, conversation)
+    : removeConversation(list, conversation._id);
 }
 
 export function removeConversation(list: ConversationList, id: string): ConversationList {

@@ -473,12 +473,13 @@ export const useProjectStore = create<ProjectStore>()((set, get) => {
     onConversationUpdated: ({ conversation }) => {
       const selected = get().selectedId;
       if (!selected) return;
-      if (conversation.projectId === selected) {
+      // An archived conversation leaves the project's list as it leaves the main one.
+      if (conversation.projectId === selected && !conversation.archived) {
         touchedDuringLoad.add(conversation._id);
         deletedDuringLoad.delete(conversation._id);
         set((state) => ({ list: upsertConversation(state.list, conversation) }));
       } else if (get().list.items.some((c) => c._id === conversation._id) || get().listStatus === 'loading') {
-        // Moved out (or its project deleted): a page being fetched may still hold it.
+        // Moved out, archived (or its project deleted): a page being fetched may still hold it.
         deletedDuringLoad.add(conversation._id);
         set((state) => ({ list: removeConversation(state.list, conversation._id) }));
       }

@@ -311,3 +311,12 @@ export function newestBelow(thread: Thread, messageId: string): string {
   }
   return newest._id;
 }
+
+/**
+ * Whether showing `messageId` (a search hit) needs another branch: it is in the
+ * conversation but not on the branch shown. A message the tab does not know needs none.
+ */
+export function onOtherBranch(thread: Thread, currentId: string | null, messageId: string): boolean {
+  if (!thread.some((m) => m._id === messageId)) return false;
+  return !visiblePath(thread, currentId).some((m) => m._id === messageId);
+}

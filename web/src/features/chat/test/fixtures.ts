@@ -12,6 +12,8 @@ export function conversation(overrides: Partial<Conversation> = {}): Conversatio
     updatedAt: '2025-03-14T10:15:02.118+00:00',
     projectId: null,
     currentMessageId: null,
+    pinned: false,
+    archived: false,
     ...overrides,
   };
 }

@@ -5,6 +5,7 @@ import { buttonClassName } from '@/components/button-class-name';
 import { toast } from '@/components/toast';
 import { useAuthStore } from '@/features/auth';
 import type { User } from '@/types/generated';
+import { DataSection } from './data-section';
 import styles from './settings-page.module.css';
 import { SettingsSection } from './settings-section';
 
@@ -35,6 +36,7 @@ export function AccountSection({ user }: { user: User }) {
           {t('account.logout')}
         </Button>
       </div>
+      <DataSection />
     </SettingsSection>
   );
 }

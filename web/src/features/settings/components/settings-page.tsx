@@ -3,19 +3,21 @@ import { useTranslation } from 'react-i18next';
 import { useLocation } from 'react-router';
 import { PageSpinner } from '@/components/spinner';
 import { selectUser, useAuthStore } from '@/features/auth';
+import { SharedLinksList } from '@/features/chat';
 import { useProfileUpdates } from '@/features/profile';
 import { useDocumentTitle } from '@/hooks/use-document-title';
 import { AccountSection } from './account-section';
 import { AiPersonalizationForm } from './ai-personalization-form';
 import { AppSection } from './app-section';
 import { PrivacySection } from './privacy-section';
+import { SettingsSection } from './settings-section';
 import styles from './settings-page.module.css';
 import { SubscriptionSlot } from './subscription-slot';
 import { UsageSection } from './usage-section';
 
 /**
- * `/settings` (SPEC §2): account, app, usage limits, AI personalisation, privacy and the
- * subscription (`/settings#subscription`). Server settings come from the auth store, which
+ * `/settings` (SPEC §2): account (with export and import), app, usage limits, AI
+ * personalisation, privacy, shared links and the subscription (`/settings#subscription`). Server settings come from the auth store, which
  * `settings.updated` keeps current in every tab (wired in src/app/bootstrap.ts).
  */
 export function SettingsPage() {
@@ -36,6 +38,10 @@ export function SettingsPage() {
       <UsageSection />
       <AiPersonalizationForm value={ai} />
       <PrivacySection />
+      <SettingsSection id="shared-links" title={t('sharedLinks.title')}>
+        <p className={styles.hint}>{t('sharedLinks.hint')}</p>
+        <SharedLinksList />
+      </SettingsSection>
       <SubscriptionSlot />
     </div>
   );
