@@ -1,5 +1,5 @@
 //! Rate limits on the account calls that can be abused: guessing passwords or codes, mail
-//! bombing, hashing floods. Counted in fixed windows, in Redis when it is configured (so
+//! bombing, hashing floods; and on share links (public reads, new links). Counted in fixed windows, in Redis when it is configured (so
 //! every instance shares one budget) or in memory.
 //!
 //! Wrong guesses are what count against an e-mail, and only together with the address
