@@ -248,7 +248,7 @@ fn chatgpt(json: &[u8]) -> Result<Vec<Tree>, ApiError> {
 }
 
 fn seconds_to_ms(seconds: f64) -> Option<i64> {
-    (seconds.is_finite() && seconds >= 0.0).then(|| (seconds * 1000.0) as i64)
+    (seconds.is_finite() && seconds >= 0.0).then_some((seconds * 1000.0) as i64)
 }
 
 fn chatgpt_tree(c: GptConversation) -> Tree {
@@ -479,7 +479,7 @@ fn message_row(
         Some(status) if answer => status,
         _ => MessageStatus::Complete,
     };
-    let finish_reason = answer.then(|| match (node.finish_reason, status) {
+    let finish_reason = answer.then_some(match (node.finish_reason, status) {
         (Some(reason), _) => reason,
         (None, MessageStatus::Cancelled) => FinishReason::Cancelled,
         (None, MessageStatus::Error) => FinishReason::Interrupted,
