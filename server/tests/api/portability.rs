@@ -414,6 +414,27 @@ async fn our_own_export_imports_back_with_its_branches_and_shown_branch() {
         announced.push(frame["conversation"]["_id"].clone());
     }
 
+    // A failed answer without text stays, the parent of the question asked again.
+    let failed = json!({"format": "chat-export", "version": 1, "conversations": [{"_id": "c", "title": "Retry",
+        "currentMessageId": "a2", "messages": [
+            {"_id": "q1", "role": "user", "content": "First try"},
+            {"_id": "a1", "parentId": "q1", "role": "assistant", "content": "", "status": "error"},
+            {"_id": "q2", "parentId": "a1", "role": "user", "content": "Second try"},
+            {"_id": "a2", "parentId": "q2", "role": "assistant", "content": "Done."}]}]});
+    let answer = assert_ok(import(app, &a.bob, "c.json", failed.to_string().into()).await).await;
+    assert_eq!(answer["data"], json!({"conversations": 1, "messages": 4}));
+    let retry = conversations(app, &a.bob)
+        .await
+        .into_iter()
+        .find(|c| c["title"] == "Retry")
+        .unwrap();
+    let retry = conversation(app, &a.bob, &retry["_id"]).await;
+    assert_eq!(
+        shape(&retry)["shown"],
+        json!(["First try", "", "Second try", "Done."])
+    );
+    assert_eq!(retry["messages"][1]["status"], json!("error"));
+
     // The whole zip too, into Ann's own account (new copies beside the originals).
     let answer = assert_ok(import(app, ann, "chat-export.zip", zip).await).await;
     assert_eq!(answer["data"], json!({"conversations": 2, "messages": 8}));
