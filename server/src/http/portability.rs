@@ -7,15 +7,22 @@ use actix_web::{web, HttpResponse};
 use chat_contract::answers::{self, ImportResult};
 
 use crate::auth::AuthUser;
-use crate::error::{ErrorCode, Result};
+use crate::error::{ApiError, ErrorCode, Result};
 use crate::http;
 use crate::portability::{self, export, import};
 use crate::state::AppState;
 
 /// Registered before `/conversations/{id}`, whose scope would take `import` for an id.
+/// Another method on the import's path is a 404, as `GET /api/conversations/import` was
+/// (no conversation has that id), not a bare 405.
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/account/export", web::get().to(export))
-        .route("/conversations/import", web::post().to(import));
+    cfg.route("/account/export", web::get().to(export)).service(
+        web::resource("/conversations/import")
+            .route(web::post().to(import))
+            .default_service(web::to(|| async {
+                Err::<HttpResponse, _>(ApiError::from(ErrorCode::NotFound))
+            })),
+    );
 }
 
 type Data = web::Data<AppState>;

@@ -3,11 +3,12 @@
 //!
 //! Both formats become the same tree of messages linked to their parents, and one set of
 //! rules makes stored conversations of it:
-//! - only questions and answers with text are kept; a message left out (ChatGPT's system,
-//!   tool and hidden messages, images without text) passes its replies to the nearest
-//!   message kept above it;
-//! - a message that follows one of its own role as its only reply (an answer split by a
-//!   tool call) is joined to it, so questions and answers alternate as in a chat here;
+//! - from ChatGPT, only questions and answers with text are kept; a message left out
+//!   (system, tool and hidden messages, images without text) passes its replies to the
+//!   nearest message kept above it; and a message that follows one of its own role as its
+//!   only reply (an answer split by a tool call) is joined to it, so questions and answers
+//!   alternate as in a chat here. From our own format every question and answer is kept
+//!   as it was (a failed answer without text is the parent of the next question);
 //! - branches stay (messages with one parent are versions), the branch shown stays shown
 //!   (its last message, or the newest below it, is the current message), and a reply is
 //!   always newer than what it follows;
@@ -117,6 +118,9 @@ fn from_zip(bytes: &[u8]) -> Result<Vec<u8>, ApiError> {
 
 /// A conversation of either format, before the rules.
 struct Tree {
+    /// Our own format: every message is kept as it was (an image's question without
+    /// text, a failed answer), and none is joined to another.
+    ours: bool,
     title: Option<String>,
     model: Option<String>,
     created_at: Option<i64>,
@@ -146,6 +150,7 @@ fn ours(json: &[u8]) -> Result<Vec<Tree>, ApiError> {
         return Err(invalid());
     }
     let tree = |c: format::Conversation| Tree {
+        ours: true,
         title: c.title,
         model: c.model,
         created_at: c.created_at.as_deref().and_then(parse_iso),
@@ -298,6 +303,7 @@ fn chatgpt_tree(c: GptConversation) -> Tree {
         })
         .collect();
     Tree {
+        ours: false,
         title: c.title,
         model: c.default_model_slug,
         created_at: c.create_time.and_then(seconds_to_ms),
@@ -353,7 +359,7 @@ fn build(tree: Tree, user_id: &str, limits: &Limits) -> Result<Option<Imported>,
 
     let kept: Vec<bool> = nodes
         .iter()
-        .map(|node| node.role.is_some() && !node.content.trim().is_empty())
+        .map(|node| node.role.is_some() && (tree.ours || !node.content.trim().is_empty()))
         .collect();
     // The nearest kept message above each node, and each kept message's kept replies.
     let mut above: Vec<Option<usize>> = vec![None; n];
@@ -373,7 +379,7 @@ fn build(tree: Tree, user_id: &str, limits: &Limits) -> Result<Option<Imported>,
         }
         let up = above[i].map(|a| stands_for[a]);
         match up {
-            Some(up) if nodes[up].role == nodes[i].role && replies[up] == 1 => {
+            Some(up) if !tree.ours && nodes[up].role == nodes[i].role && replies[up] == 1 => {
                 let text = std::mem::take(&mut nodes[i].content);
                 nodes[up].content = format!("{}\n\n{}", nodes[up].content.trim_end(), text.trim_start());
                 replies[up] = replies[i];

@@ -365,7 +365,14 @@ async fn our_own_export_imports_back_with_its_branches_and_shown_branch() {
     }
     originals.sort_by_key(|c| c.to_string());
 
-    // Into Bob's account, from conversations.json alone; every id new.
+    // Into Bob's account, from conversations.json alone; every id new, and neither
+    // pinned nor archived whatever the file says.
+    let mut file: Value = serde_json::from_slice(&json).unwrap();
+    for c in file["conversations"].as_array_mut().unwrap() {
+        c["pinned"] = json!(true);
+        c["archived"] = json!(true);
+    }
+    let json = file.to_string().into_bytes();
     let (mut tab, _) = WsClient::ready(app, &a.bob.token).await;
     let before = conversations(app, &a.bob).await.len();
     let answer = assert_ok(import(app, &a.bob, "conversations.json", json).await).await;
@@ -406,6 +413,27 @@ async fn our_own_export_imports_back_with_its_branches_and_shown_branch() {
         let frame = tab.expect("conversation.updated").await;
         announced.push(frame["conversation"]["_id"].clone());
     }
+
+    // A failed answer without text stays, the parent of the question asked again.
+    let failed = json!({"format": "chat-export", "version": 1, "conversations": [{"_id": "c", "title": "Retry",
+        "currentMessageId": "a2", "messages": [
+            {"_id": "q1", "role": "user", "content": "First try"},
+            {"_id": "a1", "parentId": "q1", "role": "assistant", "content": "", "status": "error"},
+            {"_id": "q2", "parentId": "a1", "role": "user", "content": "Second try"},
+            {"_id": "a2", "parentId": "q2", "role": "assistant", "content": "Done."}]}]});
+    let answer = assert_ok(import(app, &a.bob, "c.json", failed.to_string().into()).await).await;
+    assert_eq!(answer["data"], json!({"conversations": 1, "messages": 4}));
+    let retry = conversations(app, &a.bob)
+        .await
+        .into_iter()
+        .find(|c| c["title"] == "Retry")
+        .unwrap();
+    let retry = conversation(app, &a.bob, &retry["_id"]).await;
+    assert_eq!(
+        shape(&retry)["shown"],
+        json!(["First try", "", "Second try", "Done."])
+    );
+    assert_eq!(retry["messages"][1]["status"], json!("error"));
 
     // The whole zip too, into Ann's own account (new copies beside the originals).
     let answer = assert_ok(import(app, ann, "chat-export.zip", zip).await).await;
@@ -529,6 +557,9 @@ async fn bad_wrong_or_oversized_files_are_refused_and_nothing_is_imported() {
     unknown_parent[0]["mapping"]["a"]["parent"] = json!("nowhere");
     let ours_with_a_bad_field = json!({"format": "chat-export", "version": 1,
         "conversations": [{"_id": "c", "messages": [{"_id": 5, "role": "user", "content": "x"}]}]});
+    let ours_with_one_id_twice = json!({"format": "chat-export", "version": 1,
+        "conversations": [{"_id": "c", "messages": [{"_id": "m", "role": "user", "content": "x"},
+                                                     {"_id": "m", "role": "assistant", "content": "y"}]}]});
     let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
         (
             "not JSON",
@@ -564,6 +595,12 @@ async fn bad_wrong_or_oversized_files_are_refused_and_nothing_is_imported() {
         (
             "a parent loop",
             json!(a_loop).to_string().into(),
+            400,
+            "import_invalid",
+        ),
+        (
+            "one message id twice",
+            ours_with_one_id_twice.to_string().into(),
             400,
             "import_invalid",
         ),
@@ -614,6 +651,14 @@ async fn bad_wrong_or_oversized_files_are_refused_and_nothing_is_imported() {
     .await;
     assert_eq!(error["field"], json!("file"));
     assert_eq!(conversations(&app, &ann).await.len(), before);
+
+    // Another method on the path is a 404, as everywhere.
+    assert_error(
+        app.get_auth("/api/conversations/import", &ann.token).await,
+        404,
+        "not_found",
+    )
+    .await;
 
     // Not a multipart upload at all.
     let response = app
