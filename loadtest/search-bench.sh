@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench-search`: search time at 100,000 messages of one user (docs/performance.md,
-# "Search"), on SQLite and, when it answers, on the local Postgres. Release builds; the
-# history is made up by `chat-server users seed --messages`.
+# "Search"), on SQLite and, when it answers, on the local Postgres. Release builds
+# (PROFILE=debug for the debug ones); the history is made up by
+# `chat-server users seed --messages`.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,9 +12,14 @@ PG_URL=${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/chat_search_benc
 PORT=8095
 
 cd "$ROOT"
-CARGO_TARGET_DIR=$TARGET cargo build --release --locked -p chat-server -p loadtest
-SERVER=$TARGET/release/chat-server
-LT=$TARGET/release/loadtest
+PROFILE=${PROFILE:-release}
+if [ "$PROFILE" = release ]; then
+  CARGO_TARGET_DIR=$TARGET cargo build --release --locked -p chat-server -p loadtest
+else
+  CARGO_TARGET_DIR=$TARGET cargo build --locked -p chat-server -p loadtest
+fi
+SERVER=$TARGET/$PROFILE/chat-server
+LT=$TARGET/$PROFILE/loadtest
 WORK=$(mktemp -d /tmp/chat-search-bench.XXXXXX)
 PID=
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; }
@@ -38,7 +44,7 @@ run() {
 run sqlite
 if psql "${PG_URL%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${PG_URL##*/}" 2>/dev/null \
   && psql "${PG_URL%/*}/postgres" -qc "CREATE DATABASE ${PG_URL##*/}"; then
-  run postgres DATABASE_URL="$PG_URL"
+  run postgres DATABASE_URL="$PG_URL" REDIS_URL="${BENCH_REDIS_URL:-redis://127.0.0.1:6379}" REDIS_PREFIX="search-bench:"
 else
   echo "postgres: not run (no server at ${PG_URL%/*})"
 fi
