@@ -123,6 +123,31 @@ pub(super) const MESSAGE_COLUMNS: &str =
     "id, conversation_id, role, content, status, model, client_id, finish_reason, \
                                created_at, sources, parent_id, mode, feedback_rating, feedback_comment";
 
+/// Binds a [`MessageRow`]'s values in [`MESSAGE_COLUMNS`] order: one list for every
+/// statement that writes whole messages. A macro, since the query's type differs per
+/// database inside `on_writer!`.
+macro_rules! bind_message {
+    ($query:expr, $m:expr) => {{
+        let m = $m;
+        $query
+            .bind(&m.id)
+            .bind(&m.conversation_id)
+            .bind(m.role)
+            .bind(&m.content)
+            .bind(m.status)
+            .bind(&m.model)
+            .bind(&m.client_id)
+            .bind(m.finish_reason)
+            .bind(m.created_at)
+            .bind(&m.sources)
+            .bind(&m.parent_id)
+            .bind(&m.mode)
+            .bind(&m.feedback_rating)
+            .bind(&m.feedback_comment)
+    }};
+}
+pub(super) use bind_message;
+
 impl Db {
     /// The user's conversation; another user's is `None`, like a missing one.
     pub async fn conversation(&self, user_id: &str, id: &str) -> sqlx::Result<Option<ConversationRow>> {
@@ -328,21 +353,7 @@ impl Db {
                     .await?;
             }
             for m in &rows {
-                sqlx::query(&message)
-                    .bind(&m.id)
-                    .bind(&m.conversation_id)
-                    .bind(m.role)
-                    .bind(&m.content)
-                    .bind(m.status)
-                    .bind(&m.model)
-                    .bind(&m.client_id)
-                    .bind(m.finish_reason)
-                    .bind(m.created_at)
-                    .bind(&m.sources)
-                    .bind(&m.parent_id)
-                    .bind(&m.mode)
-                    .bind(&m.feedback_rating)
-                    .bind(&m.feedback_comment)
+                bind_message!(sqlx::query(&message), m)
                     .execute(&mut *conn)
                     .await?;
             }
