@@ -53,19 +53,11 @@ test-web: web-deps
 	cd web && CHAT_SERVER_BIN=$(CARGO_TARGET_DIR)/debug/chat-server node --test --test-reporter=tap e2e/ 2>&1 | tee $(E2E_LOG)
 
 ## What the tests need beyond cargo and npm: Debian's Chromium (end-to-end tests), poppler's
-## pdftotext (reads invoice PDFs back), and localstripe and moto in $(CHAT_VENV) (needs
-## python3-venv).
-## A missing system package stops here with the one command that installs them all.
+## pdftotext (reads invoice PDFs back) and python3-venv, installed by scripts/test-deps.sh
+## when they are missing (as root or with sudo; otherwise it stops with the one command to
+## run); then localstripe and moto in $(CHAT_VENV).
 test-deps:
-	@missing=""; \
-	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
-	command -v pdftotext >/dev/null || missing="$$missing pdftotext"; \
-	python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
-	if [ -n "$$missing" ]; then \
-		echo "make test needs:$$missing. Install them with:"; \
-		echo "  apt-get update && apt-get install -y chromium poppler-utils python3-venv"; \
-		exit 1; \
-	fi
+	@bash scripts/test-deps.sh
 	@if [ "$$($(CHAT_VENV)/bin/pip show localstripe 2>/dev/null | sed -n 's/^Version: //p')" != "$(LOCALSTRIPE_VERSION)" ] || \
 		[ "$$($(CHAT_VENV)/bin/pip show moto 2>/dev/null | sed -n 's/^Version: //p')" != "$(MOTO_VERSION)" ]; then \
 		echo "installing localstripe==$(LOCALSTRIPE_VERSION) and moto[server]==$(MOTO_VERSION) into $(CHAT_VENV)"; \

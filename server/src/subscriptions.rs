@@ -263,6 +263,18 @@ pub(crate) async fn renewal_payment(
     new_payment(state, user_id, charge).await
 }
 
+/// Before an account is deleted: a plan that the provider renews (Stripe) ends there now,
+/// so a deleted account is never charged again. Fails (and the account stays) when the
+/// provider cannot be reached.
+pub async fn end_for_deleted_account(state: &AppState, user_id: &str) -> Result<()> {
+    let sub = state.db.subscription(user_id, state.now()).await?;
+    if let Some(renewal) = &sub.provider_subscription_id {
+        change_renewal(state, renewal, RenewalChange::EndNow).await?;
+        tracing::info!(user = %user_id, subscription = %renewal, "renewal ended at the provider: the account is being deleted");
+    }
+    Ok(())
+}
+
 /// Cancelling keeps access until the end date, then the user is on free.
 pub async fn cancel(state: &AppState, user_id: &str) -> Result<SubscriptionRow> {
     let now = state.now();

@@ -218,15 +218,26 @@ async fn check(
         state.db.files_of_user(user_id, lookup),
         edited,
     );
-    let Some((token_version, existing)) = context? else {
+    let Some(context) = context? else {
         return Ok(None);
     };
-    if token_version != claims.ver {
+    if context.token_version != claims.ver {
         return Ok(None);
     }
-    let Some(account) = account? else {
+    let Some(mut account) = account? else {
         return Ok(None);
     };
+    // The plan as stored decides, not the cached one: a plan set by the operator's command
+    // line or another instance (whose event may not reach this one) counts from the next
+    // send. The cache is read again only when the two differ.
+    if context.plan.is_some_and(|stored| stored != account.plan) {
+        state.realtime.accounts.forget(user_id);
+        match state.realtime.accounts.get(state, user_id).await? {
+            Some(fresh) => account = fresh,
+            None => return Ok(None),
+        }
+    }
+    let existing = context.conversation;
     if send.conversation_id.is_some() && existing.is_none() {
         return Err(ErrorCode::NotFound.into());
     }

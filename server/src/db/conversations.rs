@@ -20,6 +20,14 @@ pub struct ConversationRow {
     pub archived: bool,
 }
 
+/// What a send reads of its user and conversation (see [`Db::send_context`]).
+pub struct SendContext {
+    pub token_version: i64,
+    /// `None` until the user's subscription row exists (they are on free).
+    pub plan: Option<chat_contract::states::PlanType>,
+    pub conversation: Option<ConversationRow>,
+}
+
 /// What `PATCH /api/conversations/{id}` changes (`None`: left as it is).
 #[derive(Debug, Default)]
 pub struct ConversationChange {
@@ -115,6 +123,31 @@ pub(super) const MESSAGE_COLUMNS: &str =
     "id, conversation_id, role, content, status, model, client_id, finish_reason, \
                                created_at, sources, parent_id, mode, feedback_rating, feedback_comment";
 
+/// Binds a [`MessageRow`]'s values in [`MESSAGE_COLUMNS`] order: one list for every
+/// statement that writes whole messages. A macro, since the query's type differs per
+/// database inside `on_writer!`.
+macro_rules! bind_message {
+    ($query:expr, $m:expr) => {{
+        let m = $m;
+        $query
+            .bind(&m.id)
+            .bind(&m.conversation_id)
+            .bind(m.role)
+            .bind(&m.content)
+            .bind(m.status)
+            .bind(&m.model)
+            .bind(&m.client_id)
+            .bind(m.finish_reason)
+            .bind(m.created_at)
+            .bind(&m.sources)
+            .bind(&m.parent_id)
+            .bind(&m.mode)
+            .bind(&m.feedback_rating)
+            .bind(&m.feedback_comment)
+    }};
+}
+pub(super) use bind_message;
+
 impl Db {
     /// The user's conversation; another user's is `None`, like a missing one.
     pub async fn conversation(&self, user_id: &str, id: &str) -> sqlx::Result<Option<ConversationRow>> {
@@ -122,41 +155,46 @@ impl Db {
         on_pool!(self, pool => sqlx::query_as(&sql).bind(id).bind(user_id).fetch_optional(pool).await)
     }
 
-    /// What a send checks in one statement: the user's token version (`None`: no such
-    /// user) and, when `conversation_id` is given, that conversation if it is the user's.
+    /// What a send checks in one statement: the user's token version and plan as stored
+    /// (`None`: no such user) and, when `conversation_id` is given, that conversation if it
+    /// is the user's.
     pub async fn send_context(
         &self,
         user_id: &str,
         conversation_id: Option<&str>,
-    ) -> sqlx::Result<Option<(i64, Option<ConversationRow>)>> {
+    ) -> sqlx::Result<Option<SendContext>> {
         use sqlx::Row;
-        let sql = "SELECT u.token_version, c.id, c.user_id, c.title, c.model, c.web_search, c.created_at, \
-                   c.updated_at, c.project_id, c.current_message_id, c.pinned, c.archived FROM users u LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id \
-                   WHERE u.id = $1";
+        let sql = "SELECT u.token_version, s.plan_type, c.id, c.user_id, c.title, c.model, c.web_search, \
+                   c.created_at, c.updated_at, c.project_id, c.current_message_id, c.pinned, c.archived \
+                   FROM users u LEFT JOIN subscriptions s ON s.user_id = u.id \
+                   LEFT JOIN conversations c ON c.id = $2 AND c.user_id = u.id WHERE u.id = $1";
         // An id no conversation has when the send starts a new one.
         let wanted = conversation_id.unwrap_or("");
         on_pool!(self, pool => {
             let row = sqlx::query(sql).bind(user_id).bind(wanted).fetch_optional(pool).await?;
             row.map(|row| {
-                let version: i64 = row.try_get(0)?;
-                let id: Option<String> = row.try_get(1)?;
+                let id: Option<String> = row.try_get(2)?;
                 let conversation = match id {
                     Some(id) => Some(ConversationRow {
                         id,
-                        user_id: row.try_get(2)?,
-                        title: row.try_get(3)?,
-                        model: row.try_get(4)?,
-                        web_search: row.try_get(5)?,
-                        created_at: row.try_get(6)?,
-                        updated_at: row.try_get(7)?,
-                        project_id: row.try_get(8)?,
-                        current_message_id: row.try_get(9)?,
-                        pinned: row.try_get(10)?,
-                        archived: row.try_get(11)?,
+                        user_id: row.try_get(3)?,
+                        title: row.try_get(4)?,
+                        model: row.try_get(5)?,
+                        web_search: row.try_get(6)?,
+                        created_at: row.try_get(7)?,
+                        updated_at: row.try_get(8)?,
+                        project_id: row.try_get(9)?,
+                        current_message_id: row.try_get(10)?,
+                        pinned: row.try_get(11)?,
+                        archived: row.try_get(12)?,
                     }),
                     None => None,
                 };
-                Ok((version, conversation))
+                Ok(SendContext {
+                    token_version: row.try_get(0)?,
+                    plan: row.try_get(1)?,
+                    conversation,
+                })
             })
             .transpose()
         })
@@ -315,21 +353,7 @@ impl Db {
                     .await?;
             }
             for m in &rows {
-                sqlx::query(&message)
-                    .bind(&m.id)
-                    .bind(&m.conversation_id)
-                    .bind(m.role)
-                    .bind(&m.content)
-                    .bind(m.status)
-                    .bind(&m.model)
-                    .bind(&m.client_id)
-                    .bind(m.finish_reason)
-                    .bind(m.created_at)
-                    .bind(&m.sources)
-                    .bind(&m.parent_id)
-                    .bind(&m.mode)
-                    .bind(&m.feedback_rating)
-                    .bind(&m.feedback_comment)
+                bind_message!(sqlx::query(&message), m)
                     .execute(&mut *conn)
                     .await?;
             }

@@ -2,7 +2,9 @@
 //! memory does not grow with the account, and imported conversations stored in one
 //! transaction.
 
-use super::conversations::{ConversationRow, MessageRow, CONVERSATION_COLUMNS, MESSAGE_COLUMNS};
+use super::conversations::{
+    bind_message, ConversationRow, MessageRow, CONVERSATION_COLUMNS, MESSAGE_COLUMNS,
+};
 use super::files::{placeholders, FileRow, FILE_COLUMNS, NOT_GONE};
 use super::{on_pool, on_writer, Db};
 
@@ -106,21 +108,7 @@ impl Db {
                 let sql = insert_sql("messages", &format!("{MESSAGE_COLUMNS}, updated_at"), 14, chunk.len(), Some(9));
                 let mut query = sqlx::query(&sql);
                 for m in chunk {
-                    query = query
-                        .bind(&m.id)
-                        .bind(&m.conversation_id)
-                        .bind(m.role)
-                        .bind(&m.content)
-                        .bind(m.status)
-                        .bind(&m.model)
-                        .bind(&m.client_id)
-                        .bind(m.finish_reason)
-                        .bind(m.created_at)
-                        .bind(&m.sources)
-                        .bind(&m.parent_id)
-                        .bind(&m.mode)
-                        .bind(&m.feedback_rating)
-                        .bind(&m.feedback_comment);
+                    query = bind_message!(query, m);
                 }
                 stored += query.execute(&mut *conn).await?.rows_affected();
             }

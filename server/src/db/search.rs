@@ -3,6 +3,9 @@
 //! of every branch, archived conversations too; the rules (what a query is, the snippet)
 //! are in `crate::conversation_search`.
 
+use std::collections::HashMap;
+
+use super::files::placeholders;
 use super::{on_pool, Db};
 
 /// A hit: the conversation, and the message (`None`: its title) with its text.
@@ -77,29 +80,64 @@ impl Db {
                 .await?
             }
         };
+        if ranked.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The page's conversations and messages in two reads.
+        let mut conversation_ids: Vec<&str> = ranked.iter().map(|(c, _)| c.as_str()).collect();
+        conversation_ids.sort_unstable();
+        conversation_ids.dedup();
+        let message_ids: Vec<&str> = ranked.iter().filter_map(|(_, m)| m.as_deref()).collect();
+        let sql = format!(
+            "SELECT id, title, archived, updated_at FROM conversations WHERE id IN ({})",
+            placeholders(1, conversation_ids.len())
+        );
+        let conversations: Vec<(String, Option<String>, bool, i64)> = on_pool!(self, pool => {
+            let mut query = sqlx::query_as(&sql);
+            for id in &conversation_ids {
+                query = query.bind(*id);
+            }
+            query.fetch_all(pool).await
+        })?;
+        let conversations: HashMap<String, (Option<String>, bool, i64)> = conversations
+            .into_iter()
+            .map(|(id, title, archived, updated_at)| (id, (title, archived, updated_at)))
+            .collect();
+        let mut contents: HashMap<String, String> = HashMap::new();
+        if !message_ids.is_empty() {
+            let sql = format!(
+                "SELECT id, content FROM messages WHERE id IN ({})",
+                placeholders(1, message_ids.len())
+            );
+            let found: Vec<(String, String)> = on_pool!(self, pool => {
+                let mut query = sqlx::query_as(&sql);
+                for id in &message_ids {
+                    query = query.bind(*id);
+                }
+                query.fetch_all(pool).await
+            })?;
+            contents.extend(found);
+        }
         let mut rows = Vec::with_capacity(ranked.len());
         for (conversation_id, message_id) in ranked {
-            let sql = "SELECT c.title, c.archived, c.updated_at, m.content FROM conversations c \
-                       LEFT JOIN messages m ON m.id = $2 AND m.conversation_id = c.id WHERE c.id = $1";
-            let row: Option<(Option<String>, bool, i64, Option<String>)> = on_pool!(self, pool => sqlx::query_as(sql)
-                .bind(&conversation_id)
-                .bind(message_id.as_deref().unwrap_or(""))
-                .fetch_optional(pool)
-                .await)?;
-            // Deleted between the two reads: not a hit any more.
-            let Some((title, archived, updated_at, content)) = row else {
+            // Deleted between the reads: not a hit any more.
+            let Some((title, archived, updated_at)) = conversations.get(&conversation_id) else {
                 continue;
             };
-            rows.push(SearchRow {
-                text: match &message_id {
-                    Some(_) => content.unwrap_or_default(),
-                    None => title.clone().unwrap_or_default(),
+            let text = match &message_id {
+                Some(id) => match contents.get(id) {
+                    Some(content) => content.clone(),
+                    None => continue,
                 },
+                None => title.clone().unwrap_or_default(),
+            };
+            rows.push(SearchRow {
+                text,
+                title: title.clone(),
+                archived: *archived,
+                updated_at: *updated_at,
                 conversation_id,
-                title,
                 message_id,
-                archived,
-                updated_at,
             });
         }
         Ok(rows)

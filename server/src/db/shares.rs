@@ -2,7 +2,7 @@
 //! A link names the last message of the branch it shows; the rows go with their
 //! conversation, message or account (foreign keys with `ON DELETE CASCADE`).
 
-use super::conversations::{ConversationRow, MessageRow};
+use super::conversations::{bind_message, ConversationRow, MessageRow};
 use super::{on_pool, on_writer, Db};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -103,21 +103,7 @@ impl Db {
                 .execute(&mut *conn)
                 .await?;
             for m in &messages {
-                sqlx::query(insert_message)
-                    .bind(&m.id)
-                    .bind(&m.conversation_id)
-                    .bind(m.role)
-                    .bind(&m.content)
-                    .bind(m.status)
-                    .bind(&m.model)
-                    .bind(&m.client_id)
-                    .bind(m.finish_reason)
-                    .bind(m.created_at)
-                    .bind(&m.sources)
-                    .bind(&m.parent_id)
-                    .bind(&m.mode)
-                    .bind(&m.feedback_rating)
-                    .bind(&m.feedback_comment)
+                bind_message!(sqlx::query(insert_message), m)
                     .execute(&mut *conn)
                     .await?;
             }

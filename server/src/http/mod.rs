@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod conversations;
+pub mod demo_checkout;
 pub mod files;
 pub mod headers;
 pub mod health;

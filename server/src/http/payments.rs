@@ -98,48 +98,12 @@ async fn demo_payment(state: &AppState, user: &AuthUser, id: &str) -> Result<Pay
     Ok(payment)
 }
 
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 async fn demo_checkout(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
     let payment = demo_payment(&state, &user, &id).await?;
-    let amount = |minor: i64| format!("{:.2} {}", minor as f64 / 100.0, payment.currency);
-    let id = html_escape(&payment.id);
-    let open = payment.status == PaymentStatus::Pending;
-    let page = format!(
-        r#"<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>Demo checkout</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}}
-table{{width:100%;margin:1rem 0}}td:last-child{{text-align:right}}button{{font-size:1rem;padding:.6rem 1.2rem;margin-right:.5rem}}</style>
-</head><body><h1>Demo checkout</h1>
-<p>This is the built-in demo payment provider: no card is charged.</p>
-<table><tr><td>Plan</td><td>{plan} ({cycle})</td></tr>
-<tr><td>Net</td><td>{net}</td></tr><tr><td>VAT {vat_pct}%</td><td>{vat}</td></tr>
-<tr><td><strong>Total</strong></td><td><strong>{total}</strong></td></tr></table>
-{actions}</body></html>"#,
-        plan = html_escape(payment.plan_type.as_str()),
-        cycle = html_escape(payment.billing_cycle.as_str()),
-        net = amount(payment.net_amount),
-        vat_pct = (payment.vat_rate * 100.0).round(),
-        vat = amount(payment.vat_amount),
-        total = amount(payment.total_amount),
-        actions = if open {
-            format!(
-                r#"<form method="post" action="/api/payments/demo/{id}/pay" style="display:inline"><button>Pay</button></form>
-<form method="post" action="/api/payments/demo/{id}/cancel" style="display:inline"><button>Cancel</button></form>"#
-            )
-        } else {
-            format!("<p>This payment is {}.</p>", html_escape(payment.status.as_str()))
-        },
-    );
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
         .insert_header((CONTENT_SECURITY_POLICY, http::headers::STATIC_PAGE_POLICY))
-        .body(page))
+        .body(http::demo_checkout::page(crate::i18n::current(), &payment)))
 }
 
 fn see_other(location: String) -> HttpResponse {

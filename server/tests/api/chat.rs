@@ -435,6 +435,36 @@ async fn models_and_web_search_outside_the_plan_are_refused_in_the_users_languag
 }
 
 #[actix_web::test]
+async fn a_plan_written_outside_this_instance_counts_from_the_next_send() {
+    let app = chat_app(2000, 5).await;
+    let ann = app.register_ann().await;
+    let (mut tab, _) = WsClient::ready(&app, &ann.token).await;
+    // On free (and now cached so): Plus's model is refused.
+    tab.send(send_with_model("m1", "Hi", "gpt-4o")).await;
+    assert_eq!(tab.expect("error").await["code"], json!("model_not_allowed"));
+    // What support's `users set-plan` does: the database changes, no instance is told.
+    app.set_plan(&ann.id, "plus").await;
+    tab.send(send_with_model("m2", "Hi", "gpt-4o")).await;
+    let frames = tab.until("message.completed").await;
+    assert_eq!(
+        of_type(&frames, "conversation.created")[0]["conversation"]["model"],
+        json!("gpt-4o")
+    );
+    // And back to free the same way: the paid model is refused at once, nothing counted.
+    let now = app.clock_now();
+    app.state.db.set_free(&ann.id, now).await.unwrap();
+    tab.send(send_with_model("m3", "Hi", "gpt-4o")).await;
+    // (the first answer's title may come first)
+    let refused = tab.until("error").await.pop().unwrap();
+    assert_eq!(refused["code"], json!("model_not_allowed"));
+    let usage = assert_ok(app.get_auth("/api/usage/limits", &ann.token).await).await;
+    assert_eq!(
+        usage["limitInfo"]["services"]["responses"]["daily"]["used"],
+        json!(1)
+    );
+}
+
+#[actix_web::test]
 async fn another_users_conversation_is_not_found_over_rest_and_websocket() {
     let app = chat_app(2000, 5).await;
     let ann = app.register_ann().await;

@@ -529,6 +529,35 @@ async fn cancel_is_scheduled_at_stripe_for_the_period_end_and_can_be_taken_back(
 }
 
 #[actix_web::test]
+async fn deleting_the_account_ends_its_stripe_subscription_first_or_deletes_nothing() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let ann = app.register_paying("ann@example.com").await;
+    let stripe_sub = subscribe_monthly(&s, &ann, "plus").await;
+    let remote = || async { s.fake.get(&format!("/v1/subscriptions/{stripe_sub}")).await };
+    assert_eq!(remote().await["status"], json!("active"));
+
+    // An instance that cannot reach Stripe deletes nothing: the plan would renew on.
+    let webhook_secret = s.secret.clone();
+    let cut_off = app
+        .another_instance(move |settings| {
+            settings.billing.stripe_secret_key = SecretString::from("sk_test_localstripe");
+            settings.billing.stripe_publishable_key = "pk_test_localstripe".into();
+            settings.billing.stripe_webhook_secret = SecretString::from(webhook_secret);
+            settings.billing.stripe_api_base = "http://127.0.0.1:1".into();
+        })
+        .await;
+    let refused = cut_off.delete_auth("/api/auth/profile", &ann.token).await;
+    assert_error(refused, 502, "payment_provider_error").await;
+    assert_eq!(plan_of(app, &ann).await, "plus");
+    assert_eq!(remote().await["status"], json!("active"));
+
+    assert_ok(app.delete_auth("/api/auth/profile", &ann.token).await).await;
+    assert_eq!(remote().await["status"], json!("canceled"));
+    assert!(app.state.db.user_by_id(&ann.id).await.unwrap().is_none());
+}
+
+#[actix_web::test]
 async fn an_unpaid_renewal_mails_the_user_and_ends_on_free_until_stripe_is_paid() {
     let Some(s) = spawn_stripe_app().await else { return };
     let app = &s.app;

@@ -202,9 +202,38 @@ async fn an_upgrade_takes_effect_once_paid_and_renews_monthly() {
         .await
         .unwrap();
     assert!(
-        page.contains("Demo checkout") && page.contains("6.35 EUR"),
+        page.contains("Demo checkout") && page.contains("Pay 6.35 EUR") && page.contains("Base (monthly)"),
         "{page}"
     );
+    // In the owner's language.
+    assert_ok(
+        app.put_auth("/api/settings", &ann.token, json!({"language": "hu-HU"}))
+            .await,
+    )
+    .await;
+    let page_hu = app
+        .client
+        .get(app.url(&path))
+        .bearer_auth(&ann.token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page_hu.contains(r#"<html lang="hu">"#)
+            && page_hu.contains("Bemutató fizetés")
+            && page_hu.contains("Fizetés 6,35 EUR")
+            && page_hu.contains("Base (havi)")
+            && !page_hu.contains("Demo checkout"),
+        "{page_hu}"
+    );
+    assert_ok(
+        app.put_auth("/api/settings", &ann.token, json!({"language": "en-US"}))
+            .await,
+    )
+    .await;
 
     let id = started["payment"]["_id"].as_str().unwrap();
     let paid = app
