@@ -32,6 +32,14 @@ describe('locales', () => {
       for (const [key, text] of [...en, ...hu]) expect(text.trim(), key).not.toBe('');
     });
 
+    it('names no markup after a void HTML element (Trans would drop the words inside it)', () => {
+      const voidElements = ['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr'];
+      for (const [key, text] of [...en, ...hu]) {
+        const tags = [...text.matchAll(/<(\w+)>/g)].map((m) => m[1]?.toLowerCase());
+        expect(tags.filter((tag) => tag !== undefined && voidElements.includes(tag)), key).toEqual([]);
+      }
+    });
+
     it('uses the same interpolations and markup in both languages', () => {
       for (const [key, text] of en) expect(placeholders(hu.get(key) ?? ''), key).toEqual(placeholders(text));
     });
