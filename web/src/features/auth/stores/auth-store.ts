@@ -55,6 +55,11 @@ export interface AuthActions {
   expireSession: () => void;
   /** The server ended every session (socket `session.ended`). */
   endSession: (reason: RevokeReason | 'unauthorized') => void;
+  /**
+   * The account is gone (deleted in this tab, or `session.revoked` account_deleted): signed
+   * out with a neutral notice, and no login dialog asking to log in again.
+   */
+  accountDeleted: () => void;
   /** Settings changed (settings page, or `settings.updated` from another tab). */
   applySettings: (settings: Settings) => void;
   updateUser: (changes: Partial<User>) => void;
@@ -225,11 +230,18 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
     endSession: (reason) => {
       if (get().status === 'anonymous') return;
       if (reason === 'account_deleted') {
-        endWithTokenOf(get().token);
-        toast.info(i18n.t('auth:session.accountDeleted'));
+        get().accountDeleted();
         return;
       }
       get().expireSession();
+    },
+
+    accountDeleted: () => {
+      const wasSignedIn = get().status !== 'anonymous';
+      endWithTokenOf(get().token);
+      closeAuthDialog();
+      // Once: the answer to this tab's delete and the server's revocation frame race.
+      if (wasSignedIn) toast.info(i18n.t('auth:session.accountDeleted'));
     },
 
     applySettings: (settings) => {
