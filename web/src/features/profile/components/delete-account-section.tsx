@@ -27,6 +27,8 @@ function confirmsEmail(typed: string, email: string): boolean {
 export function DeleteAccountSection() {
   const { t } = useTranslation(['profile', 'common']);
   const user = useAuthStore(selectUser);
+  const beginAccountDeletion = useAuthStore((s) => s.beginAccountDeletion);
+  const abortAccountDeletion = useAuthStore((s) => s.abortAccountDeletion);
   const accountDeleted = useAuthStore((s) => s.accountDeleted);
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
@@ -45,8 +47,14 @@ export function DeleteAccountSection() {
   const onConfirm = async (event: FormEvent) => {
     event.preventDefault();
     if (!confirmed) return;
+    // The server ends every session while it answers: this tab's socket and any call on
+    // its way may see the token refused before the answer comes, which is no expiry.
+    beginAccountDeletion();
     const deleted = await action.run(() => profileApi.deleteAccount().then(() => undefined));
-    if (!deleted) return;
+    if (!deleted) {
+      abortAccountDeletion();
+      return;
+    }
     accountDeleted();
     await navigate('/', { replace: true });
   };
