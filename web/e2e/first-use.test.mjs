@@ -120,3 +120,55 @@ test('a deletion whose answer comes after the socket was refused opens no "sessi
   await assertDeletedCleanly(page, email, 'deleted-race-1280');
   await context.close();
 });
+
+/** Whether a modal dialog (which makes the page inert) is showing. */
+const modalShown = (page) => page.evaluate(() => document.querySelector('dialog:modal') !== null);
+
+test('the privacy policy is readable before choosing: the cookie choices are a banner there, a modal elsewhere', async () => {
+  for (const [width, height] of [[360, 740], [1280, 800]]) {
+    for (const [locale, title, reject] of [
+      ['en-US', 'Cookie settings', 'Reject optional'],
+      ['hu-HU', 'Sütibeállítások', 'Választhatók elutasítása'],
+    ]) {
+      const guest = await browser.newContext({ baseURL: server.url, locale, viewport: { width, height } });
+      const page = await guest.newPage();
+      await page.goto('/privacy-policy');
+      await page.getByTestId('privacy-policy').waitFor();
+      const banner = page.getByRole('region', { name: title });
+      await banner.waitFor();
+      assert.equal(await modalShown(page), false, `${locale} ${width}: no modal on the policy`);
+      await page.screenshot({ path: join(SHOTS, `policy-banner-${locale}-${width}.png`) });
+
+      // The page scrolls, and its own links work under the banner.
+      await page.mouse.wheel(0, 600);
+      await page.waitForFunction(() => window.scrollY > 0);
+      await page.locator('nav a[href="#retention"]').click();
+      await page.waitForURL(/#retention$/);
+      // Read to the end: the last words are above the banner, not behind it.
+      await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+      const bannerTop = (await banner.boundingBox()).y;
+      const last = await page.getByTestId('privacy-policy').boundingBox();
+      assert.ok(last.y + last.height <= bannerTop + 1, `${locale} ${width}: the policy ends above the banner`);
+
+      // The same choices as the dialog; choosing ends the banner and nothing asks again.
+      await banner.getByRole('button', { name: reject }).click();
+      await banner.waitFor({ state: 'detached' });
+      await page.goto('/');
+      await page.waitForTimeout(300);
+      assert.equal(await modalShown(page), false, 'the choice holds on the other pages');
+      await guest.close();
+    }
+  }
+
+  // Elsewhere the first visit still gets the modal dialog.
+  const guest = await browser.newContext({ baseURL: server.url, locale: 'en-US' });
+  const page = await guest.newPage();
+  await page.goto('/');
+  await page.getByRole('dialog', { name: 'Cookie settings' }).waitFor();
+  assert.equal(await modalShown(page), true);
+  // Its policy link leads to the policy, where the banner takes over.
+  await page.getByRole('dialog', { name: 'Cookie settings' }).getByRole('link', { name: 'privacy policy' }).click();
+  await page.getByRole('region', { name: 'Cookie settings' }).waitFor();
+  assert.equal(await modalShown(page), false);
+  await guest.close();
+});
