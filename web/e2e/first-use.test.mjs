@@ -172,3 +172,90 @@ test('the privacy policy is readable before choosing: the cookie choices are a b
   assert.equal(await modalShown(page), false);
   await guest.close();
 });
+
+/**
+ * An OpenAI-compatible model that is down (500) until told otherwise, then streams
+ * "Hello from the stub model." as server-sent events; titles get a plain answer.
+ */
+async function startModelStub() {
+  const { createServer } = await import('node:http');
+  const state = { down: true, answers: 0 };
+  const chunk = (delta, finish = null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-stub', object: 'chat.completion.chunk', created: 1, model: 'stub', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const stub = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const request = JSON.parse(body || '{}');
+      if (state.down) {
+        res.writeHead(500, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'the model is down', type: 'server_error' } }));
+        return;
+      }
+      if (!request.stream) {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ id: 'chatcmpl-stub', object: 'chat.completion', created: 1, model: 'stub', choices: [{ index: 0, message: { role: 'assistant', content: 'Stub title' }, finish_reason: 'stop' }] }));
+        return;
+      }
+      state.answers += 1;
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      for (const word of ['Hello ', 'from ', 'the ', 'stub ', 'model.']) res.write(chunk({ content: word }));
+      res.write(chunk({}, 'stop'));
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise((r) => stub.listen(0, '127.0.0.1', r));
+  return { state, url: `http://127.0.0.1:${stub.address().port}/v1`, close: () => new Promise((r) => stub.close(r)) };
+}
+
+test('an answer that failed because the model was down is tried again from its "Try again", in both languages', async () => {
+  const model = await startModelStub();
+  const withModel = await startServer({ env: { OPENAI_API_KEY: 'sk-stub', OPENAI_BASE_URL: model.url, OPENAI_EMBEDDINGS: 'false' } });
+  try {
+    for (const [locale, label, failedText] of [
+      ['en-US', 'Try again', 'The answer could not be completed.'],
+      ['hu-HU', 'Próbálja újra', 'A választ nem sikerült befejezni.'],
+    ]) {
+      model.state.down = true;
+      const context = await browser.newContext({ baseURL: withModel.url, locale, viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      await page.goto('/');
+      await dismissCookies(page);
+      const email = `retry.${locale.toLowerCase()}@example.com`;
+      // Registration speaks the browser's language; the shared helper clicks English labels.
+      const post = (path, body) =>
+        page.evaluate(
+          async ([path, body]) => {
+            const response = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+            return response.json();
+          },
+          [path, body],
+        );
+      const mark = withModel.log().length;
+      const sent = await post('/api/auth/register/send-code', { name: 'Rita', email, password: PASSWORD, privacyAccepted: true, language: locale });
+      await post('/api/auth/register/verify', { token: sent.token, code: await withModel.codeFor(email, { after: mark }) });
+      await page.goto('/chat');
+      await page.getByTestId('composer-input').fill('Is the model there?');
+      await page.getByTestId('send-button').click();
+
+      const answer = page.getByTestId('message-assistant').last();
+      await answer.and(page.locator('[data-status="error"]')).waitFor({ timeout: 30_000 });
+      assert.ok((await answer.innerText()).includes(failedText));
+      const retry = answer.getByRole('button', { name: label });
+      await page.screenshot({ path: join(SHOTS, `answer-failed-${locale}-1280.png`) });
+
+      model.state.down = false;
+      await retry.click();
+      // A new version of the answer, made by the model that is back.
+      const again = page.getByTestId('message-assistant').last();
+      await again.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 30_000 });
+      assert.match(await again.innerText(), /Hello from the stub model\./);
+      assert.equal(await page.getByTestId('message-user').count(), 1, 'the question is not asked twice');
+      await page.screenshot({ path: join(SHOTS, `answer-retried-${locale}-1280.png`) });
+      await context.close();
+    }
+  } finally {
+    await withModel.stop();
+    await model.close();
+  }
+});

@@ -357,7 +357,7 @@ describe('an image answer (image generation)', () => {
 });
 
 describe('a failed answer', () => {
-  const failed = () => fromServer(answer({ content: 'Half an ans', status: 'error' }));
+  const failed = () => fromServer(answer({ content: 'Half an ans', status: 'error' }), false);
 
   it.each([
     ['en-US', 'The answer could not be completed.', 'Try again'],
@@ -389,7 +389,7 @@ describe('a failed answer', () => {
   it('an answer whose server was lost (interrupted) is tried again the same way', () => {
     render(
       <AssistantBubble
-        message={fromServer(answer({ content: 'Half', status: 'streaming' }))}
+        message={fromServer(answer({ content: 'Half', status: 'streaming' }), false)}
         stale
         conversationId={CONVERSATION_ID}
         depth={1}
