@@ -3,6 +3,7 @@ import { createMemoryRouter, RouterProvider } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
 import { anna, jsonResponse } from '@/test/fixtures';
+import { useAuthDialogStore } from '../stores/auth-dialog-store';
 import { initialAuthState, useAuthStore } from '../stores/auth-store';
 import { LoginDialog } from './login-dialog';
 
@@ -56,6 +57,19 @@ describe('LoginDialog', () => {
     type('Password', 'wrong');
     submit();
     expect((await screen.findByRole('alert')).textContent).toBe('Invalid email or password');
+  });
+
+  it('drops an earlier notice once a login is tried, so it never stands over the answer', async () => {
+    fetchMock.mockResolvedValue(new Response('', { status: 401 }));
+    useAuthDialogStore.getState().open('login', 'Your session has ended. Please log in again.');
+    renderDialog();
+    expect(screen.getByRole('status').textContent).toBe('Your session has ended. Please log in again.');
+    type('Email', 'anna@example.com');
+    type('Password', 'wrong');
+    submit();
+    expect((await screen.findByRole('alert')).textContent).toBe('Invalid email or password');
+    expect(screen.queryByText('Your session has ended. Please log in again.')).toBeNull();
+    useAuthDialogStore.getState().close();
   });
 
   it('shows the server’s own message otherwise', async () => {

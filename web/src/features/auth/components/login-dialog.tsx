@@ -23,6 +23,7 @@ export function LoginDialog({ onClose }: { onClose: () => void }) {
   const login = useAuthStore((s) => s.login);
   const notice = useAuthDialogStore((s) => s.notice);
   const openDialog = useAuthDialogStore((s) => s.open);
+  const clearNotice = useAuthDialogStore((s) => s.clearNotice);
   const navigate = useNavigate();
   const { pathname } = useLocation();
   const action = useAsyncAction();
@@ -39,6 +40,8 @@ export function LoginDialog({ onClose }: { onClose: () => void }) {
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
     setSubmitted(true);
+    // "Your session has ended" above "Invalid email or password" would read as one story.
+    clearNotice();
     if (hasErrors(collectErrors({ email: validateEmail(email), password: validateLoginPassword(password) }))) {
       action.setError(validationText('formInvalid') ?? null);
       return;

@@ -107,8 +107,9 @@ export function RegisterDialog({ onClose }: { onClose: () => void }) {
               t={t}
               i18nKey="register.privacyAccept"
               components={{
-                // A new tab keeps what was typed here.
-                link: <Link to="/privacy-policy" target="_blank" rel="noopener" />,
+                // A new tab keeps what was typed here. (Not named `link`: Trans reads that
+                // as the void HTML element and drops the words inside it.)
+                policyLink: <Link to="/privacy-policy" target="_blank" rel="noopener" />,
               }}
             />
           }

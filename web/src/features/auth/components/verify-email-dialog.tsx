@@ -22,8 +22,16 @@ export function VerifyEmailDialog({ email, onClose }: { email: string; onClose: 
   const resendAction = useAsyncAction();
   const [code, setCode] = useState('');
   const [submitted, setSubmitted] = useState(false);
+  // Typed into and then left: a half-typed code is pointed out, a field merely focused is not.
+  const [edited, setEdited] = useState(false);
+  const [touched, setTouched] = useState(false);
 
-  const codeError = submitted ? validateCode(code) : null;
+  const codeError = submitted || touched ? validateCode(code) : null;
+
+  const onCodeChange = (value: string) => {
+    setCode(value);
+    setEdited(true);
+  };
 
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
@@ -38,9 +46,15 @@ export function VerifyEmailDialog({ email, onClose }: { email: string; onClose: 
   };
 
   const onResend = async () => {
+    // The old code's "Invalid code" is about a code that no longer counts.
+    submitAction.setError(null);
     const ok = await resendAction.run(resend);
     if (ok) {
+      // A fresh start for the new code: nothing is wrong with a field not yet typed into.
       setCode('');
+      setSubmitted(false);
+      setEdited(false);
+      setTouched(false);
       toast.positive(t('verify.resent'), { timeout: 3000 });
     }
   };
@@ -54,7 +68,8 @@ export function VerifyEmailDialog({ email, onClose }: { email: string; onClose: 
           label={t('verify.code')}
           autoFocus
           value={code}
-          onValueChange={setCode}
+          onValueChange={onCodeChange}
+          onBlur={() => setTouched(edited)}
           error={validationText(codeError)}
         />
         <Button type="submit" block loading={submitAction.pending}>

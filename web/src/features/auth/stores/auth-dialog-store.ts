@@ -8,6 +8,8 @@ interface AuthDialogState {
   /** A short note shown at the top of the opened dialog, e.g. "Your session has ended". */
   notice: string | null;
   open: (dialog: AuthDialog, notice?: string) => void;
+  /** The note has been read: e.g. a login attempt answers for itself. */
+  clearNotice: () => void;
   close: () => void;
 }
 
@@ -15,6 +17,7 @@ export const useAuthDialogStore = create<AuthDialogState>()((set) => ({
   dialog: null,
   notice: null,
   open: (dialog, notice) => set({ dialog, notice: notice ?? null }),
+  clearNotice: () => set({ notice: null }),
   close: () => set({ dialog: null, notice: null }),
 }));
 

@@ -211,3 +211,52 @@ describe('other tabs and revoked sessions', () => {
     expect(auth().token).toBe('fresh');
   });
 });
+
+describe('account deletion in this tab', () => {
+  const signIn = async () => {
+    answerAlways(200, { ...anna, token: 'jwt' });
+    await auth().login({ email: 'anna@example.com', password: 'secret', rememberMe: false });
+    await i18n.changeLanguage('en-US');
+  };
+
+  it('does not ask to log in again when a call or the socket sees the token refused while deleting', async () => {
+    await signIn();
+    auth().beginAccountDeletion();
+    // The socket's close overtook its frame (treated as a revocation), or a call answered 401.
+    auth().endSession('password_changed');
+    auth().expireSession();
+    expect(auth().status).toBe('anonymous');
+    expect(useAuthDialogStore.getState().dialog).toBeNull();
+
+    auth().accountDeleted();
+    expect(useAuthDialogStore.getState().dialog).toBeNull();
+    expect(auth().accountDeletion).toBe('done');
+    // A 401 of a call that was on its way opens nothing either.
+    auth().expireSession();
+    expect(useAuthDialogStore.getState().dialog).toBeNull();
+  });
+
+  it('closes a login dialog a racing 401 opened, and the next sign-in is a normal session again', async () => {
+    await signIn();
+    auth().expireSession();
+    expect(useAuthDialogStore.getState().notice).toBe('Your session has ended. Please log in again.');
+    auth().accountDeleted();
+    expect(useAuthDialogStore.getState()).toMatchObject({ dialog: null, notice: null });
+
+    await signIn();
+    expect(auth().accountDeletion).toBeNull();
+    auth().expireSession();
+    expect(useAuthDialogStore.getState().dialog).toBe('login');
+  });
+
+  it('asks to log in when the deletion failed because the session had ended', async () => {
+    await signIn();
+    auth().beginAccountDeletion();
+    auth().expireSession();
+    auth().abortAccountDeletion();
+    expect(useAuthDialogStore.getState()).toMatchObject({
+      dialog: 'login',
+      notice: 'Your session has ended. Please log in again.',
+    });
+  });
+});

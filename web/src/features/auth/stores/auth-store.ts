@@ -34,6 +34,12 @@ export interface AuthState {
   registration: { token: string; email: string } | null;
   /** Between forgot-password and reset-password; `verified` once the code was accepted. */
   passwordReset: { token: string; email: string; verified: boolean } | null;
+  /**
+   * This tab asked for the account's deletion (`pending`) or saw it happen (`done`): a 401
+   * or a revoked socket then means the account is gone, not that the session expired, so
+   * no login dialog asks to log in again. Cleared by the next sign-in.
+   */
+  accountDeletion: 'pending' | 'done' | null;
 }
 
 export interface AuthActions {
@@ -55,6 +61,15 @@ export interface AuthActions {
   expireSession: () => void;
   /** The server ended every session (socket `session.ended`). */
   endSession: (reason: RevokeReason | 'unauthorized') => void;
+  /**
+   * The account is gone (deleted in this tab, or `session.revoked` account_deleted): signed
+   * out with a neutral notice, and no login dialog asking to log in again.
+   */
+  accountDeleted: () => void;
+  /** The profile page is about to delete the account (see `accountDeletion`). */
+  beginAccountDeletion: () => void;
+  /** The deletion failed: a later 401 is an expired session again. */
+  abortAccountDeletion: () => void;
   /** Settings changed (settings page, or `settings.updated` from another tab). */
   applySettings: (settings: Settings) => void;
   updateUser: (changes: Partial<User>) => void;
@@ -74,12 +89,17 @@ const signedOut: Pick<AuthState, 'token' | 'user' | 'settings' | 'status'> = {
   status: 'anonymous',
 };
 
-export const initialAuthState: AuthState = { ...signedOut, registration: null, passwordReset: null };
+export const initialAuthState: AuthState = {
+  ...signedOut,
+  registration: null,
+  passwordReset: null,
+  accountDeletion: null,
+};
 
 export const useAuthStore = create<AuthStore>()((set, get) => {
   /** The one way into the signed-in state, so user, settings and language agree. */
   const signIn = (user: User, token: string) => {
-    set({ token, user, settings: user.settings, status: 'authenticated' });
+    set({ token, user, settings: user.settings, status: 'authenticated', accountDeletion: null });
     // A dialog left open (e.g. login here while another tab logged in) has no purpose now.
     closeAuthDialog();
     void setLanguage(user.settings.language);
@@ -216,6 +236,11 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
     },
 
     expireSession: () => {
+      if (get().accountDeletion) {
+        // The account is being deleted here, or was: its token stops working by design.
+        endWithTokenOf(get().token);
+        return;
+      }
       const hadSession = get().status !== 'anonymous';
       if (hadSession && adoptNewerToken()) return;
       endWithTokenOf(get().token);
@@ -225,11 +250,31 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
     endSession: (reason) => {
       if (get().status === 'anonymous') return;
       if (reason === 'account_deleted') {
-        endWithTokenOf(get().token);
-        toast.info(i18n.t('auth:session.accountDeleted'));
+        get().accountDeleted();
         return;
       }
       get().expireSession();
+    },
+
+    accountDeleted: () => {
+      const { status, accountDeletion } = get();
+      // Once: the answer to this tab's delete and the server's revocation frame race.
+      const told = accountDeletion === 'done';
+      const concerned = status !== 'anonymous' || accountDeletion === 'pending';
+      endWithTokenOf(get().token);
+      set({ accountDeletion: 'done' });
+      // A login dialog opened by a 401 that raced the deletion has nothing to ask.
+      closeAuthDialog();
+      if (concerned && !told) toast.info(i18n.t('auth:session.accountDeleted'));
+    },
+
+    beginAccountDeletion: () => set({ accountDeletion: 'pending' }),
+
+    abortAccountDeletion: () => {
+      if (get().accountDeletion !== 'pending') return;
+      set({ accountDeletion: null });
+      // Refused because the session had ended meanwhile: say so, as a 401 would have.
+      if (get().status === 'anonymous') openAuthDialog('login', i18n.t('auth:session.ended'));
     },
 
     applySettings: (settings) => {

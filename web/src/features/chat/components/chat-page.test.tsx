@@ -519,6 +519,41 @@ describe('the chat page', () => {
     expect(screen.queryByTestId('message-user')).toBeNull();
   });
 
+  it('offers "Try again" for a send the server could not take now, which sends the same question again', async () => {
+    renderAt('/chat');
+    const input = await screen.findByTestId<HTMLTextAreaElement>('composer-input');
+    fireEvent.change(input, { target: { value: 'Is the model back?' } });
+    fireEvent.click(screen.getByTestId('send-button'));
+    const [first] = sentFrames('chat.send');
+    serverFrame('error', { clientId: first!.clientId, code: 'service_unavailable', message: 'The service is unavailable.' });
+    // No "Upgrade plan" for an outage, and the limit refusal above has no "Try again".
+    const error = screen.getByTestId('chat-error');
+    expect(within(error).queryByRole('link', { name: 'Upgrade plan' })).toBeNull();
+    fireEvent.click(within(error).getByRole('button', { name: 'Try again' }));
+    const sends = sentFrames('chat.send');
+    expect(sends).toHaveLength(2);
+    expect(sends[1]).toMatchObject({ content: 'Is the model back?', conversationId: null, model: first!.model, webSearch: first!.webSearch });
+    expect(sends[1]!.clientId).not.toBe(first!.clientId);
+    expect(screen.queryByTestId('chat-error')).toBeNull();
+    expect(screen.getByTestId('message-user').getAttribute('data-pending')).toBe('true');
+  });
+
+  it('offers "Try again" (Próbálja újra) when the send could not leave, and none for a refusal about the message', async () => {
+    await i18n.changeLanguage('hu-HU');
+    renderAt('/chat');
+    const input = await screen.findByTestId<HTMLTextAreaElement>('composer-input');
+    fireEvent.change(input, { target: { value: 'Szia' } });
+    emit.mockReturnValueOnce(false);
+    fireEvent.click(screen.getByTestId('send-button'));
+    expect(sentFrames('chat.send')).toHaveLength(1);
+    fireEvent.click(within(screen.getByTestId('chat-error')).getByRole('button', { name: 'Próbálja újra' }));
+    expect(sentFrames('chat.send')).toHaveLength(2);
+    expect(sentFrames('chat.send')[1]).toMatchObject({ content: 'Szia' });
+
+    serverFrame('error', { clientId: sentFrames('chat.send')[1]!.clientId, code: 'message_too_long', message: 'Túl hosszú' });
+    expect(within(screen.getByTestId('chat-error')).queryByRole('button', { name: 'Próbálja újra' })).toBeNull();
+  });
+
   it('keeps the list live: created and renamed elsewhere, usage updated', async () => {
     renderAt('/chat');
     const list = await screen.findByTestId('conversation-list');

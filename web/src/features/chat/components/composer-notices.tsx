@@ -36,13 +36,32 @@ function DismissButton({ onClick }: { onClick: () => void }) {
  * A refused send or failed answer, in the user's language: the server's message, else
  * (a client code, a frame without words) the text of its code.
  */
-export function ChatErrorNotice({ id, error, onDismiss }: { id: string; error: ChatError; onDismiss: () => void }) {
-  const { i18n } = useTranslation('chat');
+export function ChatErrorNotice({
+  id,
+  error,
+  onDismiss,
+  onRetry,
+  retryDisabled = false,
+}: {
+  id: string;
+  error: ChatError;
+  onDismiss: () => void;
+  /** Sends the refused message again; absent when a retry as it is cannot help. */
+  onRetry?: (() => void) | undefined;
+  /** An answer is still being written: the retry waits for it. */
+  retryDisabled?: boolean;
+}) {
+  const { t, i18n } = useTranslation('chat');
   const text = error.message || errorText(error.code, {}, normalizeLanguage(i18n.language));
   return (
     <div id={id} className={`${styles.notice} ${styles.error}`} role="alert" data-testid="chat-error" data-code={error.code}>
       <p className={styles.text}>{text}</p>
       <div className={styles.actions}>
+        {onRetry && (
+          <Button size="small" disabled={retryDisabled} onClick={onRetry} data-testid="chat-error-retry">
+            {t('actions.retry')}
+          </Button>
+        )}
         {offersUpgrade(error.code) && <UpgradeLink />}
         <DismissButton onClick={onDismiss} />
       </div>

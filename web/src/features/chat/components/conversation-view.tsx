@@ -13,6 +13,7 @@ import {
   defaultModel,
   documentGate,
   imageGenerationGate,
+  offersRetry,
   resolveModel,
   webSearchGate,
 } from '../lib/gating';
@@ -216,6 +217,10 @@ export function ConversationView({
     [conversationId, sendEdit],
   );
 
+  // Something to send again: the text, or images and documents ready to go.
+  const attachmentItems = useAttachmentStore((s) => s.items[key]);
+  const canResend = draft.trim() !== '' || sendable(attachmentItems ?? []).length > 0;
+
   const send = () => {
     setNotice(null);
     const attachments = sendable(useAttachmentStore.getState().items[key] ?? []);
@@ -375,6 +380,9 @@ export function ConversationView({
             id={`${noticeId}-error`}
             error={error}
             onDismiss={() => useChatStore.getState().setError(key, undefined)}
+            // The refused question is back in the composer: "Try again" sends it as it is.
+            onRetry={error.resend && offersRetry(error.code) && canResend ? send : undefined}
+            retryDisabled={streaming !== undefined || pending.length > 0}
           />
         )}
         {notice && <GateNotice id={`${noticeId}-notice`} kind={notice} onDismiss={() => setNotice(null)} />}

@@ -1,9 +1,10 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
+import { chatSocket } from '@/lib/socket';
 import type { SearchProgress, SearchStep } from '../lib/search-progress';
 import { fromServer } from '../stores/thread';
-import { answer, storedDocument, storedFile } from '../test/fixtures';
+import { answer, CONVERSATION_ID, storedDocument, storedFile } from '../test/fixtures';
 import { AssistantBubble, UserBubble } from './message-bubble';
 
 beforeEach(async () => {
@@ -352,5 +353,49 @@ describe('an image answer (image generation)', () => {
     render(<AssistantBubble message={fromServer(made(), false)} stale={false} />);
     expect(screen.getByRole('img', { name: 'a-red-fox-in-the-snow.jpg' })).toBeDefined();
     expect(screen.getByTestId('message-image-download')).toBeDefined();
+  });
+});
+
+describe('a failed answer', () => {
+  const failed = () => fromServer(answer({ content: 'Half an ans', status: 'error' }), false);
+
+  it.each([
+    ['en-US', 'The answer could not be completed.', 'Try again'],
+    ['hu-HU', 'A választ nem sikerült befejezni.', 'Próbálja újra'],
+  ])('%s: offers "Try again", which regenerates it (a new version, the same model)', async (language, note, label) => {
+    await i18n.changeLanguage(language);
+    const emit = vi.spyOn(chatSocket, 'emit').mockReturnValue(true);
+    render(<AssistantBubble message={failed()} stale={false} conversationId={CONVERSATION_ID} depth={1} />);
+    const bubble = screen.getByTestId('message-assistant');
+    expect(bubble.textContent).toContain(note);
+    fireEvent.click(within(bubble).getByRole('button', { name: label }));
+    expect(emit).toHaveBeenCalledWith(
+      'chat.regenerate',
+      expect.objectContaining({ conversationId: CONVERSATION_ID, messageId: failed()._id, model: null }),
+    );
+    emit.mockRestore();
+  });
+
+  it('waits while the conversation is busy, and offers nothing on a shared page', () => {
+    const { unmount } = render(
+      <AssistantBubble message={failed()} stale={false} conversationId={CONVERSATION_ID} depth={1} busy />,
+    );
+    expect(screen.getByTestId<HTMLButtonElement>('answer-retry').disabled).toBe(true);
+    unmount();
+    render(<AssistantBubble message={failed()} stale={false} />);
+    expect(screen.queryByTestId('answer-retry')).toBeNull();
+  });
+
+  it('an answer whose server was lost (interrupted) is tried again the same way', () => {
+    render(
+      <AssistantBubble
+        message={fromServer(answer({ content: 'Half', status: 'streaming' }), false)}
+        stale
+        conversationId={CONVERSATION_ID}
+        depth={1}
+      />,
+    );
+    expect(screen.getByTestId('message-assistant').textContent).toContain('This answer was interrupted.');
+    expect(screen.getByTestId('answer-retry')).toBeDefined();
   });
 });

@@ -1,5 +1,6 @@
 import { Fragment, memo, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Button } from '@/components/button';
 import type { Attachment, DocumentSource } from '@/types/generated';
 import { sourceHref, webSourceHref } from '../lib/files';
 import { assistantStatus } from '../lib/message-status';
@@ -254,9 +255,23 @@ export const AssistantBubble = memo(function AssistantBubble({
         {documents.length > 0 && <MessageDocuments files={documents} />}
         {status === 'cancelled' && <p className={styles.note}>{t('message.cancelled')}</p>}
         {status === 'error' && (
-          <p className={`${styles.note} ${styles.noteError}`}>
-            {stale ? t('message.interrupted') : t('message.error')}
-          </p>
+          <div className={styles.failed}>
+            <p className={`${styles.note} ${styles.noteError}`}>
+              {stale ? t('message.interrupted') : t('message.error')}
+            </p>
+            {/* The answer again, as the regenerate action makes it (a new version, same model). */}
+            {conversationId && (
+              <Button
+                size="small"
+                variant="secondary"
+                disabled={busy}
+                data-testid="answer-retry"
+                onClick={() => useChatStore.getState().regenerate(conversationId, message._id, null)}
+              >
+                {t('actions.retry')}
+              </Button>
+            )}
+          </div>
         )}
         {!streaming && sources.documents.length > 0 && <MessageSources sources={sources.documents} />}
         {!streaming && sources.web.length > 0 && <WebSources sources={sources.web} />}

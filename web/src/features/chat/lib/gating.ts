@@ -230,6 +230,31 @@ export function offersUpgrade(code: AppErrorCode): boolean {
   return UPGRADE_CODES.has(code);
 }
 
+/**
+ * Codes of a failed send that the same send may pass a moment later, unchanged: the
+ * server or the model was down or busy, the connection was lost, another answer was
+ * still being written. A refusal about the message itself, or a limit a bigger plan
+ * lifts, is not retried as it is.
+ */
+const RETRY_CODES = new Set<AppErrorCode>([
+  'server_error',
+  'service_unavailable',
+  'server_busy',
+  'server_shutting_down',
+  'rate_limited',
+  'generation_in_progress',
+  'too_many_parallel_answers',
+  'model_error',
+  'network_error',
+  'offline',
+  'not_sent',
+  'maybe_not_sent',
+]);
+
+export function offersRetry(code: AppErrorCode): boolean {
+  return RETRY_CODES.has(code);
+}
+
 /** The response counter that blocks the next message, if one is used up. */
 export function exhaustedPeriod(responses: UsageService | undefined): 'day' | 'month' | null {
   if (!responses) return null;

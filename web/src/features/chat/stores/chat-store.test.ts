@@ -111,7 +111,7 @@ describe('sending', () => {
     expect(chat().send({ conversationId: null, content: 'Hi', model: null, webSearch: false })).toBeNull();
     expect(chat().pending).toEqual({});
     expect(chat().drafts[NEW_CHAT]).toBe('Hi');
-    expect(chat().errors[NEW_CHAT]).toEqual({ code: 'offline' });
+    expect(chat().errors[NEW_CHAT]).toEqual({ code: 'offline', resend: true });
   });
 
   it('follows its own new conversation: created, then both messages, deltas and the end', () => {
@@ -151,6 +151,8 @@ describe('sending', () => {
       code: 'limit_reached',
       message: 'You have reached your daily message limit. Upgrade your plan to continue.',
       field: 'day',
+      // Its text is back in the composer: sending it again is the retry.
+      resend: true,
     });
   });
 
@@ -295,9 +297,9 @@ describe('a reconnect', () => {
     chat().onReady();
     await vi.waitFor(() => expect(chat().pending).toEqual({}));
     expect(chat().drafts[CONVERSATION_ID]).toBe('lost one');
-    expect(chat().errors[CONVERSATION_ID]).toEqual({ code: 'not_sent' });
+    expect(chat().errors[CONVERSATION_ID]).toEqual({ code: 'not_sent', resend: true });
     expect(chat().drafts[NEW_CHAT]).toBe('new one');
-    expect(chat().errors[NEW_CHAT]).toEqual({ code: 'maybe_not_sent' });
+    expect(chat().errors[NEW_CHAT]).toEqual({ code: 'maybe_not_sent', resend: true });
     expect(lost).not.toBe(fresh);
 
     // A send the server did store just shows up.

@@ -122,6 +122,11 @@ export interface ChatError {
   code: AppErrorCode;
   message?: string;
   field?: string;
+  /**
+   * A send from the composer that stored nothing: its text, files and options are back in
+   * the composer, so sending them again is the retry.
+   */
+  resend?: boolean;
 }
 
 export interface SendInput {
@@ -520,7 +525,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
         editOf,
       });
       if (!sent) {
-        set((state) => ({ errors: { ...state.errors, [key]: { code: 'offline' } } }));
+        // The composer keeps what was typed (an edit, its box).
+        set((state) => ({ errors: { ...state.errors, [key]: { code: 'offline', ...(editOf ? {} : { resend: true }) } } }));
         return null;
       }
       const pending: PendingSend = {
@@ -705,7 +711,10 @@ export const useChatStore = create<ChatStore>()((set, get) => {
               ? {}
               : {
                   // A new chat's conversation may exist without this tab knowing.
-                  errors: { ...state.errors, [key]: { code: id ? 'not_sent' : 'maybe_not_sent' } },
+                  errors: {
+                    ...state.errors,
+                    [key]: { code: id ? 'not_sent' : 'maybe_not_sent', ...(send.editOf ? {} : { resend: true }) },
+                  },
                   drafts: (state.drafts[key] ?? '').trim() ? state.drafts : { ...state.drafts, [key]: send.content },
                 }),
           }));
@@ -891,7 +900,8 @@ export const useChatStore = create<ChatStore>()((set, get) => {
           const draft = state.drafts[key] ?? '';
           return {
             pending: omit(state.pending, clientId),
-            errors: { ...state.errors, [key]: error },
+            // An edit's retry is its reopened box; a composer send's, the composer.
+            errors: { ...state.errors, [key]: pending.editOf ? error : { ...error, resend: true } },
             // The refused text goes back where it was written, to change or retry: the
             // edit's box opens again, or the composer.
             ...(pending.editOf

@@ -130,16 +130,48 @@ describe('CookieConsent', () => {
     expect(stored()).toEqual(before);
   });
 
-  it('steps aside on the privacy policy opened from its link, and asks again elsewhere', async () => {
+  it('is a banner, not a modal, on the privacy policy opened from its link, and asks again elsewhere', async () => {
     const router = renderApp();
     fireEvent.click(screen.getByRole('link', { name: 'privacy policy' }));
     expect(await screen.findByRole('heading', { name: 'Policy' })).toBeDefined();
     expect(router.state.location.hash).toBe('#cookies');
-    expect(isOpen()).toBe(false);
+    expect(dialog().open).toBe(false);
+    expect(screen.getByRole('region', { name: 'Cookie settings' })).toBeDefined();
     expect(stored()).toBeNull();
 
     await act(() => router.navigate('/'));
-    expect(isOpen()).toBe(true);
+    expect(dialog().open).toBe(true);
+    expect(screen.queryByRole('region', { name: 'Cookie settings' })).toBeNull();
+  });
+
+  it.each([
+    ['en-US', 'Cookie settings', 'Categories', 'Analytics'],
+    ['hu-HU', 'Sütibeállítások', 'Kategóriák', 'Analitika'],
+  ])('%s: on the privacy policy opened directly, the same choices stand in a banner that blocks nothing', async (language, title, legend, analytics) => {
+    await i18n.changeLanguage(language);
+    renderApp('/privacy-policy');
+    // No modal: the page around it is not inert.
+    expect(dialog().open).toBe(false);
+    expect(document.querySelector('[inert]')).toBeNull();
+    const banner = screen.getByRole('region', { name: title });
+    expect(banner.querySelector('dialog')).toBeNull();
+    // The page makes room for it below its content.
+    expect(screen.getByTestId('cookie-banner-spacer')).toBeDefined();
+    // Every choice of the dialog: reject, save the switches, accept all.
+    for (const id of ['cookie-reject', 'cookie-save', 'cookie-accept-all']) expect(screen.getByTestId(id)).toBeDefined();
+    fireEvent.click(screen.getByText(legend, { selector: 'summary' }));
+    fireEvent.click(screen.getByRole('switch', { name: analytics }));
+    fireEvent.click(screen.getByTestId('cookie-save'));
+    expect(stored()).toMatchObject({ choices: { functional: false, analytics: true } });
+    expect(screen.queryByTestId('cookie-banner')).toBeNull();
+    expect(screen.queryByTestId('cookie-banner-spacer')).toBeNull();
+  });
+
+  it('reopened from the settings button on the privacy policy, it is the modal dialog again', () => {
+    renderApp('/privacy-policy');
+    act(() => openCookieSettings());
+    expect(dialog().open).toBe(true);
+    expect(screen.queryByTestId('cookie-banner')).toBeNull();
   });
 
   it('closes when a choice is made in another tab', () => {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Link, useLocation } from 'react-router';
 import { Button } from '@/components/button';
@@ -20,8 +20,9 @@ const POLICY_PATH = '/privacy-policy';
  *
  * - Escape or the close button before any choice keeps only the necessary storage (the
  *   dialog says so); after a choice they just close it.
- * - Its privacy-policy link steps aside for that page, so the policy can be read before
- *   choosing; any other page asks again.
+ * - On the privacy policy, which the dialog points to, a visitor who has not chosen yet
+ *   gets the same choices as a banner at the bottom instead: the policy stays readable,
+ *   scrollable and its links work. A reopened settings dialog is modal there too.
  */
 export function CookieConsent() {
   const { t } = useTranslation('cookies');
@@ -30,35 +31,84 @@ export function CookieConsent() {
   const rejectOptional = useConsentStore((state) => state.rejectOptional);
   const closeSettings = useConsentStore((state) => state.closeSettings);
   const { pathname } = useLocation();
-  // The page the visitor went to read from the dialog's policy link, without choosing yet.
-  const [readingOn, setReadingOn] = useState<string | null>(null);
 
   useEffect(() => syncConsentAcrossTabs(), []);
 
   const undecided = consent === null;
-  const open = settingsOpen || (undecided && readingOn !== pathname);
+  const onPolicy = pathname === POLICY_PATH;
+  const open = settingsOpen || (undecided && !onPolicy);
+  const banner = undecided && !settingsOpen && onPolicy;
 
   return (
-    <Dialog
-      open={open}
-      onClose={undecided ? rejectOptional : closeSettings}
-      title={t('title')}
-      className={styles.dialog}
-    >
-      {open && (
-        <ConsentForm
-          consent={consent}
-          onReadPolicy={() => {
-            setReadingOn(POLICY_PATH);
-            closeSettings();
-          }}
-        />
-      )}
-    </Dialog>
+    <>
+      <Dialog
+        open={open}
+        onClose={undecided ? rejectOptional : closeSettings}
+        title={t('title')}
+        className={styles.dialog}
+      >
+        {/* Its policy link leads to the banner: the reopened settings close for the reading. */}
+        {open && <ConsentForm consent={consent} onReadPolicy={closeSettings} />}
+      </Dialog>
+      {banner && <ConsentBanner />}
+    </>
   );
 }
 
-function ConsentForm({ consent, onReadPolicy }: { consent: StoredConsent | null; onReadPolicy: () => void }) {
+/**
+ * The choices as a region fixed to the bottom of the policy page. A spacer as tall as the
+ * banner follows the page in the flow, so the end of the policy scrolls above it.
+ */
+function ConsentBanner() {
+  const { t } = useTranslation('cookies');
+  const titleId = useId();
+  const ref = useRef<HTMLElement>(null);
+  const [height, setHeight] = useState(0);
+
+  useEffect(() => {
+    const banner = ref.current;
+    if (!banner) return;
+    const root = document.documentElement;
+    const measure = () => {
+      const px = Math.ceil(banner.getBoundingClientRect().height);
+      setHeight(px);
+      // Anchors and focused fields scroll into view above the banner.
+      root.style.scrollPaddingBottom = `${px}px`;
+    };
+    measure();
+    const observer = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(measure);
+    observer?.observe(banner);
+    return () => {
+      observer?.disconnect();
+      root.style.scrollPaddingBottom = '';
+    };
+  }, []);
+
+  return (
+    <>
+      <div className={styles.bannerSpacer} style={{ height }} aria-hidden="true" data-testid="cookie-banner-spacer" />
+      <section ref={ref} className={styles.banner} aria-labelledby={titleId} data-testid="cookie-banner">
+        <div className={styles.bannerInner}>
+          <h2 id={titleId} className={styles.bannerTitle}>
+            {t('title')}
+          </h2>
+          <ConsentForm consent={null} onReadPolicy={() => undefined} banner />
+        </div>
+      </section>
+    </>
+  );
+}
+
+function ConsentForm({
+  consent,
+  onReadPolicy,
+  banner = false,
+}: {
+  consent: StoredConsent | null;
+  onReadPolicy: () => void;
+  /** Folds the categories away, so the banner leaves most of the page to read. */
+  banner?: boolean;
+}) {
   const { t, i18n } = useTranslation('cookies');
   const save = useConsentStore((state) => state.save);
   const acceptAll = useConsentStore((state) => state.acceptAll);
@@ -84,10 +134,9 @@ function ConsentForm({ consent, onReadPolicy }: { consent: StoredConsent | null;
       }}
     >
       <p className={styles.text}>{t('intro')}</p>
-      <p className={styles.note}>{t('notInUse')}</p>
+      {!banner && <p className={styles.note}>{t('notInUse')}</p>}
 
-      <fieldset className={styles.categories}>
-        <legend className="visually-hidden">{t('legend')}</legend>
+      <Categories banner={banner} legend={t('legend')} note={banner ? t('notInUse') : null}>
         <ConsentSwitch
           label={t('categories.necessary.label')}
           description={t('categories.necessary.description')}
@@ -107,7 +156,7 @@ function ConsentForm({ consent, onReadPolicy }: { consent: StoredConsent | null;
           checked={draft.analytics}
           onChange={(analytics) => setDraft((d) => ({ ...d, analytics }))}
         />
-      </fieldset>
+      </Categories>
 
       <p className={styles.text}>
         <Trans
@@ -116,7 +165,10 @@ function ConsentForm({ consent, onReadPolicy }: { consent: StoredConsent | null;
           components={{ policyLink: <Link to={`${POLICY_PATH}#cookies`} onClick={onReadPolicy} /> }}
         />
       </p>
-      <p className={styles.note}>{savedOn ? t('savedOn', { date: savedOn }) : t('closeNote')}</p>
+      {/* The banner has no close button: nothing to say about closing it. */}
+      {(savedOn || !banner) && (
+        <p className={styles.note}>{savedOn ? t('savedOn', { date: savedOn }) : t('closeNote')}</p>
+      )}
 
       {/* Rejecting is as easy and as prominent as accepting. */}
       <div className={styles.actions}>
@@ -131,5 +183,32 @@ function ConsentForm({ consent, onReadPolicy }: { consent: StoredConsent | null;
         </Button>
       </div>
     </form>
+  );
+}
+
+function Categories({
+  banner,
+  legend,
+  note,
+  children,
+}: {
+  banner: boolean;
+  legend: string;
+  note: string | null;
+  children: ReactNode;
+}) {
+  const fieldset = (
+    <fieldset className={styles.categories}>
+      <legend className="visually-hidden">{legend}</legend>
+      {children}
+    </fieldset>
+  );
+  if (!banner) return fieldset;
+  return (
+    <details className={styles.details}>
+      <summary>{legend}</summary>
+      {note && <p className={styles.note}>{note}</p>}
+      {fieldset}
+    </details>
   );
 }

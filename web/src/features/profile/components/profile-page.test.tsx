@@ -2,12 +2,13 @@ import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { useToastStore } from '@/components/toast';
-import { useAuthStore } from '@/features/auth';
+import { useAuthDialogStore, useAuthStore } from '@/features/auth';
+import { useSubscriptionStore } from '@/features/subscription';
 import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { getToken, setToken } from '@/lib/token';
 import { anna, jsonResponse } from '@/test/fixtures';
-import type { User } from '@/types/generated';
+import type { Subscription, User } from '@/types/generated';
 import { ProfilePage } from './profile-page';
 
 const fetchMock = vi.fn<typeof fetch>();
@@ -246,25 +247,113 @@ describe('profile picture', () => {
 });
 
 describe('account deletion', () => {
+  const openDeleteDialog = async (name = 'Delete your account?', button = 'Delete account') => {
+    fireEvent.click(screen.getByRole('button', { name: button }));
+    return screen.findByRole('dialog', { name });
+  };
+  const paid = (overrides: Partial<Subscription['data']> = {}): Subscription => ({
+    data: {
+      _id: 'sub-1',
+      planType: 'plus',
+      status: 'active',
+      startDate: '2026-11-26T10:00:00.000+00:00',
+      endDate: '2026-12-26T10:00:00.000+00:00',
+      billingCycle: 'monthly',
+      paymentMethod: 'credit_card',
+      currency: 'EUR',
+      autoRenew: true,
+      cancelAtPeriodEnd: false,
+      ...overrides,
+    },
+    subscriptionPlan: { name: 'Plus' } as Subscription['subscriptionPlan'],
+    pendingSubscription: null,
+    pendingSubscriptionPlan: null,
+  });
+
+  beforeEach(() => {
+    useSubscriptionStore.setState({ subscription: null });
+  });
+
   it('asks first, and cancelling deletes nothing', async () => {
     renderPage();
-    fireEvent.click(screen.getByRole('button', { name: 'Delete account' }));
-    const dialog = await screen.findByRole('dialog', { name: 'Delete your account?' });
+    const dialog = await openDeleteDialog();
     fireEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
     expect(screen.queryByRole('dialog')).toBeNull();
     expect(fetchMock).not.toHaveBeenCalled();
   });
 
-  it('deletes, logs out and goes to the start page', async () => {
+  it('says what is deleted and what is kept', async () => {
+    renderPage();
+    const dialog = await openDeleteDialog();
+    const text = dialog.textContent ?? '';
+    for (const words of ['conversations and messages', 'files you uploaded', 'shared links', 'billing information']) {
+      expect(text).toContain(words);
+    }
+    expect(text).toContain('Invoices and payment records are kept');
+    expect(text).toContain('logged out on every device');
+    // A free plan has nothing to say about renewals.
+    expect(within(dialog).queryByTestId('delete-plan-notice')).toBeNull();
+  });
+
+  it('says that a renewing plan ends and does not renew', async () => {
+    useSubscriptionStore.setState({ subscription: paid() });
+    renderPage();
+    const dialog = await openDeleteDialog();
+    expect(within(dialog).getByTestId('delete-plan-notice').textContent).toBe(
+      'Your Plus plan ends with your account and will not renew on December 26, 2026. The time left is not refunded.',
+    );
+  });
+
+  it('says that a plan paid once ends with the account, in Hungarian too', async () => {
+    useSubscriptionStore.setState({ subscription: paid({ billingCycle: 'one_time', autoRenew: false }) });
+    await i18n.changeLanguage('hu-HU');
+    renderPage();
+    const dialog = await openDeleteDialog('Biztosan törli a fiókját?', 'Fiók törlése');
+    expect(within(dialog).getByTestId('delete-plan-notice').textContent).toBe(
+      'A(z) Plus csomagja (érvényesség vége: 2026. december 26.) a fiókjával együtt megszűnik. A hátralévő időt nem térítjük vissza.',
+    );
+  });
+
+  it.each([
+    ['en-US', 'Delete your account?', 'Delete account', 'Delete permanently', 'To confirm, type your email address: anna@example.com'],
+    ['hu-HU', 'Biztosan törli a fiókját?', 'Fiók törlése', 'Végleges törlés', 'A megerősítéshez írja be az e-mail címét: anna@example.com'],
+  ])('%s: deletes only once the own e-mail address is typed', async (language, title, open, confirm, label) => {
+    await i18n.changeLanguage(language);
+    renderPage();
+    const dialog = await openDeleteDialog(title, open);
+    const button = within(dialog).getByRole('button', { name: confirm });
+    const field = within(dialog).getByLabelText(label);
+    expect(button).toHaveProperty('disabled', true);
+    for (const wrong of ['anna@example', 'someone@example.com', 'anna@example.com.', 'anna @example.com']) {
+      fireEvent.change(field, { target: { value: wrong } });
+      expect(button, wrong).toHaveProperty('disabled', true);
+    }
+    // Enter in the field does not get around the button.
+    fireEvent.submit(field.closest('form')!);
+    expect(fetchMock).not.toHaveBeenCalled();
+    // Trimmed, and in any case.
+    fireEvent.change(field, { target: { value: '  Anna@Example.COM ' } });
+    expect(button).toHaveProperty('disabled', false);
+  });
+
+  it('deletes with the same call as before, logs out and goes to the start page, without a login dialog', async () => {
     answer('DELETE', '/auth/profile', jsonResponse(200, { success: true }));
     const router = renderPage();
-    fireEvent.click(screen.getByRole('button', { name: 'Delete account' }));
-    const dialog = await screen.findByRole('dialog', { name: 'Delete your account?' });
+    const dialog = await openDeleteDialog();
+    fireEvent.change(within(dialog).getByTestId('delete-confirm-email'), { target: { value: 'anna@example.com' } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Delete permanently' }));
     await vi.waitFor(() => expect(router.state.location.pathname).toBe('/'));
     expect(useAuthStore.getState().status).toBe('anonymous');
     expect(getToken()).toBeNull();
+    const [call] = calls('DELETE', '/auth/profile');
     expect(calls('DELETE', '/auth/profile')).toHaveLength(1);
-    expect(useToastStore.getState().toasts.map((t) => t.message)).toContain('Your account has been deleted.');
+    expect(call?.[1]?.body).toBeUndefined();
+    expect(useToastStore.getState().toasts.map((t) => t.message)).toEqual(['Your account has been deleted.']);
+    expect(useAuthDialogStore.getState().dialog).toBeNull();
+
+    // The server's revocation frame may come after the answer: no second notice, no login dialog.
+    act(() => useAuthStore.getState().endSession('account_deleted'));
+    expect(useToastStore.getState().toasts.map((t) => t.message)).toEqual(['Your account has been deleted.']);
+    expect(useAuthDialogStore.getState().dialog).toBeNull();
   });
 });
