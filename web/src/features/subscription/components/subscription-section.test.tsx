@@ -170,7 +170,7 @@ describe('SubscriptionSection', () => {
     expect(assign).not.toHaveBeenCalled();
   });
 
-  it('asks for billing info before paying when there is none, then continues to the checkout', async () => {
+  it('asks for billing info before paying when there is none, then opens the checkout at once', async () => {
     serve(subscriptionOn('free'), { 'PUT /api/settings/billing-info': { success: true, billingInfo } }, null);
     renderSection();
     await choose('base');
@@ -188,8 +188,9 @@ describe('SubscriptionSection', () => {
       fireEvent.change(within(form).getByLabelText(label!), { target: { value } });
     }
     fireEvent.click(screen.getByTestId('billing-save'));
-    fireEvent.click(await screen.findByRole('button', { name: 'Upgrade to Base' }));
-    expect(within(dialog()).getByRole('button', { name: 'Continue to payment' })).toBeDefined();
+    // No second press of the plan's button (issue 32): the checkout follows the save.
+    expect(await within(await screen.findByRole('dialog')).findByRole('button', { name: 'Continue to payment' })).toBeDefined();
+    expect(screen.getByRole('dialog', { name: 'Upgrade to Base' })).toBeDefined();
     expect(dialog().textContent).toContain('Anna Kovács');
   });
 
