@@ -58,7 +58,9 @@ export function BillingInfoPanel({
             initial={billingInfo}
             onCancel={onCancel}
             onSaved={() => {
-              toast.positive(t('billing.saved'));
+              // On the way to an upgrade the checkout opens at once and names the saved
+              // buyer; a toast would only show dimmed behind it.
+              if (!intent) toast.positive(t('billing.saved'));
               onDone();
             }}
           />
