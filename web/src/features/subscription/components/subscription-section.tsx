@@ -188,7 +188,13 @@ export function SubscriptionSection() {
       )}
 
       {dialog?.kind === 'checkout' && (
-        <CheckoutDialog plan={dialog.plan} onClose={closeDialog} onEditBilling={() => askForBillingInfo(dialog.plan)} />
+        // The catalogue's copy of the plan: saving billing info reloads it with the buyer's
+        // VAT while the checkout it led to is already open.
+        <CheckoutDialog
+          plan={plans.find((p) => p.planType === dialog.plan.planType) ?? dialog.plan}
+          onClose={closeDialog}
+          onEditBilling={() => askForBillingInfo(dialog.plan)}
+        />
       )}
       {dialog?.kind === 'downgradeFree' && (
         <ConfirmDialog
