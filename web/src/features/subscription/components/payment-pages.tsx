@@ -129,9 +129,9 @@ type SuccessView = 'checking' | 'succeeded' | 'missing' | 'notFound' | 'error';
 
 /**
  * SPEC §2 /payment-success: the new plan is active. Only a payment the server says has
- * succeeded is called a success: without `?paymentId=…`, or for a payment that is not the
- * user's, the page says there is nothing to confirm; a payment still pending goes to the
- * status page, a cancelled or failed one to the cancel page.
+ * succeeded is called a success: without `?paymentId=…` the page says there is nothing to
+ * confirm, for one that is not the user's that it was not found; a payment still pending
+ * goes to the status page, a cancelled or failed one to the cancel page.
  */
 export function PaymentSuccessPage() {
   const { t } = useTranslation('subscription');
