@@ -85,13 +85,11 @@ test('the interface switches to Hungarian', async () => {
 test('the plan changes to base through the demo payment', async () => {
   await page.goto('/settings#subscription');
   await page.getByTestId('choose-plan-base').click();
-  const billing = page.getByTestId('billing-form');
-  if (await billing.isVisible().catch(() => false)) {
-    await saveBillingInfo(page, { name: 'Ann Smith', address: 'Fő utca 1', city: 'Budapest', postalCode: '1011', country: 'HU' });
-    await page.getByTestId('choose-plan-base').click();
-  }
-  const confirm = page.getByTestId('confirm-dialog-confirm');
-  if (await confirm.isVisible().catch(() => false)) await confirm.click();
+  // A new user has no billing info: the form comes first, and the checkout opens as soon
+  // as it is saved.
+  await page.getByTestId('billing-form').waitFor();
+  await saveBillingInfo(page, { name: 'Ann Smith', address: 'Fő utca 1', city: 'Budapest', postalCode: '1011', country: 'HU' });
+  await page.getByTestId('confirm-dialog-confirm').click();
   // The demo provider's own checkout page, then back to the client.
   await page.waitForURL(/\/api\/payments\/demo\//, { timeout: 15_000 });
   await page.getByRole('button', { name: 'Pay' }).click();

@@ -54,7 +54,8 @@ test('a buyer pays, sees the plan active and downloads the invoice as a PDF', as
   await page.getByTestId('billing-vat').filter({ hasText: 'VAT 19%' }).waitFor();
   await page.getByTestId('plan-card-base').filter({ hasText: '+ 19% VAT' }).waitFor();
 
-  await page.getByTestId('choose-plan-base').click();
+  // The checkout opened as soon as the billing info was saved, with the German VAT.
+  await page.getByRole('dialog', { name: 'Upgrade to Base' }).filter({ hasText: 'VAT (19%)' }).waitFor();
   await page.getByTestId('confirm-dialog-confirm').click();
   await page.waitForURL(/\/api\/payments\/demo\//, { timeout: 15_000 });
   await page.getByRole('button', { name: 'Pay' }).click();

@@ -66,7 +66,7 @@ describe('signed-in users', () => {
     ['/profile', 'Profile'],
     ['/settings', 'Settings'],
     ['/payment/status', 'Payment status'],
-    ['/payment-success', 'Payment successful'],
+    ['/payment-success', 'No payment to confirm'],
     ['/payment-cancel', 'Payment cancelled'],
   ])('open %s inside the main layout', async (path, heading) => {
     signIn();

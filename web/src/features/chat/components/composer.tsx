@@ -231,9 +231,11 @@ export function Composer(props: ComposerProps) {
             else if (search === 'available') props.onWebSearchChange(!props.webSearch);
           }}
         >
-          <SearchGlobeIcon width={18} height={18} />
+          <span className={styles.toolIcon}>
+            <SearchGlobeIcon width={18} height={18} />
+            {search === 'premium' && <LockIcon className={styles.lockBadge} width={11} height={11} />}
+          </span>
           <span className={styles.toolLabel}>{t('composer.webSearch')}</span>
-          {search === 'premium' && <LockIcon className={styles.lockInline} width={12} height={12} />}
         </Button>
         {deep !== 'absent' && (
           <Button
@@ -253,9 +255,11 @@ export function Composer(props: ComposerProps) {
               else if (deep === 'available') props.onDeepSearchChange(!props.deepSearch);
             }}
           >
-            <DeepSearchIcon width={18} height={18} />
+            <span className={styles.toolIcon}>
+              <DeepSearchIcon width={18} height={18} />
+              {deep === 'premium' && <LockIcon className={styles.lockBadge} width={11} height={11} />}
+            </span>
             <span className={styles.toolLabel}>{t('composer.deepSearch')}</span>
-            {deep === 'premium' && <LockIcon className={styles.lockInline} width={12} height={12} />}
           </Button>
         )}
         {image !== 'comingSoon' && (
@@ -273,9 +277,11 @@ export function Composer(props: ComposerProps) {
               else if (image === 'available') props.onImageGenerationChange(!props.imageGeneration);
             }}
           >
-            <CreateImageIcon width={18} height={18} />
+            <span className={styles.toolIcon}>
+              <CreateImageIcon width={18} height={18} />
+              {image === 'premium' && <LockIcon className={styles.lockBadge} width={11} height={11} />}
+            </span>
             <span className={styles.toolLabel}>{t('composer.createImage')}</span>
-            {image === 'premium' && <LockIcon className={styles.lockInline} width={12} height={12} />}
           </Button>
         )}
         {models.length > 0 && props.model && (

@@ -205,6 +205,13 @@ describe('code blocks', () => {
     expect(blocks[0]?.querySelector('pre')?.getAttribute('data-language')).toBe('js');
     expect(blocks[0]?.querySelector('code')?.textContent).toBe('const a = 1;');
   });
+
+  it('can be scrolled sideways from the keyboard: each is a tab stop (axe scrollable-region-focusable)', () => {
+    const html = dom(renderMarkdown('```rust\nfn main() { println!("a long line that runs past a phone"); }\n```'));
+    expect(html.querySelector('pre')?.getAttribute('tabindex')).toBe('0');
+    // A model cannot add one anywhere else.
+    expect(dom(renderMarkdown('<p tabindex="0">x</p> [a](https://example.org)')).querySelector('[tabindex]')).toBeNull();
+  });
 });
 
 describe('maths and diagrams do not let anything else in', () => {

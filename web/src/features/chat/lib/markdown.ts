@@ -279,6 +279,10 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
       node.setAttribute('target', '_blank');
       node.setAttribute('rel', 'noopener noreferrer nofollow');
     }
+    if (node.tagName === 'PRE') {
+      // A long line scrolls the block sideways: a keyboard must reach it to scroll too.
+      node.setAttribute('tabindex', '0');
+    }
     if (node.tagName === 'INPUT') {
       // Only GFM task-list checkboxes, which are read-only.
       if (node.getAttribute('type') !== 'checkbox') node.remove();

@@ -19,9 +19,9 @@ export interface BillingInfoPanelProps {
   /** The upgrade that is waiting for billing info (SPEC §5: required before paying). */
   intent: Plan | null;
   onEdit: () => void;
+  /** After a save; the section then opens the checkout of `intent`, if any. */
   onDone: () => void;
   onCancel: () => void;
-  onContinue: (plan: Plan) => void;
 }
 
 /** The saved billing info, with the form to add or change it. */
@@ -33,7 +33,6 @@ export function BillingInfoPanel({
   onEdit,
   onDone,
   onCancel,
-  onContinue,
 }: BillingInfoPanelProps) {
   const { t } = useTranslation('subscription');
   const locale = useLocale();
@@ -59,7 +58,9 @@ export function BillingInfoPanel({
             initial={billingInfo}
             onCancel={onCancel}
             onSaved={() => {
-              toast.positive(t('billing.saved'));
+              // On the way to an upgrade the checkout opens at once and names the saved
+              // buyer; a toast would only show dimmed behind it.
+              if (!intent) toast.positive(t('billing.saved'));
               onDone();
             }}
           />
@@ -94,13 +95,7 @@ export function BillingInfoPanel({
               <FormAlert tone="info">{t(`billing.vatCheck.${billingInfo.vatCheck.status}`)}</FormAlert>
             </div>
           )}
-          {intent && billingInfo && (
-            <FormAlert tone="info">{t('billing.readyFor', { plan: intent.name })}</FormAlert>
-          )}
           <div className={styles.buttons}>
-            {intent && billingInfo && (
-              <Button onClick={() => onContinue(intent)}>{t('plans.choose.upgrade', { plan: intent.name })}</Button>
-            )}
             <Button variant="secondary" onClick={onEdit}>
               {billingInfo ? t('billing.edit') : t('billing.add')}
             </Button>

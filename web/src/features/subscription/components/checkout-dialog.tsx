@@ -191,6 +191,7 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
             legend={t('checkout.cycle.legend')}
             value={cycle}
             onChange={setCycle}
+            columns
             choices={[
               { value: 'monthly', label: t('checkout.cycle.monthly'), hint: t('checkout.cycle.monthlyHint') },
               {
@@ -285,9 +286,12 @@ export function CheckoutDialog({ plan, onClose, onEditBilling }: CheckoutDialogP
             </fieldset>
           )}
 
-          <p className={formStyles.note}>{t('checkout.startsNote', { plan: plan.name })}</p>
-          <p className={formStyles.note}>{stripeSetup ? t('card.secureNote') : t('checkout.redirectNote')}</p>
-          <div className={formStyles.actions}>
+          <p className={formStyles.note}>
+            {t('checkout.startsNote', { plan: plan.name })}{' '}
+            {stripeSetup ? t('card.secureNote') : t('checkout.redirectNote')}
+          </p>
+          {/* Stays in sight while the choices above scroll (issue 32: it was below the fold at 1280 × 800). */}
+          <div className={`${formStyles.actions} ${styles.footer}`}>
             <Button variant="secondary" onClick={onClose} disabled={action.pending || redirecting}>
               {t('common:actions.cancel')}
             </Button>

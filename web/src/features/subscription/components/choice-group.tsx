@@ -16,20 +16,24 @@ export function ChoiceGroup<V extends string>({
   onChange,
   name,
   inline = false,
+  columns = false,
 }: {
   legend: string;
   value: V;
   choices: Choice<V>[];
   onChange: (value: V) => void;
   name?: string;
+  /** Side by side, each as wide as its words. */
   inline?: boolean;
+  /** Side by side in equal columns where they fit (choices with hints). */
+  columns?: boolean;
 }) {
   const generated = useId();
   const groupName = name ?? generated;
   return (
     <fieldset className={styles.fieldset}>
       <legend className={styles.legend}>{legend}</legend>
-      <div className={[styles.choices, inline && styles.inline].filter(Boolean).join(' ')}>
+      <div className={[styles.choices, inline && styles.inline, columns && styles.columns].filter(Boolean).join(' ')}>
         {choices.map((choice) => {
           const id = `${groupName}-${choice.value}`;
           return (

@@ -99,7 +99,9 @@ describe('PaymentStatusPage', () => {
     );
     act(() => screen.getByRole('button', { name: 'Check again' }).click());
     await advance(0);
-    expect(paymentCalls()).toBe(asked + 1);
+    // The check asked for, then the success page's own look at the payment.
+    expect(paymentCalls()).toBe(asked + 2);
+    expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('Payment successful');
   });
 
   it('says so when there is no such payment', async () => {
@@ -113,5 +115,58 @@ describe('PaymentStatusPage', () => {
     renderAt('/payment/status');
     expect(screen.getByTestId('payment-status').textContent).toBe('There is no payment to check.');
     expect(fetchMock).not.toHaveBeenCalled();
+  });
+});
+
+describe('PaymentSuccessPage', () => {
+  const successPage = `/payment-success?paymentId=${payment._id}`;
+
+  it('claims no success without a payment id: a neutral page with the way to the plans', () => {
+    renderAt('/payment-success');
+    expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('No payment to confirm');
+    expect(screen.queryByText('Payment successful')).toBeNull();
+    expect(screen.getByTestId('payment-success-state').textContent).toContain('There is no payment here to confirm');
+    expect(screen.getByRole('link', { name: 'View your subscription' }).getAttribute('href')).toBe('/settings#subscription');
+    expect(fetchMock).not.toHaveBeenCalled();
+  });
+
+  it('says so in Hungarian too', async () => {
+    await i18n.changeLanguage('hu-HU');
+    renderAt('/payment-success');
+    expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('Nincs megerősítendő fizetés');
+    expect(screen.queryByText('Sikeres fizetés')).toBeNull();
+  });
+
+  it('shows the success of a payment the server says succeeded, with the plan', async () => {
+    fetchMock.mockImplementation(
+      fakeServer({
+        [`GET /api/payments/${payment._id}`]: () => answer('succeeded'),
+        'GET /api/subscription': { success: true, ...subscriptionOn('plus') },
+      }),
+    );
+    renderAt(successPage);
+    expect(screen.queryByText('Payment successful')).toBeNull();
+    await advance(0);
+    expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('Payment successful');
+    expect(screen.getByTestId('payment-success-plan').textContent).toBe('Your Plus plan is active.');
+  });
+
+  it('claims no success for a payment that is not found', async () => {
+    fetchMock.mockResolvedValue(jsonResponse(404, { success: false, code: 'not_found', message: 'Not found' }));
+    renderAt(successPage);
+    await advance(0);
+    expect(screen.queryByText('Payment successful')).toBeNull();
+    expect(screen.getByTestId('payment-success-state').textContent).toBe('This payment was not found.');
+    expect(screen.getByRole('link', { name: 'View your subscription' })).toBeDefined();
+  });
+
+  it.each([
+    ['pending', '/payment/status'],
+    ['failed', '/payment-cancel'],
+  ] as const)('sends a %s payment on to %s', async (status, path) => {
+    fetchMock.mockResolvedValue(answer(status));
+    const router = renderAt(successPage);
+    await advance(0);
+    expect(router.state.location.pathname).toBe(path);
   });
 });

@@ -125,15 +125,57 @@ export function PaymentStatusPage() {
   );
 }
 
-/** SPEC §2 /payment-success: the new plan is active. */
+type SuccessView = 'checking' | 'succeeded' | 'missing' | 'notFound' | 'error';
+
+/**
+ * SPEC §2 /payment-success: the new plan is active. Only a payment the server says has
+ * succeeded is called a success: without `?paymentId=…` the page says there is nothing to
+ * confirm, for one that is not the user's that it was not found; a payment still pending
+ * goes to the status page, a cancelled or failed one to the cancel page.
+ */
 export function PaymentSuccessPage() {
   const { t } = useTranslation('subscription');
-  useDocumentTitle(t('paymentSuccess.title'));
   const locale = useLocale();
+  const navigate = useNavigate();
+  const [params] = useSearchParams();
+  const paymentId = params.get('paymentId');
   const loadSubscription = useSubscriptionStore((s) => s.loadSubscription);
+  const [view, setView] = useState<SuccessView>('checking');
+  const [round, setRound] = useState(0);
   const [subscription, setSubscription] = useState<Subscription | null>(null);
+  const current: SuccessView = paymentId ? view : 'missing';
+  const title = {
+    checking: t('paymentStatus.title'),
+    succeeded: t('paymentSuccess.title'),
+    missing: t('paymentMissing.title'),
+    notFound: t('paymentStatus.title'),
+    error: t('paymentStatus.title'),
+  }[current];
+  useDocumentTitle(title);
 
   useEffect(() => {
+    if (!paymentId) return;
+    let stopped = false;
+    const query = `?paymentId=${encodeURIComponent(paymentId)}`;
+    subscriptionApi.getPayment(paymentId).then(
+      (payment) => {
+        if (stopped) return;
+        if (payment.status === 'succeeded') setView('succeeded');
+        else if (payment.status === 'pending') void navigate(`/payment/status${query}`, { replace: true });
+        else void navigate(`/payment-cancel${query}${payment.status === 'failed' ? '&status=failed' : ''}`, { replace: true });
+      },
+      (error: unknown) => {
+        if (!stopped) setView(isApiError(error) && error.status === 404 ? 'notFound' : 'error');
+      },
+    );
+    return () => {
+      stopped = true;
+    };
+  }, [paymentId, round, navigate]);
+
+  const succeeded = current === 'succeeded';
+  useEffect(() => {
+    if (!succeeded) return;
     let stopped = false;
     loadSubscription().then(
       (loaded) => {
@@ -144,7 +186,42 @@ export function PaymentSuccessPage() {
     return () => {
       stopped = true;
     };
-  }, [loadSubscription]);
+  }, [succeeded, loadSubscription]);
+
+  if (!succeeded) {
+    const message = {
+      checking: t('paymentStatus.checking'),
+      missing: t('paymentMissing.body'),
+      notFound: t('paymentStatus.notFound'),
+      error: t('paymentStatus.error'),
+    }[current];
+    return (
+      <section className={styles.page}>
+        <h1>{title}</h1>
+        <div className={styles.status} role="status" data-testid="payment-success-state" data-state={current}>
+          {current === 'checking' && <Spinner size="large" decorative />}
+          <p className={styles.lead}>{message}</p>
+        </div>
+        {current !== 'checking' && (
+          <div className={styles.actions}>
+            {current === 'error' && (
+              <Button
+                onClick={() => {
+                  setView('checking');
+                  setRound((n) => n + 1);
+                }}
+              >
+                {t('paymentStatus.checkAgain')}
+              </Button>
+            )}
+            <Link to={PLANS_PATH} className={buttonClassName({ variant: current === 'error' ? 'secondary' : 'primary' })}>
+              {t('paymentMissing.toPlans')}
+            </Link>
+          </div>
+        )}
+      </section>
+    );
+  }
 
   const data = subscription?.data;
   const date = data?.endDate ? formatDate(data.endDate, locale) : null;
@@ -154,7 +231,7 @@ export function PaymentSuccessPage() {
       <div className={styles.icon} data-tone="positive" aria-hidden="true">
         ✓
       </div>
-      <h1>{t('paymentSuccess.title')}</h1>
+      <h1>{title}</h1>
       {subscription && (
         <div className={styles.status}>
           <p className={styles.lead} data-testid="payment-success-plan">

@@ -170,7 +170,7 @@ describe('SubscriptionSection', () => {
     expect(assign).not.toHaveBeenCalled();
   });
 
-  it('asks for billing info before paying when there is none, then continues to the checkout', async () => {
+  it('asks for billing info before paying when there is none, then opens the checkout at once', async () => {
     serve(subscriptionOn('free'), { 'PUT /api/settings/billing-info': { success: true, billingInfo } }, null);
     renderSection();
     await choose('base');
@@ -188,9 +188,50 @@ describe('SubscriptionSection', () => {
       fireEvent.change(within(form).getByLabelText(label!), { target: { value } });
     }
     fireEvent.click(screen.getByTestId('billing-save'));
-    fireEvent.click(await screen.findByRole('button', { name: 'Upgrade to Base' }));
-    expect(within(dialog()).getByRole('button', { name: 'Continue to payment' })).toBeDefined();
+    // No second press of the plan's button (issue 32): the checkout follows the save.
+    expect(await within(await screen.findByRole('dialog')).findByRole('button', { name: 'Continue to payment' })).toBeDefined();
+    expect(screen.getByRole('dialog', { name: 'Upgrade to Base' })).toBeDefined();
     expect(dialog().textContent).toContain('Anna Kovács');
+  });
+
+  it("shows the checkout it opens after billing info with the VAT of the buyer's country", async () => {
+    let saved = false;
+    const german = {
+      ...plansAnswer,
+      data: plansAnswer.data.map((p) => ({
+        ...p,
+        prices: { ...p.prices, EUR: { net: p.prices.EUR.net, vat: p.prices.EUR.net * 0.19, total: p.prices.EUR.net * 1.19 } },
+      })),
+      vatRate: 0.19,
+      vat: { rate: 0.19, treatment: 'standard', basis: 'billingInfo', country: 'DE' },
+    };
+    serve(
+      subscriptionOn('free'),
+      {
+        'GET /api/plans': () => jsonResponse(200, saved ? german : plansAnswer),
+        'PUT /api/settings/billing-info': () => {
+          saved = true;
+          return jsonResponse(200, { success: true, billingInfo: { ...billingInfo, country: 'DE' } });
+        },
+      },
+      null,
+    );
+    renderSection();
+    await choose('base');
+    const form = screen.getByTestId('billing-form');
+    for (const [label, value] of [
+      ['Name', 'Anna Kovács'],
+      ['Address', 'Hauptstraße 1'],
+      ['Postal code', '10115'],
+      ['City', 'Berlin'],
+      ['Country', 'DE'],
+    ]) {
+      fireEvent.change(within(form).getByLabelText(label!), { target: { value } });
+    }
+    fireEvent.click(screen.getByTestId('billing-save'));
+    const checkout = await screen.findByRole('dialog', { name: 'Upgrade to Base' });
+    await waitFor(() => expect(checkout.textContent).toContain('VAT (19%)'));
+    expect(checkout.textContent).toContain('€5.95');
   });
 
   it('follows subscription.updated from the server, and reads the invoices again', async () => {

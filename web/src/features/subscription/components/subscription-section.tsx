@@ -44,7 +44,7 @@ export function SubscriptionSection() {
     useSubscriptionStore.getState();
   const [dialog, setDialog] = useState<OpenDialog | null>(null);
   const [editingBilling, setEditingBilling] = useState(false);
-  // An upgrade chosen before billing info existed: offered again once it is saved.
+  // An upgrade chosen before billing info existed: its checkout opens once the info is saved.
   const [billingIntent, setBillingIntent] = useState<Plan | null>(null);
   const pendingAction = useAsyncAction();
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -170,19 +170,31 @@ export function SubscriptionSection() {
             editing={editingBilling}
             intent={billingIntent}
             onEdit={() => setEditingBilling(true)}
-            onDone={() => setEditingBilling(false)}
+            onDone={() => {
+              setEditingBilling(false);
+              // Saved on the way to an upgrade: go on to its checkout at once.
+              if (billingIntent) {
+                setBillingIntent(null);
+                setDialog({ kind: 'checkout', plan: billingIntent });
+              }
+            }}
             onCancel={() => {
               setEditingBilling(false);
               setBillingIntent(null);
             }}
-            onContinue={(plan) => onChoose(plan, 'upgrade')}
           />
           <InvoiceList invoices={invoices} headingId={ids.invoices} />
         </div>
       )}
 
       {dialog?.kind === 'checkout' && (
-        <CheckoutDialog plan={dialog.plan} onClose={closeDialog} onEditBilling={() => askForBillingInfo(dialog.plan)} />
+        // The catalogue's copy of the plan: saving billing info reloads it with the buyer's
+        // VAT while the checkout it led to is already open.
+        <CheckoutDialog
+          plan={plans.find((p) => p.planType === dialog.plan.planType) ?? dialog.plan}
+          onClose={closeDialog}
+          onEditBilling={() => askForBillingInfo(dialog.plan)}
+        />
       )}
       {dialog?.kind === 'downgradeFree' && (
         <ConfirmDialog
