@@ -114,6 +114,8 @@ async function contextFor({ token = null, language, width, theme, consent = true
     baseURL: server.url,
     viewport: { width, height: width < 500 ? 740 : 800 },
     locale: language,
+    // The server's own pages (the demo checkout) follow the system's scheme.
+    colorScheme: theme,
   });
   await context.addInitScript(
     ([token, theme, consent]) => {
@@ -572,6 +574,17 @@ async function freeUserScreens(combo, s) {
   await screen('not-found', () => page.goto('/no-such-page').then(() => page.locator('h1').first().waitFor()));
   await screen('shared-page', () => page.goto(free.sharePath).then(() => page.getByTestId('shared-page').waitFor()), {
     fullPage: true,
+  });
+  // Last: it leaves a checkout open. The demo provider's page is the server's own HTML, in
+  // the user's language (issue 32 item 9).
+  await screen('demo-checkout', async () => {
+    await page.goto('/settings');
+    await page.getByTestId('choose-plan-base').click();
+    await page.getByTestId('confirm-dialog-confirm').click();
+    await page.waitForURL(/\/api\/payments\/demo\//);
+    await page.locator('main h1').waitFor();
+    const lang = await page.locator('html').getAttribute('lang');
+    return lang === language.slice(0, 2) ? [] : [`the demo checkout page is in ${lang}`];
   });
   await context.close();
 }
