@@ -30,6 +30,18 @@ async fn change_with_key(app: &TestApp, user: &TestUser, key: &str, body: Value)
         .unwrap()
 }
 
+/// The body of a GET as the user (the demo checkout page is HTML).
+async fn text_of(app: &TestApp, path: &str, token: &str) -> String {
+    let response = app
+        .client
+        .get(app.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    response.text().await.unwrap()
+}
+
 /// Upgrades through the demo checkout page's "Pay" button, logged in as its owner.
 async fn buy(app: &TestApp, user: &TestUser, body: Value) -> Value {
     let started = assert_ok(change(app, user, body).await).await;
@@ -191,16 +203,7 @@ async fn an_upgrade_takes_effect_once_paid_and_renews_monthly() {
         .split_once("/api/")
         .map(|(_, p)| format!("/api/{p}"))
         .unwrap();
-    let page = app
-        .client
-        .get(app.url(&path))
-        .bearer_auth(&ann.token)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = text_of(&app, &path, &ann.token).await;
     assert!(
         page.contains("Demo checkout") && page.contains("Pay 6.35 EUR") && page.contains("Base (monthly)"),
         "{page}"
@@ -211,16 +214,7 @@ async fn an_upgrade_takes_effect_once_paid_and_renews_monthly() {
             .await,
     )
     .await;
-    let page_hu = app
-        .client
-        .get(app.url(&path))
-        .bearer_auth(&ann.token)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page_hu = text_of(&app, &path, &ann.token).await;
     assert!(
         page_hu.contains(r#"<html lang="hu">"#)
             && page_hu.contains("Bemutató fizetés")
