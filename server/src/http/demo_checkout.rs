@@ -82,10 +82,10 @@ h1{font-size:1.35rem;margin:0 0 .5rem}p{margin:0 0 1rem;color:var(--muted)}\
 table{width:100%;border-collapse:collapse;margin:0 0 1.25rem}\
 td{padding:.4rem 0;border-bottom:1px solid var(--border)}td:last-child{text-align:right}\
 tr:last-child td{border-bottom:0;font-weight:600}\
-.actions{display:flex;gap:.75rem;flex-wrap:wrap}form{margin:0;flex:1 1 8rem}\
+.actions{display:flex;gap:.75rem;flex-wrap:wrap}form{margin:0;flex:1 1 auto}\
 button,a.button{display:block;width:100%;font:inherit;font-weight:600;padding:.65rem 1rem;\
 border-radius:8px;border:1px solid var(--border);background:var(--surface);color:var(--text);\
-cursor:pointer;text-align:center;text-decoration:none}\
+cursor:pointer;text-align:center;text-decoration:none;white-space:nowrap}\
 button.primary{background:var(--primary);border-color:var(--primary);color:var(--primary-text)}\
 button:focus-visible,a:focus-visible{outline:2px solid var(--focus);outline-offset:2px}";
 
