@@ -6,7 +6,7 @@ use chat_contract::states::{BillingCycle, PaymentStatus};
 
 use crate::db::payments::PaymentRow;
 use crate::i18n::Lang;
-use crate::invoices::pdf::money;
+use crate::invoices::pdf::{money, percent};
 
 /// The page's words in one language.
 struct Words {
@@ -96,34 +96,22 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// "Plus" for `plus`.
-fn plan_name(plan: &str) -> String {
-    let mut chars = plan.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
-}
-
-/// The page of `payment` in `lang`.
-pub fn page(lang: Lang, payment: &PaymentRow) -> String {
+/// The page of `payment` in `lang`; `plan_name` as the catalogue names its plan.
+pub fn page(lang: Lang, payment: &PaymentRow, plan_name: &str) -> String {
     let w = match lang {
         Lang::HuHu => &HU,
         Lang::EnUs => &EN,
     };
-    let amount = |minor: i64| {
-        let text = money(minor, payment.currency.as_str());
+    // The invoice's own number formats, with the language's decimal mark.
+    let local = |text: String| {
         if w.decimal == '.' {
             text
         } else {
             text.replace('.', ",")
         }
     };
-    let pct = payment.vat_rate * 100.0;
-    let vat_pct = if pct.fract() == 0.0 {
-        format!("{pct:.0}%")
-    } else {
-        format!("{pct:.1}%")
-    };
+    let amount = |minor: i64| local(money(minor, payment.currency.as_str()));
+    let vat_pct = local(percent(payment.vat_rate));
     let cycle = match payment.billing_cycle {
         BillingCycle::Monthly => w.monthly,
         BillingCycle::OneTime => w.one_time,
@@ -161,7 +149,7 @@ pub fn page(lang: Lang, payment: &PaymentRow) -> String {
         title = w.title,
         intro = w.intro,
         plan_label = w.plan,
-        plan = escape(&plan_name(payment.plan_type.as_str())),
+        plan = escape(plan_name),
         net_label = w.net,
         net = amount(payment.net_amount),
         vat_label = w.vat,

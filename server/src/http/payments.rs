@@ -103,7 +103,11 @@ async fn demo_checkout(state: Data, user: AuthUser, id: web::Path<String>) -> Re
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
         .insert_header((CONTENT_SECURITY_POLICY, http::headers::STATIC_PAGE_POLICY))
-        .body(http::demo_checkout::page(crate::i18n::current(), &payment)))
+        .body(http::demo_checkout::page(
+            crate::i18n::current(),
+            &payment,
+            &state.catalogue.plan(payment.plan_type).name,
+        )))
 }
 
 fn see_other(location: String) -> HttpResponse {

@@ -91,7 +91,8 @@ fn date(ms: i64, tz: Tz) -> String {
         .map_or_else(String::new, |t| t.format("%Y-%m-%d").to_string())
 }
 
-fn percent(rate: f64) -> String {
+/// A VAT rate as `27%` or `5.5%`.
+pub fn percent(rate: f64) -> String {
     let pct = (rate * 1000.0).round() / 10.0;
     if pct.fract() == 0.0 {
         format!("{pct:.0}%")
