@@ -7,7 +7,7 @@ import { Spinner } from '@/components/spinner';
 import { useSocketEvent } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
 import { isApiError } from '@/lib/api-client';
-import type { Subscription } from '@/types/generated';
+import type { PaymentStatus, Subscription } from '@/types/generated';
 import { subscriptionApi } from '../api/subscription-api';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { formatDate } from '../utils/format';
@@ -20,6 +20,17 @@ export const SLOW_AFTER_MS = 60_000;
 
 /** Where the payment pages send the user back to choose a plan. */
 const PLANS_PATH = '/settings#subscription';
+
+/**
+ * The page that shows a payment in `status`: the status page while it is pending, the
+ * success page once it succeeded, the cancel page when it failed or was cancelled.
+ */
+function pageOf(paymentId: string, status: PaymentStatus): string {
+  const query = `?paymentId=${encodeURIComponent(paymentId)}`;
+  if (status === 'pending') return `/payment/status${query}`;
+  if (status === 'succeeded') return `/payment-success${query}`;
+  return `/payment-cancel${query}${status === 'failed' ? '&status=failed' : ''}`;
+}
 
 type StatusView =
   /** Before the first answer. */
@@ -52,17 +63,14 @@ export function PaymentStatusPage() {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const startedAt = Date.now();
-    const query = `?paymentId=${encodeURIComponent(paymentId)}`;
 
     const check = async () => {
       clearTimeout(timer);
       try {
         const payment = await subscriptionApi.getPayment(paymentId);
         if (stopped) return;
-        if (payment.status === 'succeeded') {
-          void navigate(`/payment-success${query}`, { replace: true });
-        } else if (payment.status === 'canceled' || payment.status === 'failed') {
-          void navigate(`/payment-cancel${query}${payment.status === 'failed' ? '&status=failed' : ''}`, { replace: true });
+        if (payment.status !== 'pending') {
+          void navigate(pageOf(paymentId, payment.status), { replace: true });
         } else if (Date.now() - startedAt >= SLOW_AFTER_MS) {
           setView('slow');
         } else {
@@ -156,13 +164,11 @@ export function PaymentSuccessPage() {
   useEffect(() => {
     if (!paymentId) return;
     let stopped = false;
-    const query = `?paymentId=${encodeURIComponent(paymentId)}`;
     subscriptionApi.getPayment(paymentId).then(
       (payment) => {
         if (stopped) return;
         if (payment.status === 'succeeded') setView('succeeded');
-        else if (payment.status === 'pending') void navigate(`/payment/status${query}`, { replace: true });
-        else void navigate(`/payment-cancel${query}${payment.status === 'failed' ? '&status=failed' : ''}`, { replace: true });
+        else void navigate(pageOf(paymentId, payment.status), { replace: true });
       },
       (error: unknown) => {
         if (!stopped) setView(isApiError(error) && error.status === 404 ? 'notFound' : 'error');
