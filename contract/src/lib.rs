@@ -6,10 +6,12 @@
 //! - [`frames`]: the websocket protocol (docs/protocol.md);
 //! - [`views`]: the user, settings, usage, plans, subscription, payments, invoices;
 //! - [`answers`]: the envelopes of REST answers (docs/api.md);
-//! - [`states`]: stored states (plan, status, role, cycle…) as enums.
+//! - [`states`]: stored states (plan, status, role, cycle…) as enums;
+//! - [`limits`]: the fixed limits both sides enforce.
 
 pub mod answers;
 pub mod frames;
+pub mod limits;
 pub mod states;
 pub mod views;
 

@@ -28,17 +28,28 @@ fn generate() -> BTreeMap<String, String> {
         files.insert(name, std::fs::read_to_string(&path).expect("a type's file"));
     }
     files.insert("errorCodes.ts".into(), error_codes());
+    files.insert("limits.ts".into(), limits());
     let mut index = String::from(HEADER);
     for name in files.keys() {
         let module = name.trim_end_matches(".ts");
-        if module == "errorCodes" {
-            index.push_str("export * from './errorCodes';\n");
+        if module == "errorCodes" || module == "limits" {
+            let _ = writeln!(index, "export * from './{module}';");
         } else {
             let _ = writeln!(index, "export type {{ {module} }} from './{module}';");
         }
     }
     files.insert("index.ts".into(), index);
     files
+}
+
+/// The fixed limits both sides enforce (`chat_contract::limits`).
+fn limits() -> String {
+    let mut out = String::from(HEADER);
+    out.push_str("\n/** The fixed limits the server enforces. */\n");
+    for (name, value) in chat_contract::limits::ALL {
+        let _ = writeln!(out, "export const {name} = {value};");
+    }
+    out
 }
 
 /// The codes, and each code's text in both languages (`{field}` and `{max}` are filled in

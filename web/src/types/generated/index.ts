@@ -80,3 +80,4 @@ export type { VatEstimate } from './VatEstimate';
 export type { VatTreatment } from './VatTreatment';
 export type { WebSource } from './WebSource';
 export * from './errorCodes';
+export * from './limits';
