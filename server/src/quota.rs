@@ -505,7 +505,11 @@ impl SharedCounters for RedisCounters {
         let (inner, user, periods) = (self.inner.clone(), user.to_owned(), periods.clone());
         Box::pin(async move {
             let mut keys = inner.counter_keys(&user, &periods);
-            let id = format!("{}:check:{}", inner.base(&user), crate::auth::codes::new_token());
+            let id = format!(
+                "{}:check:{}",
+                inner.base(&user),
+                crate::accounts::codes::new_token()
+            );
             keys.push(id.clone());
             let mut invocation = inner.consume.prepare_invoke();
             for key in &keys {

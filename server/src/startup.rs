@@ -14,10 +14,9 @@ use secrecy::ExposeSecret;
 
 use chat_actors::shard::Shards;
 
-use crate::auth::codes::{new_token, CodeKey};
-use crate::auth::jwt::Tokens;
-use crate::auth::password::PasswordHasher;
-use crate::auth::rate_limit::RateLimits;
+use crate::accounts::codes::{new_token, CodeKey};
+use crate::accounts::jwt::Tokens;
+use crate::accounts::password::PasswordHasher;
 use crate::chat::context::ContextSizes;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{is_set, Settings};
@@ -26,6 +25,7 @@ use crate::images::ImageDecoder;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
+use crate::rate_limit::RateLimits;
 use crate::realtime::Realtime;
 use crate::redis_conn::Redis;
 use crate::scheduler::Scheduler;
@@ -114,21 +114,40 @@ impl Application {
             "backends"
         );
 
-        let limits = RateLimits::new(
+        let limits = Arc::new(RateLimits::new(
             &settings.rate_limit,
             redis.clone().map(|conn| (conn, settings.redis.prefix.clone())),
             clock.clone(),
-        )?;
+        )?);
+        let settings = Arc::new(settings);
+        let realtime = Arc::new(realtime);
+        let images = ImageDecoder::new(&settings.uploads);
+        let accounts = crate::accounts::Accounts {
+            db: db.clone(),
+            clock: clock.clone(),
+            tokens: Arc::new(Tokens::new(secret.as_bytes())),
+            codes: CodeKey::new(code_key.as_bytes()),
+            hasher: PasswordHasher::new(&settings.auth)?,
+            mailer: mailer.clone(),
+            limits: limits.clone(),
+            images: images.clone(),
+            realtime: realtime.clone(),
+            settings: settings.clone(),
+        };
+        let projects = crate::projects::Projects {
+            db: db.clone(),
+            clock: clock.clone(),
+            catalogue: catalogue.clone(),
+        };
         let state = web::Data::new(AppState {
             db,
             redis,
-            tokens: Tokens::new(secret.as_bytes()),
-            codes: CodeKey::new(code_key.as_bytes()),
-            hasher: PasswordHasher::new(&settings.auth)?,
+            accounts,
+            projects,
             mailer,
             limits,
-            site: crate::auth::origin::SiteOrigin::from_settings(&settings)?,
-            images: ImageDecoder::new(&settings.uploads),
+            site: crate::http::origin::SiteOrigin::from_settings(&settings)?,
+            images,
             files,
             documents: crate::documents::Documents::new(&settings.uploads)?,
             search: crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo"),

@@ -2,10 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::auth::codes::CodeKey;
-use crate::auth::jwt::Tokens;
-use crate::auth::password::PasswordHasher;
-use crate::auth::rate_limit::RateLimits;
+use crate::accounts::Accounts;
 use crate::billing::PaymentProvider;
 use crate::clock::SharedClock;
 use crate::config::Settings;
@@ -15,18 +12,18 @@ use crate::images::ImageDecoder;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
+use crate::rate_limit::RateLimits;
 use crate::realtime::Realtime;
 
 pub struct AppState {
     pub db: Db,
     pub redis: Option<crate::redis_conn::Redis>,
-    pub tokens: Tokens,
-    pub codes: CodeKey,
-    pub hasher: PasswordHasher,
+    pub accounts: Accounts,
+    pub projects: crate::projects::Projects,
     pub mailer: Mailer,
-    pub limits: RateLimits,
+    pub limits: Arc<RateLimits>,
     /// This site's origin, for the `Origin` checks of cookie calls and websockets.
-    pub site: crate::auth::origin::SiteOrigin,
+    pub site: crate::http::origin::SiteOrigin,
     pub images: ImageDecoder,
     pub files: FileStore,
     pub documents: crate::documents::Documents,
@@ -38,9 +35,9 @@ pub struct AppState {
     pub quotas: Quotas,
     pub payments: Box<dyn PaymentProvider>,
     pub vies: crate::vies::Vies,
-    pub realtime: Realtime,
+    pub realtime: Arc<Realtime>,
     pub clock: SharedClock,
-    pub settings: Settings,
+    pub settings: Arc<Settings>,
 }
 
 impl AppState {

@@ -200,6 +200,7 @@ async fn check(
     };
     // The token's signature and expiry here; its version (a password change since) below.
     let Some(claims) = state
+        .accounts
         .tokens
         .verify(token, state.now())
         .filter(|c| c.sub == user_id)

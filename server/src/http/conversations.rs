@@ -5,10 +5,10 @@ use actix_web::{web, HttpResponse};
 use chat_contract::answers;
 use serde::Deserialize;
 
-use crate::auth::AuthUser;
 use crate::conversation_search;
 use crate::db::conversations::ConversationChange;
 use crate::error::{ApiError, ErrorCode, Result};
+use crate::http::auth_user::AuthUser;
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
 use crate::views::{conversation_view, message_with_files};

@@ -7,11 +7,11 @@ use actix_web::http::header::{self, ContentDisposition, DispositionParam, Dispos
 use actix_web::{web, HttpResponse};
 use chat_contract::answers;
 
-use crate::auth::AuthUser;
 use crate::db::files::FileRow;
 use crate::error::{ErrorCode, Result};
 use crate::files;
 use crate::http;
+use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
 use crate::views::attachment_view;
 

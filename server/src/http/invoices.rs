@@ -5,8 +5,8 @@ use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionT
 use actix_web::{web, HttpResponse};
 use chat_contract::answers;
 
-use crate::auth::AuthUser;
 use crate::error::{ErrorCode, Result};
+use crate::http::auth_user::AuthUser;
 use crate::invoices;
 use crate::state::AppState;
 

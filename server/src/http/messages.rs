@@ -6,9 +6,9 @@ use chat_actors::protocol::Rating;
 use chat_contract::answers;
 use serde::Deserialize;
 
-use crate::auth::AuthUser;
 use crate::chat::tree;
 use crate::error::Result;
+use crate::http::auth_user::AuthUser;
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
 

@@ -9,11 +9,11 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chat_contract::answers;
 use chat_contract::states::PaymentStatus;
 
-use crate::auth::AuthUser;
 use crate::billing::stripe_events;
 use crate::db::payments::PaymentRow;
 use crate::error::{ErrorCode, Result};
 use crate::http;
+use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
 use crate::subscriptions;
 use crate::views;

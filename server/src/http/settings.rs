@@ -6,10 +6,10 @@ use chat_contract::answers::{BillingInfoAnswer, SettingsAnswer};
 use chat_contract::views::BillingType;
 use serde::Deserialize;
 
-use crate::auth::AuthUser;
 use crate::db::billing::BillingRow;
 use crate::db::users::AiPersonalization;
 use crate::error::{ApiError, ErrorCode, Result};
+use crate::http::auth_user::AuthUser;
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::{self, Lang};
 use crate::state::AppState;

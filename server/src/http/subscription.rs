@@ -3,8 +3,8 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use crate::auth::{self, AuthUser};
 use crate::error::{ErrorCode, Result};
+use crate::http::auth_user::{self, AuthUser};
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::Lang;
 use crate::plans::Currency;
@@ -30,8 +30,8 @@ type Data = web::Data<AppState>;
 /// caller would pay. Public: without a (valid) token, or without billing info, the VAT
 /// is the seller's domestic rate, as an estimate.
 async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
-    let user = match auth::request_token(&req) {
-        Some(token) => state.authenticate(&token).await?,
+    let user = match auth_user::request_token(&req) {
+        Some(token) => state.accounts.authenticate(&token).await?,
         None => None,
     };
     let billing = match &user {

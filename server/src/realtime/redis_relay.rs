@@ -158,7 +158,7 @@ impl RedisRelay {
         let (watch, watch_rx) = mpsc::unbounded_channel();
         RedisRelay {
             prefix,
-            origin: crate::auth::codes::new_token(),
+            origin: crate::accounts::codes::new_token(),
             client: conn.client().clone(),
             conn,
             timeout,
@@ -242,7 +242,7 @@ impl RedisRelay {
     /// Claims the right to answer in a conversation; false if another answer holds it.
     pub async fn claim(&self, conversation_id: &str) -> anyhow::Result<bool> {
         let [_, owner] = self.live_keys(conversation_id);
-        let token = format!("{}:{}", self.origin, crate::auth::codes::new_token());
+        let token = format!("{}:{}", self.origin, crate::accounts::codes::new_token());
         let mut conn = self.conn.clone();
         let mut set = redis::cmd("SET");
         set.arg(&owner).arg(&token).arg("NX").arg("EX").arg(LIVE_TTL_SECS);

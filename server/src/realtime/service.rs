@@ -65,7 +65,7 @@ impl ChatService for SessionService {
         let state = self.state.clone();
         let token = token.to_owned();
         Box::pin(async move {
-            match state.authenticate(&token).await {
+            match state.accounts.authenticate(&token).await {
                 Ok(user) => Ok(user.map(|u| SessionUser {
                     id: u.id,
                     language: u.language,

@@ -9,8 +9,8 @@ use actix_web::HttpRequest;
 use anyhow::Context;
 use url::{Origin, Url};
 
-use crate::auth::rate_limit::RateLimits;
 use crate::config::Settings;
+use crate::rate_limit::RateLimits;
 
 /// This site's origin, read once from the settings.
 pub struct SiteOrigin {

@@ -1,11 +1,6 @@
-//! Who is calling: tokens, passwords, one-time codes, rate limits, and the `AuthUser`
-//! extractor that every authenticated route takes.
-
-pub mod codes;
-pub mod jwt;
-pub mod origin;
-pub mod password;
-pub mod rate_limit;
+//! Who is calling: the `AuthUser` extractor every authenticated route takes (a valid,
+//! unexpired, unrevoked token, from the `Authorization` header or the `token` cookie), and
+//! the `Origin` checks of cookie calls and websockets.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -40,20 +35,20 @@ pub fn token_is_from_cookie(req: &HttpRequest) -> bool {
 }
 
 /// Whether a websocket's cookie may count: the request has no `Origin` (not a browser)
-/// or one of this site ([`origin::SiteOrigin`]).
+/// or one of this site ([`super::origin::SiteOrigin`]).
 pub fn same_origin(req: &HttpRequest, state: &AppState) -> bool {
-    origin::origin_header(req).is_none_or(|o| state.site.allows(req, &state.limits, o))
+    super::origin::origin_header(req).is_none_or(|o| state.site.allows(req, &state.limits, o))
 }
 
 /// Whether a cookie-authenticated call that changes something may go ahead: it must
-/// carry an `Origin` of this site ([`origin::SiteOrigin`]). Browsers send `Origin` with
+/// carry an `Origin` of this site ([`super::origin::SiteOrigin`]). Browsers send `Origin` with
 /// every such call and other sites cannot forge it; without the check, any page could
 /// make a visitor's browser act with their cookie.
 pub fn cookie_call_allowed(req: &HttpRequest, state: &AppState) -> bool {
     if req.method().is_safe() || !token_is_from_cookie(req) {
         return true;
     }
-    origin::origin_header(req).is_some_and(|o| state.site.allows(req, &state.limits, o))
+    super::origin::origin_header(req).is_some_and(|o| state.site.allows(req, &state.limits, o))
 }
 
 /// A caller with a valid, unexpired, unrevoked token, and their user row.
@@ -65,18 +60,6 @@ pub struct AuthUser {
 impl AuthUser {
     pub fn id(&self) -> &str {
         &self.user.id
-    }
-}
-
-impl AppState {
-    /// Resolves a token to its user; `None` for a bad, expired or revoked token, or a
-    /// deleted user.
-    pub async fn authenticate(&self, token: &str) -> Result<Option<UserRow>, ApiError> {
-        let Some(claims) = self.tokens.verify(token, self.clock.now_ms()) else {
-            return Ok(None);
-        };
-        let user = self.db.user_by_id(&claims.sub).await?;
-        Ok(user.filter(|u| u.token_version == claims.ver))
     }
 }
 
@@ -94,7 +77,11 @@ impl FromRequest for AuthUser {
                 return Err(ErrorCode::OriginRefused.into());
             }
             let token = token.ok_or(ErrorCode::Unauthorized)?;
-            let user = state.authenticate(&token).await?.ok_or(ErrorCode::Unauthorized)?;
+            let user = state
+                .accounts
+                .authenticate(&token)
+                .await?
+                .ok_or(ErrorCode::Unauthorized)?;
             crate::http::trace::record_user(&user.id);
             // From here on the request speaks the user's language.
             i18n::set_current(user.language);

@@ -83,7 +83,12 @@ impl RateLimits {
 
     /// Counts one limited call from the request's address, successful or not.
     pub async fn call(&self, req: &HttpRequest) -> Result<()> {
-        let Some(address) = self.client_key(req) else {
+        self.call_from(self.client_key(req).as_deref()).await
+    }
+
+    /// [`Self::call`] for a caller known by its [`Self::client_key`].
+    pub async fn call_from(&self, client: Option<&str>) -> Result<()> {
+        let Some(address) = client else {
             return Ok(());
         };
         self.count(&format!("call:{address}"), self.address_calls).await
@@ -131,7 +136,13 @@ impl RateLimits {
     /// Counts a guess for `email` as a failure of this address and of this address with
     /// `email`, before it is checked; 429 when either budget is spent.
     pub async fn attempt(&self, req: &HttpRequest, email: &str) -> Result<Attempt> {
-        let Some(address) = self.client_key(req) else {
+        self.attempt_from(self.client_key(req).as_deref(), email).await
+    }
+
+    /// [`Self::attempt`] for a caller already known by its [`Self::client_key`] (`None`:
+    /// not limited), for the rules that run away from the request.
+    pub async fn attempt_from(&self, client: Option<&str>, email: &str) -> Result<Attempt> {
+        let Some(address) = client else {
             return Ok(Attempt { keys: Vec::new() });
         };
         let pair = format!("fail:{address}:{email}");
