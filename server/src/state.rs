@@ -6,7 +6,6 @@ use crate::auth::codes::CodeKey;
 use crate::auth::jwt::Tokens;
 use crate::auth::password::PasswordHasher;
 use crate::auth::rate_limit::RateLimits;
-use crate::billing::PaymentProvider;
 use crate::clock::SharedClock;
 use crate::config::Settings;
 use crate::db::Db;
@@ -36,8 +35,7 @@ pub struct AppState {
     /// The models' context windows (`config/models.toml`).
     pub context_sizes: crate::chat::context::ContextSizes,
     pub quotas: Quotas,
-    pub payments: Box<dyn PaymentProvider>,
-    pub vies: crate::vies::Vies,
+    pub billing: crate::billing::Billing,
     pub realtime: Realtime,
     pub clock: SharedClock,
     pub settings: Settings,

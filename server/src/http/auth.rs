@@ -584,7 +584,7 @@ async fn update_profile(
 }
 
 async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
-    crate::subscriptions::end_for_deleted_account(&state, user.id()).await?;
+    state.billing.end_for_deleted_account(user.id()).await?;
     state.db.delete_user(user.id()).await?;
     // The account's attachments go from the store now rather than at the next sweep.
     state.files.sweep_soon();

@@ -13,12 +13,12 @@ use chrono_tz::Tz;
 use pdf_writer::types::{CidFontType, FontFlags, SystemInfo};
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
+use crate::billing::vat::{Treatment, VatRules};
 use crate::db::invoices::InvoiceRow;
-use crate::vat::{Treatment, VatRules};
 use chat_contract::states::BillingCycle;
 use chat_contract::views::VatCheckStatus;
 
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 const PAGE_WIDTH: f32 = 595.0;
 const PAGE_HEIGHT: f32 = 842.0;
@@ -218,7 +218,7 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     y -= 30.0;
 
     // What the reverse charge rested on, for an auditor years later.
-    if let Some(check) = crate::vies::Check::from_json(i.vat_check.as_deref())
+    if let Some(check) = crate::billing::vies::Check::from_json(i.vat_check.as_deref())
         .filter(|c| i.vat_treatment == Treatment::ReverseCharge && c.status == VatCheckStatus::Valid)
     {
         let line = format!(
