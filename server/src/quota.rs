@@ -13,7 +13,7 @@ use chat_actors::quota::{
 };
 use chat_actors::shard::Shards;
 use chat_contract::views::{LimitInfo, Usage, UsageCounter, UsageService, UsageServices};
-use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone};
 use chrono_tz::Tz;
 use futures_util::future::BoxFuture;
 
@@ -70,12 +70,7 @@ pub fn window(now_ms: i64, tz: Tz) -> Window {
     }
 }
 
-pub fn iso(ms: i64) -> String {
-    // Every stored time is in range; the epoch stands in for one that is not.
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339()
-}
+pub use crate::clock::iso;
 
 /// How often counted units are written to the database (and at shutdown).
 const USAGE_FLUSH: Duration = Duration::from_secs(1);

@@ -10,6 +10,7 @@ use actix_web::dev::ServerHandle;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
+use futures_util::future::BoxFuture;
 use secrecy::ExposeSecret;
 
 use chat_actors::shard::Shards;
@@ -17,6 +18,7 @@ use chat_actors::shard::Shards;
 use crate::accounts::codes::{new_token, CodeKey};
 use crate::accounts::jwt::Tokens;
 use crate::accounts::password::PasswordHasher;
+use crate::billing::Billing;
 use crate::chat::context::ContextSizes;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{is_set, Settings};
@@ -91,7 +93,7 @@ impl Application {
             clock.clone(),
             Some(shards),
         );
-        let payments = crate::billing::choose(&settings, &db, &catalogue).await?;
+        let payments = crate::billing::providers::choose(&settings, &db, &catalogue).await?;
         let files = crate::files::FileStore::from_settings(&settings)?;
 
         tracing::info!(
@@ -139,28 +141,41 @@ impl Application {
             clock: clock.clone(),
             catalogue: catalogue.clone(),
         };
-        let state = web::Data::new(AppState {
+        let site = crate::http::origin::SiteOrigin::from_settings(&settings)?;
+        let documents = crate::documents::Documents::new(&settings.uploads)?;
+        // Billing tells the tabs of plan changes through the whole state (see
+        // `BillingNews`), which owns billing: so the state is built knowing its own address.
+        let state = web::Data::from(Arc::new_cyclic(|weak| AppState {
+            billing: Billing::new(
+                crate::billing::Parts {
+                    db: db.clone(),
+                    clock: clock.clone(),
+                    catalogue: catalogue.clone(),
+                    payments,
+                    mailer: mailer.clone(),
+                    announce: Arc::new(BillingNews(weak.clone())),
+                },
+                &settings,
+            ),
             db,
             redis,
             accounts,
             projects,
             mailer,
             limits,
-            site: crate::http::origin::SiteOrigin::from_settings(&settings)?,
+            site,
             images,
             files,
-            documents: crate::documents::Documents::new(&settings.uploads)?,
+            documents,
             search: crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo"),
             image_generator: crate::imagegen::for_settings(&settings.model),
             catalogue,
             context_sizes,
             quotas,
-            payments,
-            vies: crate::vies::Vies::new(&settings.billing),
             realtime,
             clock,
             settings,
-        });
+        }));
 
         let listener = TcpListener::bind(&state.settings.server.bind_addr)
             .with_context(|| format!("binding {}", state.settings.server.bind_addr))?;
@@ -215,7 +230,7 @@ impl Application {
         actix_web::rt::spawn(crate::files::sweep_forever(state.clone()));
         let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
         let scheduler = actix::Actor::start(Scheduler::new(state.clone(), interval));
-        if state.payments.name() == "demo" {
+        if state.billing.provider().name() == "demo" {
             tracing::warn!("payments: the demo provider completes every checkout without a card; do not expose it to real users");
         }
         tracing::info!(port, "listening");
@@ -432,6 +447,38 @@ fn describe_db(db: &Db, data_dir: &Path) -> String {
     match db {
         Db::Sqlite(..) => format!("sqlite ({})", data_dir.join("chat.db").display()),
         Db::Postgres(_) => "postgres".into(),
+    }
+}
+
+/// What billing announces, sent through `announce` with the whole state: the frames'
+/// views need the search set-up and the quotas, which billing does not hold. Weak,
+/// because the state owns billing, which owns this.
+struct BillingNews(std::sync::Weak<AppState>);
+
+impl crate::billing::Announce for BillingNews {
+    fn subscription(&self, user_id: &str) -> BoxFuture<'static, ()> {
+        let (state, user_id) = (self.0.upgrade(), user_id.to_owned());
+        Box::pin(async move {
+            if let Some(state) = state {
+                crate::announce::subscription(&state, &user_id).await;
+            }
+        })
+    }
+
+    fn billing_info(&self, user_id: &str) -> BoxFuture<'static, ()> {
+        let (state, user_id) = (self.0.upgrade(), user_id.to_owned());
+        Box::pin(async move {
+            let Some(state) = state else { return };
+            match state.db.user_by_id(&user_id).await {
+                Ok(Some(user)) => {
+                    if let Err(e) = crate::announce::settings(&state, &user).await {
+                        tracing::warn!(error = ?e, "announcing a new VIES check");
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = ?e, "reading a user to announce a new VIES check"),
+            }
+        })
     }
 }
 

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use crate::accounts::Accounts;
-use crate::billing::PaymentProvider;
 use crate::clock::SharedClock;
 use crate::config::Settings;
 use crate::db::Db;
@@ -33,8 +32,7 @@ pub struct AppState {
     /// The models' context windows (`config/models.toml`).
     pub context_sizes: crate::chat::context::ContextSizes,
     pub quotas: Quotas,
-    pub payments: Box<dyn PaymentProvider>,
-    pub vies: crate::vies::Vies,
+    pub billing: crate::billing::Billing,
     pub realtime: Arc<Realtime>,
     pub clock: SharedClock,
     pub settings: Arc<Settings>,

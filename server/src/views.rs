@@ -64,14 +64,14 @@ pub fn billing_info(b: &BillingRow) -> views::BillingInfo {
 }
 
 fn vat_check(json: Option<&str>) -> Option<views::VatCheck> {
-    crate::vies::Check::from_json(json).map(|c| c.view())
+    crate::billing::vies::Check::from_json(json).map(|c| c.view())
 }
 
 /// `GET /api/subscription`, the answer of every call that changes it, and
 /// `subscription.updated`. Its plans' prices carry the seller's domestic VAT, as list
 /// prices; the buyer's own VAT is in `GET /api/plans` and on each payment.
 pub fn subscription(state: &AppState, sub: &SubscriptionRow) -> Subscription {
-    let vat = state.vat_for(None).rate;
+    let vat = state.billing.vat_for(None).rate;
     let plan = state.catalogue.plan(sub.plan_type);
     let pending = sub.pending_plan_type;
     Subscription {

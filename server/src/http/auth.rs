@@ -170,7 +170,7 @@ async fn update_profile(
 async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
     // A paid plan must stop renewing before the account goes (nothing is deleted if the
     // payment provider cannot be reached).
-    crate::subscriptions::end_for_deleted_account(&state, user.id()).await?;
+    state.billing.end_for_deleted_account(user.id()).await?;
     state.accounts.delete(&user.user).await?;
     // The account's attachments go from the store now rather than at the next sweep.
     state.files.sweep_soon();

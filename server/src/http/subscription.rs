@@ -3,13 +3,13 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
+use crate::billing::subscriptions::{self, ChangeOutcome, ChangeRequest};
 use crate::error::{ErrorCode, Result};
 use crate::http::auth_user::{self, AuthUser};
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::Lang;
 use crate::plans::Currency;
 use crate::state::AppState;
-use crate::subscriptions::{self, ChangeOutcome, ChangeRequest};
 use crate::views;
 use chat_contract::answers::{PaymentRequired, PlansAnswer, SubscriptionAnswer};
 use chat_contract::views::{VatBasis, VatEstimate};
@@ -38,7 +38,7 @@ async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
         Some(user) => state.db.billing_info(&user.id).await?,
         None => None,
     };
-    let vat = state.vat_for(billing.as_ref());
+    let vat = state.billing.vat_for(billing.as_ref());
     let data: Vec<_> = state
         .catalogue
         .all()
@@ -57,7 +57,7 @@ async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
             } else {
                 VatBasis::Seller
             },
-            country: billing.map_or_else(|| state.settings.invoice.seller_country.clone(), |b| b.country),
+            country: billing.map_or_else(|| state.billing.seller_country().to_owned(), |b| b.country),
         },
     }))
 }
@@ -127,7 +127,7 @@ async fn change(
         payment_method,
         idempotency_key,
     };
-    match subscriptions::change_plan(&state, user.id(), request).await? {
+    match state.billing.change_plan(user.id(), request).await? {
         ChangeOutcome::PaymentRequired { payment, checkout } => {
             Ok(HttpResponse::Ok().json(PaymentRequired {
                 success: true,
@@ -138,20 +138,17 @@ async fn change(
             }))
         }
         ChangeOutcome::Scheduled(sub) => {
-            crate::announce::subscription(&state, user.id()).await;
             Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, Some(false))))
         }
     }
 }
 
 async fn cancel(state: Data, user: AuthUser) -> Result<HttpResponse> {
-    let sub = subscriptions::cancel(&state, user.id()).await?;
-    crate::announce::subscription(&state, user.id()).await;
+    let sub = state.billing.cancel(user.id()).await?;
     Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
 }
 
 async fn cancel_pending(state: Data, user: AuthUser) -> Result<HttpResponse> {
-    let sub = subscriptions::cancel_pending(&state, user.id()).await?;
-    crate::announce::subscription(&state, user.id()).await;
+    let sub = state.billing.cancel_pending(user.id()).await?;
     Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
 }

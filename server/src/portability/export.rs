@@ -366,7 +366,9 @@ impl Export<'_> {
         };
         self.json("billing.json", &billing)?;
         for invoice in &invoices {
-            let pdf = crate::invoices::pdf::render(invoice, state.catalogue.timezone, &state.catalogue.vat)
+            let pdf = state
+                .billing
+                .invoice_pdf(invoice)
                 .with_context(|| format!("rendering invoice {}", invoice.number))?;
             self.stored_entry(&format!("invoices/{}.pdf", invoice.number))?;
             self.zip.write_all(&pdf)?;

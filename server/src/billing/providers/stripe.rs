@@ -458,6 +458,18 @@ async fn start_upgrade(
     payment: &PaymentRow,
     subscription: &str,
 ) -> anyhow::Result<Checkout> {
+    let invoice_id = invoice_upgrade(api, db, payment, subscription).await?;
+    charge_upgrade(api, db, payment, invoice_id).await
+}
+
+/// Moves the subscription's item to the upgrade's price and invoices the prorations
+/// at once; the invoice's amounts are stored on the payment. Answers the invoice's id.
+async fn invoice_upgrade(
+    api: &StripeApi,
+    db: &Db,
+    payment: &PaymentRow,
+    subscription: &str,
+) -> anyhow::Result<String> {
     let path = format!("/v1/subscriptions/{subscription}");
     let sub = api.get(&path).await?;
     let item = sub["items"]["data"][0]["id"]
@@ -490,6 +502,18 @@ async fn start_upgrade(
     let net = (total as f64 / (1.0 + payment.vat_rate)).round() as i64;
     db.set_upgrade_invoice(&payment.id, &invoice_id, (net, total - net, total))
         .await?;
+    Ok(invoice_id)
+}
+
+/// Charges the upgrade's invoice to the saved card. Paid, or confirmable by the web
+/// client (3-D Secure, no card saved): its checkout; declined: taken back and closed.
+async fn charge_upgrade(
+    api: &StripeApi,
+    db: &Db,
+    payment: &PaymentRow,
+    invoice_id: String,
+) -> anyhow::Result<Checkout> {
+    let key = |step: &str| format!("upgrade-{step}-{}", payment.id);
     let path = format!("/v1/invoices/{invoice_id}");
     if let Err(e) = api.post(&format!("{path}/pay"), &[], Some(&key("pay"))).await {
         // Declined (402), or no card saved: the invoice's PaymentIntent, read below, tells.

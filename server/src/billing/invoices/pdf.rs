@@ -13,12 +13,12 @@ use chrono_tz::Tz;
 use pdf_writer::types::{CidFontType, FontFlags, SystemInfo};
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
+use crate::billing::vat::{Treatment, VatRules};
 use crate::db::invoices::InvoiceRow;
-use crate::vat::{Treatment, VatRules};
 use chat_contract::states::BillingCycle;
 use chat_contract::views::VatCheckStatus;
 
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 const PAGE_WIDTH: f32 = 595.0;
 const PAGE_HEIGHT: f32 = 842.0;
@@ -113,7 +113,23 @@ pub fn render(invoice: &InvoiceRow, tz: Tz, vat: &VatRules) -> anyhow::Result<Ve
     write(&page, invoice)
 }
 
+/// The page of the invoice, top to bottom; each part answers where the next begins.
 fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
+    let y = heading(page, i, tz);
+    let y = parties(page, i, y);
+    let y = item(page, i, tz, y);
+    let y = totals(page, i, y);
+    notes(page, i, tz, vat, y);
+    page.text(
+        MARGIN,
+        MARGIN,
+        8.0,
+        "A számla elektronikusan készült, aláírás nélkül érvényes. / Issued electronically; valid without signature.",
+    );
+}
+
+/// The number and the dates of the invoice.
+fn heading(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz) -> f32 {
     let right = PAGE_WIDTH - MARGIN;
     let mut y = PAGE_HEIGHT - MARGIN - 10.0;
     page.text(MARGIN, y, 22.0, "Számla / Invoice");
@@ -130,7 +146,11 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
         page.text(MARGIN + 150.0, y, 9.0, value);
         y -= 13.0;
     }
+    y
+}
 
+/// The seller and the buyer, side by side.
+fn parties(page: &mut Page<'_>, i: &InvoiceRow, mut y: f32) -> f32 {
     y -= 16.0;
     let column = MARGIN + (PAGE_WIDTH - 2.0 * MARGIN) / 2.0;
     page.text(MARGIN, y, 10.0, "Eladó / Seller");
@@ -163,9 +183,19 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
         }
         y -= 14.0;
     }
+    y
+}
 
+/// The columns of the item and totals: net, VAT %, VAT, gross (right edges).
+fn amount_columns() -> [f32; 4] {
+    let right = PAGE_WIDTH - MARGIN;
+    [right - 250.0, right - 175.0, right - 90.0, right]
+}
+
+/// The plan bought, its amounts and its period.
+fn item(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, mut y: f32) -> f32 {
     y -= 20.0;
-    let cols = [right - 250.0, right - 175.0, right - 90.0, right];
+    let cols = amount_columns();
     page.text(MARGIN, y, 9.0, "Megnevezés / Description");
     page.text_right(cols[0], y, 9.0, "Nettó / Net");
     page.text_right(cols[1], y, 9.0, "ÁFA % / VAT %");
@@ -198,6 +228,11 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     y -= 10.0;
     page.rule(y);
     y -= 18.0;
+    y
+}
+
+fn totals(page: &mut Page<'_>, i: &InvoiceRow, mut y: f32) -> f32 {
+    let (right, cols) = (PAGE_WIDTH - MARGIN, amount_columns());
     let totals = [
         (
             "Nettó összesen / Total net",
@@ -216,9 +251,14 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     page.text_right(cols[1], y, 12.0, "Fizetendő / Total due");
     page.text_right(right, y, 12.0, money(i.total_amount, i.currency.as_str()));
     y -= 30.0;
+    y
+}
 
+/// Why the VAT is what it is, when it is not the standard rate.
+fn notes(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules, mut y: f32) {
+    let right = PAGE_WIDTH - MARGIN;
     // What the reverse charge rested on, for an auditor years later.
-    if let Some(check) = crate::vies::Check::from_json(i.vat_check.as_deref())
+    if let Some(check) = crate::billing::vies::Check::from_json(i.vat_check.as_deref())
         .filter(|c| i.vat_treatment == Treatment::ReverseCharge && c.status == VatCheckStatus::Valid)
     {
         let line = format!(
@@ -242,12 +282,6 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
             y -= 12.0;
         }
     }
-    page.text(
-        MARGIN,
-        MARGIN,
-        8.0,
-        "A számla elektronikusan készült, aláírás nélkül érvényes. / Issued electronically; valid without signature.",
-    );
 }
 
 /// `text` broken into lines no wider than `width`.
@@ -276,42 +310,90 @@ fn deflate(data: &[u8]) -> Vec<u8> {
     miniz_oxide::deflate::compress_to_vec_zlib(data, 6)
 }
 
-fn write(page: &Page<'_>, invoice: &InvoiceRow) -> anyhow::Result<Vec<u8>> {
-    let face = &page.face;
-    // The glyphs used, renumbered from 1 in the subset (0 is .notdef).
-    let mut used = BTreeSet::new();
-    for run in &page.runs {
-        used.extend(
-            run.text
-                .chars()
-                .filter_map(|c| face.glyph_index(c).map(|g| (g.0, c))),
-        );
-    }
-    let mut remapper = subsetter::GlyphRemapper::new();
-    for (glyph, _) in &used {
-        remapper.remap(*glyph);
-    }
-    let font =
-        subsetter::subset(FONT, 0, &remapper).map_err(|e| anyhow::anyhow!("subsetting the font: {e:?}"))?;
-    let new_id = |old: u16| remapper.get(old).unwrap_or(0);
+/// The font's glyphs the page uses, renumbered from 1 in the subset (0 is .notdef).
+struct Subset {
+    /// Each glyph used (its id in the full font) with the character it shows.
+    used: BTreeSet<(u16, char)>,
+    remapper: subsetter::GlyphRemapper,
+    /// The subset font file.
+    font: Vec<u8>,
+}
 
+impl Subset {
+    fn of(page: &Page<'_>) -> anyhow::Result<Subset> {
+        let face = &page.face;
+        let mut used = BTreeSet::new();
+        for run in &page.runs {
+            used.extend(
+                run.text
+                    .chars()
+                    .filter_map(|c| face.glyph_index(c).map(|g| (g.0, c))),
+            );
+        }
+        let mut remapper = subsetter::GlyphRemapper::new();
+        for (glyph, _) in &used {
+            remapper.remap(*glyph);
+        }
+        let font = subsetter::subset(FONT, 0, &remapper)
+            .map_err(|e| anyhow::anyhow!("subsetting the font: {e:?}"))?;
+        Ok(Subset { used, remapper, font })
+    }
+
+    fn new_id(&self, old: u16) -> u16 {
+        self.remapper.get(old).unwrap_or(0)
+    }
+}
+
+/// The ids of the PDF's objects.
+struct Ids {
+    catalog: Ref,
+    pages: Ref,
+    page: Ref,
+    content: Ref,
+    type0: Ref,
+    cid: Ref,
+    descriptor: Ref,
+    font_file: Ref,
+    cmap: Ref,
+    info: Ref,
+}
+
+const FONT_NAME: Name<'static> = Name(b"F1");
+const BASE_FONT: Name<'static> = Name(b"AAAAAA+DejaVuSans");
+
+fn write(page: &Page<'_>, invoice: &InvoiceRow) -> anyhow::Result<Vec<u8>> {
+    let subset = Subset::of(page)?;
     let mut refs = (1..).map(Ref::new);
     let mut next = || refs.next().expect("enough object ids");
-    let (catalog, pages, page_id, content_id) = (next(), next(), next(), next());
-    let (type0, cid, descriptor, font_file, cmap_id, info) = (next(), next(), next(), next(), next(), next());
-    let font_name = Name(b"F1");
-    let base_font = Name(b"AAAAAA+DejaVuSans");
-
+    let ids = Ids {
+        catalog: next(),
+        pages: next(),
+        page: next(),
+        content: next(),
+        type0: next(),
+        cid: next(),
+        descriptor: next(),
+        font_file: next(),
+        cmap: next(),
+        info: next(),
+    };
     let mut pdf = Pdf::new();
-    pdf.catalog(catalog).pages(pages);
-    pdf.pages(pages).kids([page_id]).count(1);
-    let mut p = pdf.page(page_id);
+    write_page(&mut pdf, &ids, page, &subset, invoice);
+    write_font(&mut pdf, &ids, &page.face, &subset);
+    Ok(pdf.finish())
+}
+
+/// The document, its one page and the page's content: the rules and the text runs.
+fn write_page(pdf: &mut Pdf, ids: &Ids, page: &Page<'_>, subset: &Subset, invoice: &InvoiceRow) {
+    pdf.catalog(ids.catalog).pages(ids.pages);
+    pdf.pages(ids.pages).kids([ids.page]).count(1);
+    let mut p = pdf.page(ids.page);
     p.media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
-        .parent(pages)
-        .contents(content_id);
-    p.resources().fonts().pair(font_name, type0);
+        .parent(ids.pages)
+        .contents(ids.content);
+    p.resources().fonts().pair(FONT_NAME, ids.type0);
     p.finish();
-    pdf.document_info(info)
+    pdf.document_info(ids.info)
         .title(TextStr(&format!("Invoice {}", invoice.number)))
         .producer(TextStr("chat-server"));
 
@@ -324,50 +406,53 @@ fn write(page: &Page<'_>, invoice: &InvoiceRow) -> anyhow::Result<Vec<u8>> {
         let glyphs: Vec<u8> = run
             .text
             .chars()
-            .filter_map(|c| face.glyph_index(c))
-            .flat_map(|g| new_id(g.0).to_be_bytes())
+            .filter_map(|c| page.face.glyph_index(c))
+            .flat_map(|g| subset.new_id(g.0).to_be_bytes())
             .collect();
         content
             .begin_text()
-            .set_font(font_name, run.size)
+            .set_font(FONT_NAME, run.size)
             .next_line(run.x, run.y)
             .show(Str(&glyphs))
             .end_text();
     }
     let content = deflate(&content.finish());
-    pdf.stream(content_id, &content).filter(Filter::FlateDecode);
+    pdf.stream(ids.content, &content).filter(Filter::FlateDecode);
+}
 
-    pdf.type0_font(type0)
-        .base_font(base_font)
+/// The embedded subset font: its objects, widths, file and the map back to text.
+fn write_font(pdf: &mut Pdf, ids: &Ids, face: &ttf_parser::Face<'_>, subset: &Subset) {
+    pdf.type0_font(ids.type0)
+        .base_font(BASE_FONT)
         .encoding_predefined(Name(b"Identity-H"))
-        .descendant_font(cid)
-        .to_unicode(cmap_id);
+        .descendant_font(ids.cid)
+        .to_unicode(ids.cmap);
     let system_info = SystemInfo {
         registry: Str(b"Adobe"),
         ordering: Str(b"Identity"),
         supplement: 0,
     };
     let scale = 1000.0 / f32::from(face.units_per_em());
-    let mut cid_font = pdf.cid_font(cid);
+    let mut cid_font = pdf.cid_font(ids.cid);
     cid_font
         .subtype(CidFontType::Type2)
-        .base_font(base_font)
+        .base_font(BASE_FONT)
         .system_info(system_info)
-        .font_descriptor(descriptor)
+        .font_descriptor(ids.descriptor)
         .default_width(0.0)
         .cid_to_gid_map_predefined(Name(b"Identity"));
     {
         let mut widths = cid_font.widths();
-        for (glyph, _) in &used {
+        for (glyph, _) in &subset.used {
             let advance = face.glyph_hor_advance(ttf_parser::GlyphId(*glyph)).unwrap_or(0);
-            widths.consecutive(new_id(*glyph), [f32::from(advance) * scale]);
+            widths.consecutive(subset.new_id(*glyph), [f32::from(advance) * scale]);
         }
     }
     cid_font.finish();
 
     let bbox = face.global_bounding_box();
-    pdf.font_descriptor(descriptor)
-        .name(base_font)
+    pdf.font_descriptor(ids.descriptor)
+        .name(BASE_FONT)
         .flags(FontFlags::NON_SYMBOLIC)
         .bbox(Rect::new(
             f32::from(bbox.x_min) * scale,
@@ -380,18 +465,16 @@ fn write(page: &Page<'_>, invoice: &InvoiceRow) -> anyhow::Result<Vec<u8>> {
         .descent(f32::from(face.descender()) * scale)
         .cap_height(f32::from(face.capital_height().unwrap_or(face.ascender())) * scale)
         .stem_v(80.0)
-        .font_file2(font_file);
-    let font = deflate(&font);
-    pdf.stream(font_file, &font).filter(Filter::FlateDecode);
+        .font_file2(ids.font_file);
+    let font = deflate(&subset.font);
+    pdf.stream(ids.font_file, &font).filter(Filter::FlateDecode);
 
     let mut cmap = pdf_writer::types::UnicodeCmap::new(Name(b"Custom"), system_info);
-    for (glyph, c) in &used {
-        cmap.pair(new_id(*glyph), *c);
+    for (glyph, c) in &subset.used {
+        cmap.pair(subset.new_id(*glyph), *c);
     }
     let cmap = cmap.finish();
-    pdf.cmap(cmap_id, &cmap);
-
-    Ok(pdf.finish())
+    pdf.cmap(ids.cmap, &cmap);
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! EU VAT (`config/vat.toml`): which rate a buyer pays, and whether a VAT number has the
 //! shape of its country's numbers. Reverse charge also needs VIES's word that the number
-//! is registered; that check is asked for in [`crate::vies`] and only read here
+//! is registered; that check is asked for in [`super::vat_checks`] and only read here
 //! (docs/payments.md).
 
 use std::collections::BTreeMap;
@@ -10,10 +10,9 @@ use anyhow::Context;
 use serde::Deserialize;
 
 use crate::db::billing::BillingRow;
-use crate::state::AppState;
 use chat_contract::views::VatCheckStatus;
 
-const EMBEDDED_VAT: &str = include_str!("../../config/vat.toml");
+const EMBEDDED_VAT: &str = include_str!("../../../config/vat.toml");
 
 /// Every ISO 3166-1 alpha-2 code, plus XK (Kosovo), which billing addresses use.
 const ISO_COUNTRIES: &str = "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ \
@@ -176,15 +175,6 @@ impl VatRules {
     }
 }
 
-impl AppState {
-    /// The VAT `billing` pays to this server's seller.
-    pub fn vat_for(&self, billing: Option<&BillingRow>) -> BuyerVat {
-        self.catalogue
-            .vat
-            .for_buyer(&self.settings.invoice.seller_country, billing)
-    }
-}
-
 /// `#` a digit, `@` a letter, `?` either; any other character stands for itself.
 fn matches_format(format: &str, value: &str) -> bool {
     format.chars().count() == value.chars().count()
@@ -222,7 +212,7 @@ mod tests {
 
     /// `b` as VIES answered `status` for `number` on day 0.
     fn checked(b: BillingRow, number: &str, status: VatCheckStatus) -> BillingRow {
-        let check = crate::vies::Check {
+        let check = crate::billing::vies::Check {
             vat_number: number.into(),
             status,
             checked_at: 0,

@@ -10,8 +10,6 @@ use chat_contract::views::{VatCheck, VatCheckStatus};
 use serde::{Deserialize, Serialize};
 
 use crate::config::BillingSettings;
-use crate::db::billing::BillingRow;
-use crate::state::AppState;
 
 /// VIES's answer as kept on the billing info, the payment and the invoice (JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,7 +39,7 @@ impl Check {
         VatCheck {
             vat_number: self.vat_number.clone(),
             status: self.status,
-            checked_at: crate::quota::iso(self.checked_at),
+            checked_at: crate::clock::iso(self.checked_at),
             request_date: self.request_date.clone(),
             name: self.name.clone(),
             address: self.address.clone(),
@@ -174,57 +172,5 @@ impl Vies {
                 _ => error,
             },
         }
-    }
-}
-
-/// The check of `billing`'s VAT number, when that number could make it reverse charged:
-/// VIES is asked now (it never errs: no answer is `unavailable`).
-pub async fn check_billing(state: &AppState, billing: &BillingRow) -> Option<Check> {
-    let number = state
-        .catalogue
-        .vat
-        .reverse_charge_number(&state.settings.invoice.seller_country, billing)?;
-    Some(state.vies.check(&number, state.now()).await)
-}
-
-/// `billing` with a check a checkout can rest on: VIES is asked again when the stored
-/// check is missing, for another number, unavailable, or older than
-/// `billing.vies_max_age_days`. A new answer is stored on the billing info (unless it
-/// changed meanwhile) and the user's tabs are told.
-pub async fn recheck_if_stale(state: &AppState, user_id: &str, billing: BillingRow) -> BillingRow {
-    let Some(number) = state
-        .catalogue
-        .vat
-        .reverse_charge_number(&state.settings.invoice.seller_country, &billing)
-    else {
-        return billing;
-    };
-    let now = state.now();
-    let max_age = state.settings.billing.vies_max_age_days * crate::clock::DAY_MS;
-    let fresh = billing.vies_check().is_some_and(|c| {
-        c.vat_number == number && c.status != VatCheckStatus::Unavailable && now - c.checked_at < max_age
-    });
-    if fresh {
-        return billing;
-    }
-    let check = state.vies.check(&number, now).await;
-    let json = check.to_json();
-    match state.db.set_vat_check(user_id, &number, &json).await {
-        Ok(true) => match state.db.user_by_id(user_id).await {
-            Ok(Some(user)) => {
-                if let Err(e) = crate::announce::settings(state, &user).await {
-                    tracing::warn!(error = ?e, "announcing a new VIES check");
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(error = ?e, "reading a user to announce a new VIES check"),
-        },
-        Ok(false) => {}
-        // The payment still rests on this check; it is kept with it.
-        Err(e) => tracing::warn!(error = ?e, "storing a new VIES check"),
-    }
-    BillingRow {
-        vat_check: Some(json),
-        ..billing
     }
 }
