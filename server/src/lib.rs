@@ -11,6 +11,7 @@ pub mod conversation_search;
 pub mod db;
 pub mod documents;
 pub mod domain;
+pub mod entitlements;
 pub mod error;
 pub mod files;
 #[cfg(test)]
