@@ -27,6 +27,7 @@ use crate::db::users::UserRow;
 use crate::documents;
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
+use crate::plans::PlanType;
 use crate::search::{Engine, Search};
 use crate::state::AppState;
 use crate::views::{conversation_view, message_view, message_with_files};
@@ -35,10 +36,10 @@ use crate::views::{conversation_view, message_view, message_with_files};
 const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Stores the question and an empty answer, announces them, and starts streaming. On
-/// any failure the reservation is given back. The steps: the exchange is stored and its
-/// announcement made ready, then the answer's [`prompt`] read, then its [`stream`] handed
-/// to a generation, whose end [`Finished::settle`]s it; each step gets from the one
-/// before what it needs.
+/// any failure the reservation is given back. The steps: the [`Exchange`] is stored and
+/// its announcement made ready, then the answer's prompt read ([`read_prompt`]), then its [`stream`]
+/// handed to a generation, whose end [`Finished::settle`]s it; each step gets from the
+/// one before what it needs.
 pub async fn start(
     state: &web::Data<AppState>,
     checked: Checked,
@@ -47,167 +48,141 @@ pub async fn start(
     reservation: Reservation,
     counted: Counted,
 ) -> Result<(), ApiError> {
-    let realtime = &state.realtime;
-    let Checked {
-        account,
-        content,
-        model,
-        model_used,
-        existing,
-        files,
-        engine,
-        image_generation,
-        project,
-        place,
-    } = checked;
-    let user = &account.user;
+    let user = &checked.account.user;
     let now = state.now();
-    let (mut conversation, is_new) = match existing {
+    let conversation = match checked.existing {
         Some(c) => (c, false),
-        None => (
-            new_conversation(conversation_id, &user.id, model, &send, project.as_ref(), now),
-            true,
-        ),
-    };
-    let (question, asked, answer) = messages_of(&conversation.id, place, &send, &content, &model_used, now);
-    conversation.current_message_id = Some(answer.id.clone());
-    let exchange = Exchange {
-        conversation,
-        is_new,
-        question,
-        asked,
-        answer,
-    };
-    let files = match exchange.store(state, &user.id, files).await {
-        Ok(files) => files,
-        Err(e) => {
-            reservation.cancel().await;
-            return Err(e);
+        None => {
+            let project = checked.project.as_ref();
+            let c = new_conversation(conversation_id, &user.id, checked.model, &send, project, now);
+            (c, true)
         }
     };
-    let mut intro = exchange.intro(state, &user.id, &files, &send.client_id).await;
-    intro.push(crate::announce::counted_usage_frame(
-        state,
-        account.plan,
-        &counted.usage,
-    ));
-    let Exchange {
-        conversation,
-        is_new,
-        question,
-        answer,
-        ..
-    } = exchange;
-
-    // A message of images alone is titled by its first image's name.
-    let title_from = conversation.title.is_none().then(|| match files.first() {
-        Some(f) if content.is_empty() => f
-            .name
-            .rsplit_once('.')
-            .map_or(f.name.clone(), |(stem, _)| stem.to_owned()),
-        _ => content.clone(),
-    });
-    let prepared = async {
-        if let Some(relay) = &realtime.relay {
-            // Other instances see the answer as streaming before its first delta.
-            relay.start_live(&user.id, &conversation.id, &answer.id).await?;
-        }
-        let asking = Asking {
-            user,
-            conversation: &conversation,
-            is_new,
-            question: &question,
-            files: &files,
-            project: project.as_ref(),
-        };
-        prompt(state, asking, model_used).await
+    let (content, model_used) = (&checked.content, checked.model_used);
+    let mut exchange = Exchange::new(conversation, checked.place, &send, content, &model_used, now);
+    if let Err(e) = exchange.store(state, checked.files).await {
+        reservation.cancel().await;
+        return Err(e);
     }
-    .await;
-    let prompt = match prepared {
+    let mut intro = exchange.intro(state, &send.client_id).await;
+    let plan = checked.account.plan;
+    intro.push(crate::announce::counted_usage_frame(state, plan, &counted.usage));
+    let asking = Asking {
+        user,
+        exchange: &exchange,
+        project: checked.project.as_ref(),
+    };
+    let prompt = match read_prompt(state, asking, model_used).await {
         Ok(prompt) => prompt,
         Err(e) => {
             for frame in &intro {
-                realtime.publish(&user.id, frame);
+                state.realtime.publish(&user.id, frame);
             }
-            fail_before_streaming(state, &user.id, &conversation, &answer).await;
+            fail_before_streaming(state, &user.id, &exchange.conversation, &exchange.answer).await;
             reservation.cancel().await;
             return Err(e);
         }
     };
-    let how = match &engine {
-        Some(Engine::Provider(provider)) => {
-            let plan = state.catalogue.plan(account.plan);
-            How::Search(Search {
-                provider: provider.clone(),
-                deep: send.deep_search,
-                user_id: user.id.clone(),
-                conversation_id: conversation.id.clone(),
-                message_id: answer.id.clone(),
-                question: content.clone(),
-                context: conversation_text(&prompt.history),
-                preprocessing_model: plan.models.web_preprocessing_model.clone().unwrap_or_default(),
-                content_model: plan
-                    .models
-                    .web_content_processing_model
-                    .clone()
-                    .unwrap_or_default(),
-                budget: reservation.searches(),
-                used: reservation.searches_made.clone(),
-            })
-        }
-        _ if image_generation => How::Image {
-            owner: image_owner(&user.id, &conversation.id, &answer.id),
-            prompt: content.clone(),
-        },
-        _ => How::Model,
-    };
-    let Prompt {
-        request,
-        window,
-        sources: documents,
-        ..
-    } = prompt;
-    let (stream, streamed) = stream(state, request, window, how);
-    let user_id = user.id.clone();
+    let engine = checked.engine.as_ref();
+    let how = how_of(
+        state,
+        &exchange,
+        engine,
+        plan,
+        &send,
+        &prompt.history,
+        &reservation,
+    );
+    let (stream, streamed) = stream(state, prompt.request, prompt.window, how);
     let done = Finished {
         state: state.clone(),
-        user_id: user_id.clone(),
+        user_id: user.id.clone(),
         lang: user.language,
-        conversation: conversation.clone(),
-        answer: answer.clone(),
-        title_from,
-        documents,
+        conversation: exchange.conversation.clone(),
+        answer: exchange.answer.clone(),
+        title_from: exchange.title_from(),
+        documents: prompt.sources,
         model_searches: matches!(engine, Some(Engine::Model)),
         streamed,
         reservation,
     };
-    let started = realtime.generations.start(Start {
+    hand_over(state, &exchange, stream, intro, done).await
+}
+
+/// Hands the answer's stream to a generation on the user's shard, which sends `intro`
+/// ahead of its first delta and settles the answer (`done`) at its end.
+async fn hand_over(
+    state: &AppState,
+    exchange: &Exchange,
+    stream: BoxStream<'static, Result<String, ModelError>>,
+    intro: Vec<ServerFrame>,
+    done: Finished,
+) -> Result<(), ApiError> {
+    let user_id = &exchange.conversation.user_id;
+    let started = state.realtime.generations.start(Start {
         user: user_id.clone(),
-        conversation_id: conversation.id.clone(),
-        message_id: answer.id.clone(),
+        conversation_id: exchange.conversation.id.clone(),
+        message_id: exchange.answer.id.clone(),
         stream,
         intro,
         batch: Duration::from_millis(state.settings.chat.batch_ms.max(1)),
         timestamps: state.settings.chat.frame_timestamps,
         on_done: Box::new(move |outcome| Box::pin(done.settle(outcome))),
     });
-    if let Err(refused) = started {
-        // Another tab of this instance started an answer here at the same moment (only
-        // possible without Redis, whose claim would have refused this send): end this
-        // one as failed before its first delta, which gives everything back.
-        for frame in &refused.intro {
-            realtime.publish(&user_id, frame);
-        }
-        let never = Outcome {
-            content: String::new(),
-            finish: FinishReason::Error,
-            error: None,
-            seq: 0,
-        };
-        (refused.on_done)(never).await;
-        return Err(ErrorCode::GenerationInProgress.into());
+    let Err(refused) = started else {
+        return Ok(());
+    };
+    // Another tab of this instance started an answer here at the same moment (only
+    // possible without Redis, whose claim would have refused this send): end this one as
+    // failed before its first delta, which gives everything back.
+    for frame in &refused.intro {
+        state.realtime.publish(user_id, frame);
     }
-    Ok(())
+    let never = Outcome {
+        content: String::new(),
+        finish: FinishReason::Error,
+        error: None,
+        seq: 0,
+    };
+    (refused.on_done)(never).await;
+    Err(ErrorCode::GenerationInProgress.into())
+}
+
+/// How the answer is made: a search by our providers first, an image, or the model
+/// alone (which may be the plan's search model, searching by itself).
+fn how_of(
+    state: &AppState,
+    exchange: &Exchange,
+    engine: Option<&Engine>,
+    plan: PlanType,
+    send: &ChatSend,
+    history: &[MessageRow],
+    reservation: &Reservation,
+) -> How {
+    let question = exchange.question.content.clone();
+    match engine {
+        Some(Engine::Provider(provider)) => {
+            let models = &state.catalogue.plan(plan).models;
+            How::Search(Search {
+                provider: provider.clone(),
+                deep: send.deep_search,
+                user_id: exchange.conversation.user_id.clone(),
+                conversation_id: exchange.conversation.id.clone(),
+                message_id: exchange.answer.id.clone(),
+                question,
+                context: conversation_text(history),
+                preprocessing_model: models.web_preprocessing_model.clone().unwrap_or_default(),
+                content_model: models.web_content_processing_model.clone().unwrap_or_default(),
+                budget: reservation.searches(),
+                used: reservation.searches_made.clone(),
+            })
+        }
+        _ if send.image_generation => How::Image {
+            owner: image_owner(exchange),
+            prompt: question,
+        },
+        _ => How::Model,
+    }
 }
 
 /// A conversation a send starts (its id chosen before the send was counted).
@@ -300,16 +275,36 @@ struct Exchange {
     /// The question is new (stored with this exchange).
     asked: bool,
     answer: MessageRow,
+    /// The question's files, once stored.
+    files: Vec<FileRow>,
 }
 
 impl Exchange {
-    /// Stores the exchange in one transaction, and answers the files as the question's.
-    async fn store(
-        &self,
-        state: &AppState,
-        user_id: &str,
-        files: Vec<FileRow>,
-    ) -> Result<Vec<FileRow>, ApiError> {
+    /// The exchange of a send in `conversation` (and whether it is new), with its
+    /// question at `place`; the answer becomes the conversation's current message.
+    fn new(
+        conversation: (ConversationRow, bool),
+        place: Place,
+        send: &ChatSend,
+        content: &str,
+        model_used: &str,
+        now: i64,
+    ) -> Exchange {
+        let (mut conversation, is_new) = conversation;
+        let (question, asked, answer) = messages_of(&conversation.id, place, send, content, model_used, now);
+        conversation.current_message_id = Some(answer.id.clone());
+        Exchange {
+            conversation,
+            is_new,
+            question,
+            asked,
+            answer,
+            files: Vec::new(),
+        }
+    }
+
+    /// Stores the exchange in one transaction, and `files` as the question's.
+    async fn store(&mut self, state: &AppState, files: Vec<FileRow>) -> Result<(), ApiError> {
         // All or nothing: a failure (the database going away) never leaves a question
         // without its answer, or an empty new conversation. A question answered again
         // has its files already.
@@ -323,7 +318,7 @@ impl Exchange {
                 self.is_new.then_some(&self.conversation),
                 self.asked.then_some(&self.question),
                 &self.answer,
-                user_id,
+                &self.conversation.user_id,
                 &file_ids,
             )
             .await;
@@ -334,7 +329,7 @@ impl Exchange {
                 e => e.into(),
             });
         }
-        let files = files
+        self.files = files
             .into_iter()
             .map(|f| FileRow {
                 message_id: Some(self.question.id.clone()),
@@ -342,19 +337,14 @@ impl Exchange {
                 ..f
             })
             .collect();
-        Ok(files)
+        Ok(())
     }
 
     /// The frames that tell the tabs of the exchange: sent by the generation, ahead of
     /// its first delta (the counters' frame is added by the caller).
-    async fn intro(
-        &self,
-        state: &AppState,
-        user_id: &str,
-        files: &[FileRow],
-        client_id: &str,
-    ) -> Vec<ServerFrame> {
+    async fn intro(&self, state: &AppState, client_id: &str) -> Vec<ServerFrame> {
         let conversation = &self.conversation;
+        let user_id = &conversation.user_id;
         let mut intro = Vec::with_capacity(4);
         if self.is_new {
             intro.push(ServerFrame::ConversationCreated {
@@ -380,21 +370,33 @@ impl Exchange {
             intro.push(ServerFrame::MessageCreated {
                 conversation_id: conversation.id.clone(),
                 client_id: Some(client_id.to_owned()),
-                message: message_with_files(m, files),
+                message: message_with_files(m, &self.files),
             });
         }
         intro
+    }
+
+    /// What a new conversation is titled from once answered: its first message, or the
+    /// first image's name for a message of images alone.
+    fn title_from(&self) -> Option<String> {
+        let content = &self.question.content;
+        self.conversation
+            .title
+            .is_none()
+            .then(|| match self.files.first() {
+                Some(f) if content.is_empty() => f
+                    .name
+                    .rsplit_once('.')
+                    .map_or(f.name.clone(), |(stem, _)| stem.to_owned()),
+                _ => content.clone(),
+            })
     }
 }
 
 /// What the prompt of an answer is read from.
 struct Asking<'a> {
     user: &'a UserRow,
-    conversation: &'a ConversationRow,
-    is_new: bool,
-    question: &'a MessageRow,
-    /// The question's files.
-    files: &'a [FileRow],
+    exchange: &'a Exchange,
     project: Option<&'a ProjectRow>,
 }
 
@@ -410,18 +412,22 @@ struct Prompt {
 
 /// The prompt step: the history, its images and the documents' excerpts, fitted to the
 /// window of `model_used`.
-async fn prompt(state: &AppState, asking: Asking<'_>, model_used: String) -> Result<Prompt, ApiError> {
+async fn read_prompt(state: &AppState, asking: Asking<'_>, model_used: String) -> Result<Prompt, ApiError> {
     let Asking {
         user,
-        conversation,
-        is_new,
-        question,
-        files,
+        exchange,
         project,
     } = asking;
+    let (conversation, question, files) = (&exchange.conversation, &exchange.question, &exchange.files);
+    if let Some(relay) = &state.realtime.relay {
+        // Other instances see the answer as streaming before its first delta.
+        relay
+            .start_live(&user.id, &conversation.id, &exchange.answer.id)
+            .await?;
+    }
     // A new conversation's history is its question: nothing to read back.
     let keep = state.settings.chat.history_messages.max(1);
-    let (history, history_files) = if is_new {
+    let (history, history_files) = if exchange.is_new {
         (vec![question.clone()], files.to_vec())
     } else {
         let history = state
@@ -586,12 +592,12 @@ async fn with_results(
 }
 
 /// The files row of an image the answer makes (its id, name and bytes come with it).
-fn image_owner(user_id: &str, conversation_id: &str, answer_id: &str) -> FileRow {
+fn image_owner(exchange: &Exchange) -> FileRow {
     FileRow {
         id: String::new(),
-        user_id: user_id.to_owned(),
-        conversation_id: Some(conversation_id.to_owned()),
-        message_id: Some(answer_id.to_owned()),
+        user_id: exchange.conversation.user_id.clone(),
+        conversation_id: Some(exchange.conversation.id.clone()),
+        message_id: Some(exchange.answer.id.clone()),
         kind: FileKind::Image,
         name: String::new(),
         mime: String::new(),

@@ -46,7 +46,31 @@ impl Reservation {
         conversation_id: &str,
         units: Units,
     ) -> Result<(Reservation, Counted), ApiError> {
-        let searches = units.searches;
+        let mut held = Reservation::hold(state, user_id, conversation_id).await?;
+        // Counted before anything is stored.
+        let counted = match state.quotas.consume_response_on(user_id, plan).await {
+            Ok(counted) => counted,
+            Err(e) => {
+                held.release_claim_and_slot().await;
+                return Err(e);
+            }
+        };
+        match held.count(plan, units, counted).await {
+            Ok(counted) => Ok((held, counted)),
+            Err(e) => {
+                held.cancel().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Takes one of the user's answer slots and the conversation (on every instance,
+    /// with Redis), nothing counted yet; what fails gives back what was taken.
+    async fn hold(
+        state: &web::Data<AppState>,
+        user_id: &str,
+        conversation_id: &str,
+    ) -> Result<Reservation, ApiError> {
         let realtime = &state.realtime;
         let slots = &realtime.answers;
         if !slots.take(user_id).await? {
@@ -72,75 +96,70 @@ impl Reservation {
                 }
             }
         }
-        let mut held = Reservation {
+        Ok(Reservation {
             state: state.clone(),
             user_id: user_id.to_owned(),
             conversation_id: conversation_id.to_owned(),
-            // Nothing counted yet: a refusal below gives back only the response.
+            // Nothing counted yet: a refusal gives back only the response.
             searches: 0,
             searches_made: Arc::new(AtomicU32::new(0)),
             image: false,
-        };
-        // Counted before anything is stored.
-        let mut counted = match state.quotas.consume_response_on(user_id, plan).await {
-            Ok(counted) => counted,
-            Err(e) => {
-                held.release_claim_and_slot().await;
-                return Err(e);
-            }
-        };
+        })
+    }
+
+    /// Counts the units besides the response, noting each as it is counted so that a
+    /// refusal (after which the caller cancels) gives back exactly those; answers the
+    /// counters as the last count left them (`counted` if there was none).
+    async fn count(
+        &mut self,
+        plan: PlanType,
+        units: Units,
+        mut counted: Counted,
+    ) -> Result<Counted, ApiError> {
+        let quotas = &self.state.quotas;
+        let user_id = self.user_id.as_str();
+        let searches = units.searches;
         // One unit at a time, each checked atomically: parallel sends never pass the
         // limit together, and a deep search that cannot have all it needs gives back
         // what it took.
-        while held.searches < searches {
-            let searched = state.quotas.consume_on(user_id, plan, Service::WebSearches).await;
-            match searched {
+        while self.searches < searches {
+            match quotas.consume_on(user_id, plan, Service::WebSearches).await {
                 Ok(
                     now @ Counted {
                         decision: Decision::Allowed { .. },
                         ..
                     },
                 ) => {
-                    held.searches += 1;
+                    self.searches += 1;
                     counted = now;
                 }
-                refused => {
-                    held.cancel().await;
-                    return Err(match refused {
-                        Err(e) => e,
-                        Ok(_) if searches > 1 => {
-                            ApiError::with_max(ErrorCode::DeepSearchLimit, None, u64::from(searches))
-                        }
-                        Ok(_) => ErrorCode::SearchLimitReached.into(),
-                    });
+                Err(e) => return Err(e),
+                Ok(_) if searches > 1 => {
+                    return Err(ApiError::with_max(
+                        ErrorCode::DeepSearchLimit,
+                        None,
+                        u64::from(searches),
+                    ))
                 }
+                Ok(_) => return Err(ErrorCode::SearchLimitReached.into()),
             }
         }
         if units.image {
-            match state
-                .quotas
-                .consume_on(user_id, plan, Service::ImageGenerations)
-                .await
-            {
+            match quotas.consume_on(user_id, plan, Service::ImageGenerations).await {
                 Ok(
                     now @ Counted {
                         decision: Decision::Allowed { .. },
                         ..
                     },
                 ) => {
-                    held.image = true;
+                    self.image = true;
                     counted = now;
                 }
-                refused => {
-                    held.cancel().await;
-                    return Err(match refused {
-                        Err(e) => e,
-                        Ok(_) => ErrorCode::ImageLimitReached.into(),
-                    });
-                }
+                Err(e) => return Err(e),
+                Ok(_) => return Err(ErrorCode::ImageLimitReached.into()),
             }
         }
-        Ok((held, counted))
+        Ok(counted)
     }
 
     async fn release_claim_and_slot(&self) {
