@@ -132,7 +132,7 @@ async fn load(
         }
     };
     let (account, context, found, edited) = futures_util::join!(
-        state.realtime.accounts.get(state, user_id),
+        state.realtime.accounts.get(&state.db, &*state.clock, user_id),
         state.db.send_context(user_id, send.conversation_id.as_deref()),
         state.db.files_of_user(user_id, lookup),
         edited,
@@ -151,7 +151,12 @@ async fn load(
     // send. The cache is read again only when the two differ.
     if context.plan.is_some_and(|stored| stored != account.plan) {
         state.realtime.accounts.forget(user_id);
-        match state.realtime.accounts.get(state, user_id).await? {
+        match state
+            .realtime
+            .accounts
+            .get(&state.db, &*state.clock, user_id)
+            .await?
+        {
             Some(fresh) => account = fresh,
             None => return Ok(None),
         }
