@@ -80,6 +80,7 @@ fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
 /// body, and the body's error speak the user's language.
 pub type JsonAfterAuth<T> = Result<aweb::Json<T>, actix_web::Error>;
 
+// Moved down to `domain`, which domain modules may import; kept here for handlers.
 pub use crate::domain::one_line;
 
 pub fn body<T>(json: JsonAfterAuth<T>) -> Result<T, ApiError> {

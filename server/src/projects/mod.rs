@@ -54,7 +54,7 @@ impl Projects {
     pub async fn require_feature(&self, user_id: &str) -> Result<()> {
         let subscription = self.db.subscription(user_id, self.clock.now_ms()).await?;
         let plan = self.catalogue.plan(subscription.plan_type);
-        crate::entitlements::require_projects(plan)
+        crate::entitlements::projects(plan)
     }
 
     /// The user's project, or `not_found`.

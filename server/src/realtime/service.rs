@@ -49,7 +49,7 @@ fn frame_span(kind: &'static str, user: &str) -> tracing::Span {
 async fn current_lang(state: &AppState, session: &SessionUser) -> Lang {
     let lookup = tokio::time::timeout(
         LANG_LOOKUP_TIMEOUT,
-        state.realtime.accounts.get(state, &session.id),
+        state.realtime.accounts.get(&state.db, &*state.clock, &session.id),
     )
     .await;
     let stored = lookup
@@ -86,7 +86,7 @@ impl ChatService for SessionService {
                     let account = state
                         .realtime
                         .accounts
-                        .get(&state, &session.id)
+                        .get(&state.db, &*state.clock, &session.id)
                         .await?
                         .ok_or(ErrorCode::Unauthorized)?;
                     let user = &account.user;
