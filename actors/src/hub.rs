@@ -21,10 +21,9 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use bytestring::ByteString;
+use chat_contract::frames::{ServerFrame, Snapshot};
 use tokio::sync::oneshot;
 
-use crate::generation::Snapshot;
-use crate::protocol::ServerFrame;
 use crate::shard::Shards;
 use crate::tab::{TabSink, SWEEP_EVERY};
 

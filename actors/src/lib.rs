@@ -11,8 +11,11 @@
 //!   instances;
 //! - [`generation`]: one actor per answer streaming from the model, and its registry;
 //! - [`quota`]: the quota actor per active user and the hub that finds it;
-//! - [`model`]: model providers (the built-in demo model);
-//! - [`protocol`]: the frames of the websocket protocol (defined in `chat-contract`).
+//! - [`model`]: model providers (the built-in demo model).
+//!
+//! The websocket protocol's frames, the answer's [`Snapshot`](chat_contract::frames::Snapshot)
+//! and the stored states are `chat-contract`'s: this crate and the server import them
+//! from there.
 
 pub mod frames;
 pub mod generation;
@@ -22,7 +25,3 @@ pub mod quota;
 pub mod session;
 pub mod shard;
 pub mod tab;
-
-/// The websocket protocol's frames live with the REST answers in `chat-contract`, the one
-/// source of the web client's generated types.
-pub use chat_contract::frames as protocol;

@@ -18,12 +18,13 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use actix_http::ws::{CloseCode, CloseReason, ProtocolError};
 use actix_web::web;
+use chat_contract::frames::{
+    ChatRegenerate, ChatSend, ClientFrame, ServerFrame, Snapshot, MAX_CLIENT_ID_CHARS,
+};
 use futures_util::future::BoxFuture;
 
 use crate::frames::{Frames, Incoming};
-use crate::generation::Snapshot;
 use crate::hub::{Connect, Disconnect, Hubs};
-use crate::protocol::{ChatRegenerate, ChatSend, ClientFrame, ServerFrame, MAX_CLIENT_ID_CHARS};
 use crate::tab::{close_reason, policy, Control, Outgoing, TabBody, TabSink};
 
 /// The largest message a tab may send (fragments joined), as the largest a user may

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use chat_actors::protocol::{Conversation, ServerFrame};
 use chat_actors::quota::{Service, Used};
+use chat_contract::frames::{Conversation, ServerFrame};
 use chat_contract::views::Usage;
 
 use crate::db::projects::ProjectRow;

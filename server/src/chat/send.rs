@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use actix_web::web;
 use chat_actors::model::Turn;
-use chat_actors::protocol::{ChatRegenerate, ChatSend};
 use chat_actors::quota::{Counted, Decision, Service};
+use chat_contract::frames::{ChatRegenerate, ChatSend};
 
 use crate::chat::cache::Account;
 use crate::chat::{answer, context, prompt};

@@ -19,7 +19,7 @@ use crate::http::{self, JsonAfterAuth};
 use crate::i18n::{self, Lang};
 use crate::mail;
 use crate::state::AppState;
-use chat_actors::protocol::ServerFrame;
+use chat_contract::frames::ServerFrame;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(

@@ -4,8 +4,8 @@
 //! reads, empties and deletes their projects, but creates, changes and fills none.
 
 use actix_web::{web, HttpResponse};
-use chat_actors::protocol::ServerFrame;
 use chat_contract::answers;
+use chat_contract::frames::ServerFrame;
 use chat_contract::states::FileKind;
 use serde::Deserialize;
 

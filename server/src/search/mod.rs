@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chat_actors::model::{Completion, Task, REPORT_HEADER, WEB_RESULTS_HEADER};
-use chat_actors::protocol::{SearchStage, ServerFrame, WebSource};
+use chat_contract::frames::{SearchStage, ServerFrame, WebSource};
 use futures_util::future::join_all;
 
 pub use providers::{Google, Hit, SearchProvider, Searxng};
