@@ -15,9 +15,8 @@
 
 use actix_web::web;
 use chat_actors::hub::{CopyOf, Event, IdleCopies};
-use chat_actors::quota::Service;
 use chat_contract::frames::{ServerFrame, Snapshot};
-use chat_contract::states::{FinishReason, MessageStatus};
+use chat_contract::states::{FinishReason, MessageStatus, Service};
 
 use crate::chat::answer::STORE_FOR;
 use crate::outage::until_available;

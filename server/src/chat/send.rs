@@ -2,13 +2,13 @@
 //! then the token and the conversation in one statement, then the plan), and the
 //! [`Reservation`] it then takes: everything that must be given back if no answer comes.
 
-use chat_contract::states::{FileKind, MessageRole};
+use chat_contract::states::{FileKind, MessageRole, Service};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use actix_web::web;
 use chat_actors::model::Turn;
-use chat_actors::quota::{Counted, Decision, Service};
+use chat_actors::quota::{Counted, Decision};
 use chat_contract::frames::{ChatRegenerate, ChatSend};
 
 use crate::chat::cache::Account;
