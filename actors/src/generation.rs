@@ -20,9 +20,8 @@ use chat_contract::states::FinishReason;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
-use crate::hub::{
-    hold_here, publish_here, release_here, Deliver, Event, Hubs, LiveAnswer, Publish, SessionHub,
-};
+use crate::hub::{hold_here, publish_here, release_here, Event, Hubs, LiveAnswer, Publish, SessionHub};
+use crate::messages::Deliver;
 use crate::model::ModelError;
 use crate::shard::Shards;
 

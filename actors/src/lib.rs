@@ -11,15 +11,22 @@
 //!   instances;
 //! - [`generation`]: one actor per answer streaming from the model, and its registry;
 //! - [`quota`]: the quota actor per active user and the hub that finds it;
-//! - [`model`]: model providers (the built-in demo model).
+//! - [`model`]: model providers (the built-in demo model);
+//! - [`messages`]: the small types the actors hand one another (a frame on its way to a
+//!   tab, a session's settings), below them all.
 //!
 //! The websocket protocol's frames, the answer's [`Snapshot`](chat_contract::frames::Snapshot)
 //! and the stored states are `chat-contract`'s: this crate and the server import them
 //! from there.
+//!
+//! Within this crate the files import one another one way only: `messages`, `shard`,
+//! `frames` and `model` import none of the others; `tab` imports `messages`; `hub`
+//! imports `tab`; `generation` and `session` import `hub`; `quota` imports `shard`.
 
 pub mod frames;
 pub mod generation;
 pub mod hub;
+pub mod messages;
 pub mod model;
 pub mod quota;
 pub mod session;
