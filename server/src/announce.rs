@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
-use chat_actors::protocol::{Conversation, ServerFrame};
-use chat_actors::quota::{Service, Used};
+use chat_actors::quota::Used;
+use chat_contract::frames::{Conversation, ServerFrame};
+use chat_contract::states::Service;
 use chat_contract::views::Usage;
 
 use crate::db::projects::ProjectRow;

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
-use chat_actors::quota::{Limits, Service};
+use chat_actors::quota::Limits;
+use chat_contract::states::Service;
 use chat_contract::views;
 use chrono_tz::Tz;
 use serde::Deserialize;

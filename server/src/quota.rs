@@ -9,9 +9,10 @@ use std::time::Duration;
 use anyhow::Context;
 use chat_actors::quota::{
     BatchStore, BufferedStore, Consume, Counted, Counters, Decision, GetUsage, Limits, Period, Periods,
-    QuotaActors, Refund, Service, SharedCounters, UsageDeltas, UsageStore, Used,
+    QuotaActors, Refund, SharedCounters, UsageDeltas, UsageStore, Used,
 };
 use chat_actors::shard::Shards;
+use chat_contract::states::Service;
 use chat_contract::views::{LimitInfo, Usage, UsageCounter, UsageService, UsageServices};
 use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone};
 use chrono_tz::Tz;
@@ -424,7 +425,8 @@ impl Inner {
     /// mark: the keys of [`SEED_LUA`], and the first of [`CONSUME_LUA`]'s.
     fn counter_keys(&self, user: &str, periods: &Periods) -> Vec<String> {
         let mut keys: Vec<String> = Service::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .flat_map(|s| {
                 let (d, m) = self.keys(user, s, periods);
                 [d, m]
@@ -451,7 +453,7 @@ impl Inner {
         invocation
             .arg(periods.day_ttl.as_secs())
             .arg(periods.month_ttl.as_secs());
-        for service in Service::ALL {
+        for &service in Service::ALL {
             let used = stored.get(&service).copied().unwrap_or_default();
             invocation.arg(used.day).arg(used.month);
         }
@@ -540,7 +542,8 @@ impl SharedCounters for RedisCounters {
                 "quota script answered {r:?}"
             );
             let usage: HashMap<Service, Used> = Service::ALL
-                .into_iter()
+                .iter()
+                .copied()
                 .enumerate()
                 .map(|(k, s)| {
                     let used = Used {
@@ -607,7 +610,8 @@ impl SharedCounters for RedisCounters {
                     .context("reading quota counters")?;
             }
             Ok(Service::ALL
-                .into_iter()
+                .iter()
+                .copied()
                 .enumerate()
                 .map(|(i, s)| {
                     let used = Used {

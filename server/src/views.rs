@@ -3,9 +3,8 @@
 //! are the contract's (`chat-contract`); the usage counters are built by
 //! [`crate::quota::Quotas::limit_info_of`], which knows the quota window.
 
-use chat_actors::protocol;
 use chat_contract::answers;
-use chat_contract::frames::Attachment;
+use chat_contract::frames::{self, Attachment};
 use chat_contract::states::{BillingCycle, FileKind, PlanType};
 use chat_contract::views::{
     self, AiPersonalization, Invoice, Payment, PendingSubscription, Seller, Settings, Subscription,
@@ -186,8 +185,8 @@ pub fn attachment_view(f: &FileRow) -> Attachment {
     }
 }
 
-pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
-    protocol::Conversation {
+pub fn conversation_view(c: &ConversationRow) -> frames::Conversation {
+    frames::Conversation {
         id: c.id.clone(),
         title: c.title.clone(),
         model: c.model.clone(),
@@ -201,8 +200,8 @@ pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
     }
 }
 
-pub fn project_view(p: &ProjectRow) -> protocol::Project {
-    protocol::Project {
+pub fn project_view(p: &ProjectRow) -> frames::Project {
+    frames::Project {
         id: p.id.clone(),
         name: p.name.clone(),
         instructions: p.instructions.clone(),
@@ -213,13 +212,13 @@ pub fn project_view(p: &ProjectRow) -> protocol::Project {
 }
 
 /// A message without attachments (answers, and questions where they are not needed).
-pub fn message_view(m: &MessageRow) -> protocol::Message {
+pub fn message_view(m: &MessageRow) -> frames::Message {
     message_with_files(m, &[])
 }
 
 /// A message with the files sent in it (`files` may hold other messages' too).
-pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Message {
-    protocol::Message {
+pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> frames::Message {
+    frames::Message {
         id: m.id.clone(),
         conversation_id: m.conversation_id.clone(),
         role: m.role,
@@ -241,7 +240,7 @@ pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Messag
 
 /// An answer's sources. Written by this server only: unreadable JSON is no sources
 /// rather than an error.
-fn sources_of(m: &MessageRow) -> Vec<protocol::Source> {
+fn sources_of(m: &MessageRow) -> Vec<frames::Source> {
     m.sources
         .as_deref()
         .and_then(|json| serde_json::from_str(json).ok())
@@ -249,13 +248,13 @@ fn sources_of(m: &MessageRow) -> Vec<protocol::Source> {
 }
 
 /// An answer's stored rating and comment.
-pub fn feedback_view(m: &MessageRow) -> Option<protocol::Feedback> {
+pub fn feedback_view(m: &MessageRow) -> Option<frames::Feedback> {
     let rating = match m.feedback_rating.as_deref()? {
-        "up" => protocol::Rating::Up,
-        "down" => protocol::Rating::Down,
+        "up" => frames::Rating::Up,
+        "down" => frames::Rating::Down,
         _ => return None,
     };
-    Some(protocol::Feedback {
+    Some(frames::Feedback {
         rating,
         comment: m.feedback_comment.clone(),
     })

@@ -3,16 +3,16 @@
 //! (stored, refunded if it ended before the model was asked or failed before its first
 //! delta, titled).
 
-use chat_contract::states::{FileKind, FileStatus, MessageRole, MessageStatus};
+use chat_contract::states::{FileKind, FileStatus, FinishReason, MessageRole, MessageStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web;
-use chat_actors::generation::{FinishReason, Outcome, Start};
+use chat_actors::generation::{Outcome, Start};
 use chat_actors::model::{time_limited, ModelError, ModelRequest, Turn};
-use chat_actors::protocol::{ChatSend, ServerFrame, Source, WebSource};
 use chat_actors::quota::Counted;
+use chat_contract::frames::{ChatSend, ServerFrame, Source, WebSource};
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use tokio::sync::oneshot;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chat_actors::protocol::ServerFrame;
+use chat_contract::frames::ServerFrame;
 
 use crate::clock::Clock;
 use crate::db::users::UserRow;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use chat_actors::protocol::ChatSend;
+use chat_contract::frames::ChatSend;
 
 use crate::chat::cache::Account;
 use crate::db::conversations::{ConversationRow, MessageRow};

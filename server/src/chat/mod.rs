@@ -21,7 +21,7 @@ pub mod send;
 pub mod tree;
 
 use chat_actors::hub::Event;
-use chat_actors::protocol::ServerFrame;
+use chat_contract::frames::ServerFrame;
 
 use crate::state::AppState;
 

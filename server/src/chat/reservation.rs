@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use actix_web::web;
-use chat_actors::quota::{Counted, Decision, Service};
+use chat_actors::quota::{Counted, Decision};
+use chat_contract::states::Service;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::plans::PlanType;

@@ -6,7 +6,7 @@ use chat_contract::states::{FileKind, MessageRole};
 
 use actix_web::web;
 use chat_actors::model::Turn;
-use chat_actors::protocol::{ChatRegenerate, ChatSend};
+use chat_contract::frames::{ChatRegenerate, ChatSend};
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Conversations as trees: which branch a conversation shows, and what the user thinks
 //! of an answer. Edits and regenerates are sends (see [`crate::chat::send`]).
 
-use chat_actors::protocol::{Feedback, Rating, ServerFrame};
+use chat_contract::frames::{Feedback, Rating, ServerFrame};
 use chat_contract::limits::MAX_FEEDBACK_CHARS;
 use chat_contract::states::MessageRole;
 

@@ -2,8 +2,8 @@
 //! 404, as everywhere.
 
 use actix_web::{web, HttpResponse};
-use chat_actors::protocol::Rating;
 use chat_contract::answers;
+use chat_contract::frames::Rating;
 use serde::Deserialize;
 
 use crate::chat::tree;

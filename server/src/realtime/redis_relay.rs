@@ -35,9 +35,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use chat_actors::generation::Snapshot;
-use chat_actors::hub::{Deliver, DeltaMeta, Event, FanOut, FromRemote, Hubs, Presence, RemoteSnapshot};
+use chat_actors::hub::{Event, FanOut, FromRemote, Hubs, Presence, RemoteSnapshot};
+use chat_actors::messages::{Deliver, DeltaMeta};
 use chat_actors::shard::Shards;
+use chat_contract::frames::Snapshot;
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 

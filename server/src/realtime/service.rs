@@ -4,9 +4,8 @@
 use std::time::Duration;
 
 use actix_web::web;
-use chat_actors::generation::Snapshot;
-use chat_actors::protocol::{ChatRegenerate, ChatSend, ServerFrame};
 use chat_actors::session::{ChatService, FrameError, SessionUser};
+use chat_contract::frames::{ChatRegenerate, ChatSend, ServerFrame, Snapshot};
 use futures_util::future::BoxFuture;
 use tracing::Instrument;
 
