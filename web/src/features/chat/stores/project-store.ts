@@ -31,9 +31,6 @@ import { removeProject, replaceProjects, upsertProject } from './project-list';
 
 type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 
-/** docs/api.md `POST /api/projects/{id}/files`: the most documents one project holds. */
-export const MAX_PROJECT_FILES = 20;
-
 /**
  * Why a document did not become the project's: `server` carries the server's message
  * (localized; null when the client already showed a toast for it), `tooLarge` is a
