@@ -10,8 +10,8 @@ import { chatSocket } from '@/lib/socket';
 import { anna, jsonResponse } from '@/test/fixtures';
 import type { Plan } from '@/types/generated';
 import type { ImageIo } from '../lib/image-prep';
-import { setImageIo, useAttachmentStore } from '../stores/attachment-store';
-import { useChatStore } from '../stores/chat-store';
+import { setImageIo, useAttachmentStore } from '../stores/attachments';
+import { useChatStore } from '../stores/chat';
 import {
   answer,
   basePlan,

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { LayoutSidebar } from '@/components/layout/sidebar-slot';
 import { useSubscriptionStore } from '@/features/subscription';
-import { newChatKey, useChatStore } from '../stores/chat-store';
+import { newChatKey, useChatStore } from '../stores/chat';
 import { startChatSync } from '../stores/chat-sync';
 import { useProjectStore } from '../stores/project-store';
 import styles from './chat-page.module.css';

@@ -25,8 +25,8 @@ import {
   type GateNoticeKind,
 } from '../lib/gating';
 import { attachFiles, isAttachable } from '../stores/attach-files';
-import { isBusy, selectAttachments, useAttachmentStore } from '../stores/attachment-store';
-import { useChatStore } from '../stores/chat-store';
+import { isBusy, selectAttachments, useAttachmentStore } from '../stores/attachments';
+import { useChatStore } from '../stores/chat';
 import { AttachMenu } from './attach-menu';
 import { AttachmentTray } from './attachment-tray';
 import { CameraDialog } from './camera-dialog';

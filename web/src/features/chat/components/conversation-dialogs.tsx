@@ -6,7 +6,7 @@ import { FormAlert } from '@/components/form-alert';
 import { TextField } from '@/components/text-field';
 import { useAsyncAction } from '@/hooks/use-async-action';
 import { MAX_TITLE_CHARS, type Conversation } from '@/types/generated';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import styles from './conversation-dialogs.module.css';
 
 export function RenameConversationDialog({

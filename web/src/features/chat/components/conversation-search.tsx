@@ -8,7 +8,7 @@ import { errorMessage } from '@/lib/api-client';
 import { MAX_SEARCH_QUERY_CHARS, type SearchHit } from '@/types/generated';
 import { chatApi } from '../api/chat-api';
 import { splitHighlights } from '../lib/highlight';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { SearchIcon } from './chat-icons';
 import styles from './conversation-search.module.css';
 

@@ -8,7 +8,7 @@ import { toast } from '@/components/toast';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import type { Conversation, Project } from '@/types/generated';
 import { projectGate } from '../lib/gating';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { patchConversation } from '../stores/conversation-flags';
 import type { ConversationList } from '../stores/conversation-list';
 import { useProjectStore } from '../stores/project-store';

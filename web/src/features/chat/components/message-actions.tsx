@@ -13,7 +13,7 @@ import { errorMessage } from '@/lib/api-client';
 import { MAX_FEEDBACK_CHARS, type Feedback, type Rating } from '@/types/generated';
 import { useConversationActions } from '../lib/conversation-actions';
 import { allowedModels } from '../lib/gating';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { MAX_MESSAGE_CHARS } from './composer';
 import {
   CheckIcon,

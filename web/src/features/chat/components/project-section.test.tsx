@@ -5,7 +5,7 @@ import { useSubscriptionStore } from '@/features/subscription';
 import { i18n } from '@/lib/i18n';
 import { jsonResponse } from '@/test/fixtures';
 import type { Plan } from '@/types/generated';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { useProjectStore } from '../stores/project-store';
 import { conversation, freePlan, plusPlan, project, PROJECT_ID, storedDocument, subscriptionOn } from '../test/fixtures';
 import { ConversationSidebar } from './conversation-sidebar';

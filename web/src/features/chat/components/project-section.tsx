@@ -10,7 +10,7 @@ import { MAX_PROJECT_FILES, type Attachment, type Project } from '@/types/genera
 import { DOCUMENT_ACCEPT, formatFileSize } from '../lib/files';
 import { attachmentLimits, documentNotice, projectGate, type GateNoticeKind } from '../lib/gating';
 import { projectCallError, type ProjectCallError } from '../lib/project-errors';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { useProjectStore, type ProjectUpload } from '../stores/project-store';
 import { AlertIcon, DocumentIcon, FolderIcon, LockIcon, PencilIcon, PlusIcon, TrashIcon } from './chat-icons';
 import { GateNotice } from './composer-notices';

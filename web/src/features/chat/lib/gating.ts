@@ -4,7 +4,7 @@
  */
 import type { AppErrorCode } from '@/lib/error-codes';
 import { MAX_DOCUMENTS_PER_MESSAGE, type ErrorCode, type Plan, type UsageService } from '@/types/generated';
-import type { AttachmentLimits } from '../stores/attachment-store';
+import type { AttachmentLimits } from '../stores/attachments';
 import type { ChatMessage } from '../stores/thread';
 
 export type WebSearchGate =

@@ -8,8 +8,8 @@ import { useSubscriptionStore } from '@/features/subscription';
 import { chatSocket } from '@/lib/socket';
 import type { ErrorCode } from '@/types/generated';
 import { setConversationTitleLookup } from '../lib/answer-notifications';
-import { useAttachmentStore } from './attachment-store';
-import { useChatStore } from './chat-store';
+import { useAttachmentStore } from './attachments';
+import { useChatStore } from './chat';
 import { useProjectStore } from './project-store';
 
 let started = false;

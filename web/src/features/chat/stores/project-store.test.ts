@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { chatSocket } from '@/lib/socket';
 import { jsonResponse } from '@/test/fixtures';
 import { conversation, project, PROJECT_ID, storedDocument, userMessage } from '../test/fixtures';
-import { newChatKey, useChatStore } from './chat-store';
+import { newChatKey, useChatStore } from './chat';
 import { compareProjects, removeProject, replaceProjects, upsertProject } from './project-list';
 import { useProjectStore } from './project-store';
 

@@ -17,7 +17,7 @@ import type { Attachment, Conversation, Project } from '@/types/generated';
 import { chatApi, type ProjectInput } from '../api/chat-api';
 import { newerFile } from '../lib/files';
 import { isDocumentFile } from './attach-files';
-import { useChatStore } from './chat-store';
+import { useChatStore } from './chat';
 import {
   appendPage,
   EMPTY_LIST,
