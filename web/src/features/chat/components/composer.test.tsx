@@ -13,7 +13,7 @@ import {
   withoutImageGeneration,
   withoutImages,
   withoutSearch,
-} from '../test/fixtures';
+} from '@/test/chat-fixtures';
 import { Composer, type ComposerProps } from './composer';
 
 const KEY = 'k';

@@ -42,7 +42,7 @@ export type ComposerNoticeKind = GateNoticeKind;
 export const IMAGE_ACCEPT = 'image/*,.heic,.heif';
 
 export interface ComposerProps {
-  /** Where its files are kept (attachment-store): the conversation id, or a new chat's key (newChatKey). */
+  /** Where its files are kept (stores/attachments): the conversation id, or a new chat's key (newChatKey). */
   attachmentKey: string;
   text: string;
   onTextChange: (text: string) => void;

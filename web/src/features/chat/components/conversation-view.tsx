@@ -4,6 +4,7 @@ import { useNavigate } from 'react-router';
 import { Button } from '@/components/button';
 import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
+import { projectOf, useProjectStore } from '@/features/projects';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { useChatSocket, useOpenConversation } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
@@ -34,7 +35,6 @@ import {
   useChatStore,
   type PendingSend,
 } from '../stores/chat';
-import { projectOf, useProjectStore } from '../stores/project-store';
 import { FolderIcon, ShareIcon } from './chat-icons';
 import { EMPTY_THREAD, onOtherBranch, pathTo, streamingMessage, versionIndex, visiblePath } from '../stores/thread';
 import { Composer, type ComposerNoticeKind } from './composer';

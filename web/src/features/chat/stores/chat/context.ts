@@ -11,9 +11,10 @@ import { streamingMessage, type Thread } from '../thread';
 import type { ChatActions } from './actions';
 import type { ChatFrameHandlers } from './frames';
 import type { SendActions } from './send-actions';
+import type { SendFrameHandlers } from './send-frames';
 import { omit, type ChatState, type ThreadEntry } from './state';
 
-export type ChatStore = ChatState & ChatActions & SendActions & ChatFrameHandlers;
+export type ChatStore = ChatState & ChatActions & SendActions & ChatFrameHandlers & SendFrameHandlers;
 
 export interface ChatContext {
   set: StoreApi<ChatStore>['setState'];
