@@ -6,15 +6,20 @@ import { CloseIcon } from '@/components/icons';
 import { useCloseDrawer } from '@/components/layout/sidebar-slot-context';
 import { Spinner } from '@/components/spinner';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
-import type { Attachment, Project } from '@/types/generated';
-import { DOCUMENT_ACCEPT, formatFileSize } from '../lib/files';
-import { attachmentLimits, documentNotice, projectGate, type GateNoticeKind } from '../lib/gating';
+import { MAX_PROJECT_FILES, type Attachment, type Project } from '@/types/generated';
 import { projectCallError, type ProjectCallError } from '../lib/project-errors';
-import { useChatStore } from '../stores/chat-store';
-import { MAX_PROJECT_FILES, useProjectStore, type ProjectUpload } from '../stores/project-store';
-import { AlertIcon, DocumentIcon, FolderIcon, LockIcon, PencilIcon, PlusIcon, TrashIcon } from './chat-icons';
-import { GateNotice } from './composer-notices';
+import { useProjectStore, type ProjectUpload } from '../stores/projects';
 import { ProjectCallAlert } from './project-dialogs';
+import {
+  attachmentLimits,
+  DOCUMENT_ACCEPT,
+  documentNotice,
+  formatFileSize,
+  projectGate,
+  useChatStore,
+  type GateNoticeKind,
+} from '@/features/chat';
+import { AlertIcon, DocumentIcon, FolderIcon, GateNotice, LockIcon, PencilIcon, PlusIcon, TrashIcon } from '@/features/chat/ui';
 import styles from './projects.module.css';
 
 /** Projects listed before "Show all": the sidebar is for conversations first. */

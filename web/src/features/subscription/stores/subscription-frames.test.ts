@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { startSocketRouter } from '@/app/socket-router';
 import { useAuthStore } from '@/features/auth';
 import { chatSocket } from '@/lib/socket';
 import type { SocketEventMap, SocketEventType } from '@/lib/socket-protocol';
@@ -6,7 +7,6 @@ import { anna, jsonResponse } from '@/test/fixtures';
 import type { Usage } from '@/types/generated';
 import { fakeServer, subscriptionOn } from '../testing/fixtures';
 import { useSubscriptionStore } from './subscription-store';
-import { startSubscriptionSync } from './subscription-sync';
 
 const fetchMock = vi.fn<typeof fetch>();
 const store = () => useSubscriptionStore.getState();
@@ -42,7 +42,7 @@ beforeEach(() => {
       'GET /api/usage/limits': { success: true, ...usage(3) },
     }),
   );
-  startSubscriptionSync();
+  startSocketRouter();
   // A new user each time: the sync starts over as after a login.
   useAuthStore.setState({ status: 'anonymous', token: null, user: null, settings: null });
   useAuthStore.setState({ status: 'authenticated', token: 't', user: anna, settings: anna.settings });

@@ -4,10 +4,11 @@ import { Button } from '@/components/button';
 import { Dialog } from '@/components/dialog';
 import { FormAlert } from '@/components/form-alert';
 import { TextField } from '@/components/text-field';
+import { projectGate } from '@/features/chat';
+import { dialogStyles, FolderIcon, UpgradeLink } from '@/features/chat/ui';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { errorMessage, isApiError } from '@/lib/api-client';
 import type { Conversation, Project } from '@/types/generated';
-import { projectGate } from '../lib/gating';
 import { projectCallError, type ProjectCallError } from '../lib/project-errors';
 import {
   charLength,
@@ -16,10 +17,7 @@ import {
   validateProjectInstructions,
   validateProjectName,
 } from '../lib/project-validation';
-import { useProjectStore } from '../stores/project-store';
-import { FolderIcon } from './chat-icons';
-import dialogStyles from './conversation-dialogs.module.css';
-import { UpgradeLink } from './composer-notices';
+import { useProjectStore } from '../stores/projects';
 import styles from './projects.module.css';
 
 /** A refused call's words above the dialog's buttons, with "Upgrade plan" when a plan would lift it. */

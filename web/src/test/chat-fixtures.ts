@@ -1,3 +1,4 @@
+/** Test data of the chat and the projects: conversations, messages, plans, projects, files. */
 import type { Attachment, Conversation, Message, Plan, Project, Subscription, SubscriptionAnswer, UsageAnswer } from '@/types/generated';
 
 export const CONVERSATION_ID = '01959b10-4c2e-7a01-8f3d-2b6e9c0a1d47';

@@ -2,9 +2,9 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { chatSocket } from '@/lib/socket';
 import type { ClientFrames, ServerFrames } from '@/lib/socket-protocol';
 import { jsonResponse } from '@/test/fixtures';
-import { answer, conversation, CONVERSATION_ID, storedFile, userMessage } from '../test/fixtures';
-import { useAttachmentStore } from './attachment-store';
-import { MAX_PROGRESS_ENTRIES, NEW_CHAT, STALE_RECHECK_MS, useChatStore } from './chat-store';
+import { answer, conversation, CONVERSATION_ID, storedFile, userMessage } from '@/test/chat-fixtures';
+import { useAttachmentStore } from '../attachments';
+import { MAX_PROGRESS_ENTRIES, NEW_CHAT, STALE_RECHECK_MS, useChatStore } from '.';
 
 const fetchMock = vi.fn<typeof fetch>();
 const urlOf = (input: RequestInfo | URL) =>

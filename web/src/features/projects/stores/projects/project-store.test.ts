@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { chatSocket } from '@/lib/socket';
 import { jsonResponse } from '@/test/fixtures';
-import { conversation, project, PROJECT_ID, storedDocument, userMessage } from '../test/fixtures';
-import { newChatKey, useChatStore } from './chat-store';
-import { compareProjects, removeProject, replaceProjects, upsertProject } from './project-list';
-import { useProjectStore } from './project-store';
+import { conversation, project, PROJECT_ID, storedDocument, userMessage } from '@/test/chat-fixtures';
+import { newChatKey, useChatStore } from '@/features/chat';
+import { compareProjects, removeProject, replaceProjects, upsertProject } from '../project-list';
+import { useProjectStore } from '.';
 
 const fetchMock = vi.fn<typeof fetch>();
 const urlOf = (input: RequestInfo | URL) =>

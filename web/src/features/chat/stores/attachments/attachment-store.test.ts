@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
 import { jsonResponse } from '@/test/fixtures';
 import type { Attachment } from '@/types/generated';
-import type { ImageIo } from '../lib/image-prep';
-import { storedDocument, storedFile } from '../test/fixtures';
-import { isBusy, sendable, setImageIo, useAttachmentStore, type AttachmentLimits } from './attachment-store';
+import type { ImageIo } from '../../lib/image-prep';
+import { storedDocument, storedFile } from '@/test/chat-fixtures';
+import { isBusy, sendable, setImageIo, useAttachmentStore, type AttachmentLimits } from '.';
 
 const fetchMock = vi.fn<typeof fetch>();
 const store = () => useAttachmentStore.getState();
