@@ -136,6 +136,21 @@ fn realtime(settings: &Settings, redis: &Option<Redis>) -> (Realtime, Shards) {
     (Realtime::start(settings, redis.clone(), shards.clone()), shards)
 }
 
+/// The quota actors' hub: counts in Redis when it is configured, else in the database.
+fn quotas(
+    settings: &Settings,
+    db: &Db,
+    redis: &Option<Redis>,
+    catalogue: &Arc<Catalogue>,
+    clock: &SharedClock,
+    shards: Shards,
+) -> Quotas {
+    let redis = redis
+        .clone()
+        .map(|c| (c, settings.redis.prefix.clone(), settings.redis_timeout()));
+    Quotas::start(db.clone(), redis, catalogue.clone(), clock.clone(), Some(shards))
+}
+
 /// The parts start-up chose, said once in the log.
 fn log_backends(
     db: &Db,
@@ -224,16 +239,7 @@ async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::
     let catalogue = catalogue(&settings)?;
     let context_sizes = ContextSizes::load(&settings.config_dir)?;
     context_sizes.warm_up();
-    let redis_quotas = redis
-        .clone()
-        .map(|c| (c, settings.redis.prefix.clone(), settings.redis_timeout()));
-    let quotas = Quotas::start(
-        db.clone(),
-        redis_quotas,
-        catalogue.clone(),
-        clock.clone(),
-        Some(shards),
-    );
+    let quotas = quotas(&settings, &db, &redis, &catalogue, &clock, shards);
     let payments = crate::billing::providers::choose(&settings, &db, &catalogue).await?;
     let files = FileStore::from_settings(&settings)?;
     log_backends(
@@ -251,27 +257,21 @@ async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::
         redis_limits,
         clock.clone(),
     )?);
+    let (settings, realtime) = (Arc::new(settings), Arc::new(realtime));
+    let images = ImageDecoder::new(&settings.uploads);
     let parts = Parts {
-        db,
-        clock,
-        mailer,
-        realtime: Arc::new(realtime),
-        settings: Arc::new(settings),
+        db: db.clone(),
+        clock: clock.clone(),
+        mailer: mailer.clone(),
+        realtime: realtime.clone(),
+        settings: settings.clone(),
     };
-    let images = ImageDecoder::new(&parts.settings.uploads);
     let accounts = accounts(&parts, secrets, &limits, &images)?;
     let projects = Projects {
-        db: parts.db.clone(),
-        clock: parts.clock.clone(),
+        db: db.clone(),
+        clock: clock.clone(),
         catalogue: catalogue.clone(),
     };
-    let Parts {
-        db,
-        clock,
-        mailer,
-        realtime,
-        settings,
-    } = parts;
     let site = crate::http::origin::SiteOrigin::from_settings(&settings)?;
     let documents = crate::documents::Documents::new(&settings.uploads)?;
     let search = crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo");
