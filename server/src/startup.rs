@@ -136,6 +136,20 @@ fn realtime(settings: &Settings, redis: &Option<Redis>) -> (Realtime, Shards) {
     (Realtime::start(settings, redis.clone(), shards.clone()), shards)
 }
 
+/// The image generation service: the model endpoint's generator, or the demo's.
+fn image_gen(parts: &Parts, files: &Arc<FileStore>, images: &ImageDecoder) -> crate::imagegen::ImageGen {
+    let settings = &parts.settings;
+    crate::imagegen::ImageGen {
+        generator: crate::imagegen::for_settings(&settings.model),
+        db: parts.db.clone(),
+        files: files.clone(),
+        images: images.clone(),
+        clock: parts.clock.clone(),
+        max_px: settings.files.image_max_px,
+        thumb_px: settings.files.thumbnail_px,
+    }
+}
+
 /// The quota actors' hub: counts in Redis when it is configured, else in the database.
 fn quotas(
     settings: &Settings,
@@ -241,7 +255,7 @@ async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::
     context_sizes.warm_up();
     let quotas = quotas(&settings, &db, &redis, &catalogue, &clock, shards);
     let payments = crate::billing::providers::choose(&settings, &db, &catalogue).await?;
-    let files = FileStore::from_settings(&settings)?;
+    let files = Arc::new(FileStore::from_settings(&settings)?);
     log_backends(
         &db,
         redis.is_some(),
@@ -274,6 +288,7 @@ async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::
     };
     let site = crate::http::origin::SiteOrigin::from_settings(&settings)?;
     let documents = crate::documents::Documents::new(&settings.uploads)?;
+    let imagegen = image_gen(&parts, &files, &images);
     let search = crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo");
     // Billing tells the tabs of plan changes through the whole state (see `BillingNews`),
     // which owns billing: so the state is built knowing its own address.
@@ -300,7 +315,7 @@ async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::
         files,
         documents,
         search,
-        image_generator: crate::imagegen::for_settings(&settings.model),
+        imagegen,
         catalogue,
         context_sizes,
         quotas,

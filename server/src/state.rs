@@ -24,10 +24,10 @@ pub struct AppState {
     /// This site's origin, for the `Origin` checks of cookie calls and websockets.
     pub site: crate::http::origin::SiteOrigin,
     pub images: ImageDecoder,
-    pub files: FileStore,
+    pub files: Arc<FileStore>,
     pub documents: crate::documents::Documents,
     pub search: crate::search::SearchState,
-    pub image_generator: Box<dyn crate::imagegen::ImageGenerator>,
+    pub imagegen: crate::imagegen::ImageGen,
     pub catalogue: Arc<Catalogue>,
     /// The models' context windows (`config/models.toml`).
     pub context_sizes: crate::chat::context::ContextSizes,
@@ -54,5 +54,15 @@ impl AppState {
             None => 0,
         };
         plan.view(vat_rate, available, deep_searches)
+    }
+
+    /// The user's subscription as the API shows it, its plans' prices with the seller's
+    /// domestic VAT.
+    pub fn subscription_view(
+        &self,
+        sub: &crate::db::subscriptions::SubscriptionRow,
+    ) -> chat_contract::views::Subscription {
+        let vat = self.billing.vat_for(None).rate;
+        crate::views::subscription(sub, |plan| self.plan_view(self.catalogue.plan(plan), vat))
     }
 }

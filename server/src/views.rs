@@ -22,7 +22,6 @@ use crate::db::subscriptions::SubscriptionRow;
 use crate::db::users::UserRow;
 use crate::quota::iso;
 use crate::shares::Snapshot;
-use crate::state::AppState;
 
 /// The user as registration, login, the profile call and the websocket's `ready` show it.
 pub fn user(u: &UserRow) -> User {
@@ -68,10 +67,9 @@ fn vat_check(json: Option<&str>) -> Option<views::VatCheck> {
 
 /// `GET /api/subscription`, the answer of every call that changes it, and
 /// `subscription.updated`. Its plans' prices carry the seller's domestic VAT, as list
-/// prices; the buyer's own VAT is in `GET /api/plans` and on each payment.
-pub fn subscription(state: &AppState, sub: &SubscriptionRow) -> Subscription {
-    let vat = state.billing.vat_for(None).rate;
-    let plan = state.catalogue.plan(sub.plan_type);
+/// prices; the buyer's own VAT is in `GET /api/plans` and on each payment. `plan_view`
+/// shows a plan as this server sells it (`AppState::subscription_view` passes it).
+pub fn subscription(sub: &SubscriptionRow, plan_view: impl Fn(PlanType) -> views::Plan) -> Subscription {
     let pending = sub.pending_plan_type;
     Subscription {
         data: SubscriptionData {
@@ -90,13 +88,13 @@ pub fn subscription(state: &AppState, sub: &SubscriptionRow) -> Subscription {
             },
             cancel_at_period_end: pending == Some(PlanType::Free),
         },
-        subscription_plan: state.plan_view(plan, vat),
+        subscription_plan: plan_view(sub.plan_type),
         pending_subscription: pending.map(|p| PendingSubscription {
             plan_type: p,
             activation_date: sub.end_date.map(iso),
             requested_at: sub.pending_since.map(iso),
         }),
-        pending_subscription_plan: pending.map(|p| state.plan_view(state.catalogue.plan(p), vat)),
+        pending_subscription_plan: pending.map(plan_view),
     }
 }
 

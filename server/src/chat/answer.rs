@@ -527,7 +527,7 @@ fn stream(
             let (state, model) = (state.clone(), request.model);
             // One chunk, once the image is stored: an answer with text has its image.
             let made_image = futures_util::stream::once(async move {
-                let (file, said) = crate::imagegen::make(&state, &model, &prompt, &owner, total).await?;
+                let (file, said) = state.imagegen.make(&model, &prompt, &owner, total).await?;
                 let _ = made.send(file);
                 Ok(said)
             })

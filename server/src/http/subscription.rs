@@ -75,7 +75,7 @@ fn subscription_answer(
 ) -> SubscriptionAnswer {
     SubscriptionAnswer {
         success: true,
-        subscription: views::subscription(state, sub),
+        subscription: state.subscription_view(sub),
         requires_payment,
     }
 }

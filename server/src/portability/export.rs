@@ -360,7 +360,7 @@ impl Export<'_> {
         let invoices = self.read(state.db.invoices_of(user_id))?;
         let billing = Billing {
             billing_info: billing_info.as_ref().map(views::billing_info),
-            subscription: views::subscription(state, &subscription),
+            subscription: state.subscription_view(&subscription),
             payments: payments.iter().map(views::payment).collect(),
             invoices: invoices.iter().map(views::invoice).collect(),
         };
