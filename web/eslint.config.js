@@ -24,16 +24,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       // Event handlers may be async; React ignores the returned promise on purpose.
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { attributes: false } }],
-      // Features talk to each other only through their public entry points (index.ts, and
-      // routes.ts for lazily loaded pages): reaching into another feature's folders would
+      // Features talk to each other only through their public entry points (index.ts,
+      // routes.ts for lazily loaded pages, ui.ts for components another feature's page
+      // renders, kept out of the start-up chunk): reaching into another feature's folders would
       // couple features that are built in parallel.
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              group: ['@/features/*/*', '!@/features/*/routes'],
-              message: "Import another feature only through its index ('@/features/<name>') or routes entry.",
+              group: ['@/features/*/*', '!@/features/*/routes', '!@/features/*/ui'],
+              message: "Import another feature only through its index ('@/features/<name>'), routes or ui entry.",
             },
           ],
         },

@@ -15,18 +15,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use chat_contract::frames::{ServerFrame, Snapshot};
+use chat_contract::states::FinishReason;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
-use crate::hub::{
-    hold_here, publish_here, release_here, Deliver, Event, Hubs, LiveAnswer, Publish, SessionHub,
-};
+use crate::hub::{hold_here, publish_here, release_here, Event, Hubs, LiveAnswer, Publish, SessionHub};
+use crate::messages::Deliver;
 use crate::model::ModelError;
-use crate::protocol::ServerFrame;
 use crate::shard::Shards;
-
-/// How a generation ended (a stored state, shown in `message.completed`).
-pub use chat_contract::states::FinishReason;
 
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -35,15 +32,6 @@ pub struct Outcome {
     pub error: Option<ModelError>,
     /// Deltas sent.
     pub seq: u64,
-}
-
-/// The text so far of a running generation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snapshot {
-    pub conversation_id: String,
-    pub message_id: String,
-    pub seq: u64,
-    pub content: String,
 }
 
 pub type OnDone = Box<dyn FnOnce(Outcome) -> BoxFuture<'static, ()> + Send>;

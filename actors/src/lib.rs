@@ -12,17 +12,23 @@
 //! - [`generation`]: one actor per answer streaming from the model, and its registry;
 //! - [`quota`]: the quota actor per active user and the hub that finds it;
 //! - [`model`]: model providers (the built-in demo model);
-//! - [`protocol`]: the frames of the websocket protocol (defined in `chat-contract`).
+//! - [`messages`]: the small types the actors hand one another (a frame on its way to a
+//!   tab, a session's settings), below them all.
+//!
+//! The websocket protocol's frames, the answer's [`Snapshot`](chat_contract::frames::Snapshot)
+//! and the stored states are `chat-contract`'s: this crate and the server import them
+//! from there.
+//!
+//! Within this crate the files import one another one way only: `messages`, `shard`,
+//! `frames` and `model` import none of the others; `tab` imports `messages`; `hub`
+//! imports `tab`; `generation` and `session` import `hub`; `quota` imports `shard`.
 
 pub mod frames;
 pub mod generation;
 pub mod hub;
+pub mod messages;
 pub mod model;
 pub mod quota;
 pub mod session;
 pub mod shard;
 pub mod tab;
-
-/// The websocket protocol's frames live with the REST answers in `chat-contract`, the one
-/// source of the web client's generated types.
-pub use chat_contract::frames as protocol;

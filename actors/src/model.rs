@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use chat_contract::prompt::{EXCERPTS_HEADER, PROJECT_HEADER, REPORT_HEADER, WEB_RESULTS_HEADER};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{self, BoxStream, StreamExt};
 
@@ -122,9 +123,6 @@ impl Task {
     }
 }
 
-/// How the system turn that carries a project's instructions starts.
-pub const PROJECT_HEADER: &str = "The user's instructions for this project";
-
 /// What the demo model says of a project's instructions (a system turn that starts with
 /// [`PROJECT_HEADER`]): `Following the instructions of Garden: «…».`, so tests can see
 /// they reached the model.
@@ -134,15 +132,6 @@ pub fn quote_instructions(turn: &str) -> Option<String> {
     let first: String = instructions.lines().next()?.chars().take(120).collect();
     Some(format!("Following the instructions of {name}: «{first}»."))
 }
-
-/// How the system turn that carries a web search's results starts.
-pub const WEB_RESULTS_HEADER: &str = "Results of a web search follow.";
-/// How the system turn that carries a deep search's notes starts.
-pub const REPORT_HEADER: &str = "Notes from a deep web search follow.";
-
-/// How the system turn that carries excerpts of the user's documents starts: the demo
-/// model looks for it to quote what reached it.
-pub const EXCERPTS_HEADER: &str = "Excerpts from the user's documents follow.";
 
 /// What the demo model says first about the document excerpts of a prompt (`turn`, the
 /// system turn that starts with [`EXCERPTS_HEADER`]): the sentence of the best excerpt that

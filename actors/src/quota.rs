@@ -13,40 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use chat_contract::states::Service;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use crate::shard::Shards;
-
-/// What a plan meters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Service {
-    Responses,
-    WebSearches,
-    ImageGenerations,
-}
-
-impl Service {
-    pub const ALL: [Service; 3] = [
-        Service::Responses,
-        Service::WebSearches,
-        Service::ImageGenerations,
-    ];
-
-    /// The name stored in the database and used in Redis keys.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Service::Responses => "responses",
-            Service::WebSearches => "webSearches",
-            Service::ImageGenerations => "imageGenerations",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Service> {
-        Service::ALL.into_iter().find(|svc| svc.as_str() == s)
-    }
-}
 
 /// A plan's limits for one service; `None` is unlimited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

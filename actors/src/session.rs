@@ -18,34 +18,19 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use actix_http::ws::{CloseCode, CloseReason, ProtocolError};
 use actix_web::web;
+use chat_contract::frames::{
+    ChatRegenerate, ChatSend, ClientFrame, ServerFrame, Snapshot, MAX_CLIENT_ID_CHARS,
+};
 use futures_util::future::BoxFuture;
 
 use crate::frames::{Frames, Incoming};
-use crate::generation::Snapshot;
 use crate::hub::{Connect, Disconnect, Hubs};
-use crate::protocol::{ChatRegenerate, ChatSend, ClientFrame, ServerFrame, MAX_CLIENT_ID_CHARS};
+use crate::messages::SessionConfig;
 use crate::tab::{close_reason, policy, Control, Outgoing, TabBody, TabSink};
 
 /// The largest message a tab may send (fragments joined), as the largest a user may
 /// write with room for the frame around it.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
-
-#[derive(Debug, Clone)]
-pub struct SessionConfig {
-    pub heartbeat: Duration,
-    pub idle_timeout: Duration,
-    pub auth_timeout: Duration,
-    /// Frames that may wait for a slow tab before it is closed.
-    pub queue: usize,
-    /// How long one write may wait for a tab that does not read before it is closed.
-    pub write_timeout: Duration,
-    /// Frames a tab may send in one second.
-    pub max_frames_per_sec: u32,
-    /// `chat.send`, `chat.cancel` and `conversation.open` being handled at once.
-    pub max_in_flight: usize,
-    /// How often the token of an open socket is checked again.
-    pub token_recheck: Duration,
-}
 
 #[derive(Debug, Clone)]
 pub struct SessionUser {

@@ -26,10 +26,9 @@ use actix_http::ws::{CloseCode, CloseReason, Codec, Message};
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::web::{Bytes, BytesMut};
 use bytestring::ByteString;
+use chat_contract::frames::ServerFrame;
 
-use crate::hub::Deliver;
-use crate::protocol::ServerFrame;
-use crate::session::SessionConfig;
+use crate::messages::{Deliver, SessionConfig};
 
 /// How often a hub sweeps its tabs; the configured periods are whole seconds.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);

@@ -348,6 +348,18 @@ impl ServerFrame {
     }
 }
 
+/// The text so far of a running answer: what a tab that opens its conversation
+/// mid-stream is sent (`message.snapshot`), and what instances tell one another of the
+/// answers they run. Not a frame itself: the server and the realtime engine both hold it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub conversation_id: String,
+    pub message_id: String,
+    /// The deltas its text holds.
+    pub seq: u64,
+    pub content: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

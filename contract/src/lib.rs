@@ -7,11 +7,14 @@
 //! - [`views`]: the user, settings, usage, plans, subscription, payments, invoices;
 //! - [`answers`]: the envelopes of REST answers (docs/api.md);
 //! - [`states`]: stored states (plan, status, role, cycle…) as enums;
-//! - [`limits`]: the fixed limits both sides enforce.
+//! - [`limits`]: the fixed limits both sides enforce;
+//! - [`prompt`]: how the system turns of a prompt start (the server writes them, the
+//!   demo model reads them).
 
 pub mod answers;
 pub mod frames;
 pub mod limits;
+pub mod prompt;
 pub mod states;
 pub mod views;
 

@@ -221,6 +221,16 @@ state! {
     }
 }
 
+state! {
+    /// What a plan meters. The text is stored in the usage record and names the
+    /// services in the plans' configuration and in Redis keys.
+    Service {
+        Responses = "responses",
+        WebSearches = "webSearches",
+        ImageGenerations = "imageGenerations",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +243,15 @@ mod tests {
         assert_eq!(
             BillingCycle::try_from("one_time".to_owned()),
             Ok(BillingCycle::OneTime)
+        );
+        assert_eq!(
+            Service::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            ["responses", "webSearches", "imageGenerations"],
+            "the texts stored and in Redis keys"
+        );
+        assert_eq!(
+            serde_json::to_string(&Service::WebSearches).unwrap(),
+            r#""webSearches""#
         );
         let err = MessageStatus::try_from("finished".to_owned()).unwrap_err();
         assert_eq!(err.to_string(), r#"unknown MessageStatus "finished""#);

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use base64::Engine;
-use chat_actors::quota::Service;
 use chat_actors::shard::Shards;
+use chat_contract::states::Service;
 use chat_server::clock::SystemClock;
 use chat_server::config::Settings;
 use chat_server::db::Db;

@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
-use chat_actors::protocol::{Conversation, ServerFrame};
-use chat_actors::quota::{Service, Used};
+use chat_actors::quota::Used;
+use chat_contract::frames::{Conversation, ServerFrame};
+use chat_contract::states::Service;
 use chat_contract::views::Usage;
 
 use crate::db::projects::ProjectRow;
@@ -41,7 +42,7 @@ fn usage_frame(usage: Usage) -> ServerFrame {
 pub async fn subscription(state: &AppState, user_id: &str) {
     match state.db.subscription(user_id, state.now()).await {
         Ok(sub) => {
-            let subscription = Box::new(views::subscription(state, &sub));
+            let subscription = Box::new(state.subscription_view(&sub));
             let frame = ServerFrame::SubscriptionUpdated { subscription };
             state.realtime.publish(user_id, &frame);
             usage(state, user_id).await;

@@ -43,3 +43,12 @@ pub type SharedClock = Arc<dyn Clock>;
 pub const MINUTE_MS: i64 = 60_000;
 pub const HOUR_MS: i64 = 60 * MINUTE_MS;
 pub const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// A stored time (ms) as the API writes times (RFC 3339). Here, at the bottom, so
+/// modules below the quotas (billing's VIES checks) can write times too.
+pub fn iso(ms: i64) -> String {
+    // Every stored time is in range; the epoch stands in for one that is not.
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339()
+}

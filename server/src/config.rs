@@ -284,7 +284,22 @@ impl Settings {
         toml::from_str(EMBEDDED_DEFAULTS).expect("embedded config/default.toml is valid")
     }
 
+    /// The environment over the files, section by section. The sections run in this
+    /// order so that, of several bad values, the one reported first stays the same.
     fn apply_env(&mut self, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<()> {
+        self.apply_connections_env(&env)?;
+        self.apply_trust_env(&env)?;
+        self.apply_billing_env(&env);
+        self.apply_limits_env(&env)?;
+        self.apply_files_and_search_env(&env)?;
+        if let Some(v) = env("SHUTDOWN_GRACE_SECS") {
+            self.server.shutdown_grace_secs = v.parse().context("SHUTDOWN_GRACE_SECS must be a number")?;
+        }
+        Ok(())
+    }
+
+    /// Where the server listens and what it connects to: database, Redis, mail, the model API.
+    fn apply_connections_env(&mut self, env: &impl Fn(&str) -> Option<String>) -> anyhow::Result<()> {
         let secret = |v: String| SecretString::from(v);
         if let Some(v) = env("BIND_ADDR") {
             self.server.bind_addr = v;
@@ -325,6 +340,11 @@ impl Settings {
         if let Some(v) = env("OPENAI_EMBEDDINGS") {
             self.model.embeddings = v.parse().context("OPENAI_EMBEDDINGS must be true or false")?;
         }
+        Ok(())
+    }
+
+    /// Whom the server believes about addresses, and whether quotas may be counted per instance.
+    fn apply_trust_env(&mut self, env: &impl Fn(&str) -> Option<String>) -> anyhow::Result<()> {
         if env("TRUST_FORWARDED_FOR").is_some() {
             // Believing every peer's header let anyone pick their address; refuse to
             // start rather than silently ignore an operator's intent.
@@ -343,6 +363,12 @@ impl Settings {
         if let Some(v) = env("ALLOW_LOCAL_QUOTAS") {
             self.redis.allow_local_quotas = v.parse().context("ALLOW_LOCAL_QUOTAS must be true or false")?;
         }
+        Ok(())
+    }
+
+    /// Payments and what invoices say of the seller (plain text: nothing here can fail).
+    fn apply_billing_env(&mut self, env: &impl Fn(&str) -> Option<String>) {
+        let secret = |v: String| SecretString::from(v);
         if let Some(v) = env("BILLING_PROVIDER") {
             self.billing.provider = v;
         }
@@ -364,10 +390,6 @@ impl Settings {
         if let Some(v) = env("VIES_URL") {
             self.billing.vies_url = v;
         }
-        if let Some(v) = env("MAX_SOCKETS_PER_ADDRESS") {
-            self.chat.max_sockets_per_address =
-                v.parse().context("MAX_SOCKETS_PER_ADDRESS must be a number")?;
-        }
         if let Some(v) = env("INVOICE_SELLER_NAME") {
             self.invoice.seller_name = v;
         }
@@ -379,6 +401,14 @@ impl Settings {
         }
         if let Some(v) = env("INVOICE_SELLER_COUNTRY") {
             self.invoice.seller_country = v.trim().to_ascii_uppercase();
+        }
+    }
+
+    /// Numbers that bound sockets, Redis calls, answer leases and model calls.
+    fn apply_limits_env(&mut self, env: &impl Fn(&str) -> Option<String>) -> anyhow::Result<()> {
+        if let Some(v) = env("MAX_SOCKETS_PER_ADDRESS") {
+            self.chat.max_sockets_per_address =
+                v.parse().context("MAX_SOCKETS_PER_ADDRESS must be a number")?;
         }
         if let Some(v) = env("REDIS_TIMEOUT_MS") {
             self.redis.timeout_ms = v.parse().context("REDIS_TIMEOUT_MS must be a number")?;
@@ -392,6 +422,12 @@ impl Settings {
         if let Some(v) = env("MODEL_TOTAL_TIMEOUT_SECS") {
             self.model.total_timeout_secs = v.parse().context("MODEL_TOTAL_TIMEOUT_SECS must be a number")?;
         }
+        Ok(())
+    }
+
+    /// Where attachments are stored, and how the web is searched.
+    fn apply_files_and_search_env(&mut self, env: &impl Fn(&str) -> Option<String>) -> anyhow::Result<()> {
+        let secret = |v: String| SecretString::from(v);
         if let Some(v) = env("S3_BUCKET") {
             self.files.s3_bucket = v;
         }
@@ -426,9 +462,6 @@ impl Settings {
                 .filter(|a| !a.is_empty())
                 .map(|a| a.parse().context("SEARCH_FETCH_ALLOW holds ip:port pairs"))
                 .collect::<anyhow::Result<_>>()?;
-        }
-        if let Some(v) = env("SHUTDOWN_GRACE_SECS") {
-            self.server.shutdown_grace_secs = v.parse().context("SHUTDOWN_GRACE_SECS must be a number")?;
         }
         Ok(())
     }

@@ -15,7 +15,7 @@ use crate::error::{ApiError, ErrorCode, Result};
 use crate::quota::iso;
 
 /// The longest query, in characters.
-pub const MAX_QUERY_CHARS: usize = 200;
+pub const MAX_QUERY_CHARS: usize = chat_contract::limits::MAX_SEARCH_QUERY_CHARS as usize;
 /// A snippet's length at most, in characters.
 const SNIPPET_CHARS: usize = 200;
 /// How much of the text before the first match the snippet shows.
@@ -31,7 +31,7 @@ impl Query {
     /// `q` as typed: empty (or only punctuation) is `field_required`, over
     /// [`MAX_QUERY_CHARS`] `field_too_long`, both about `q`.
     pub fn parse(q: Option<&str>) -> Result<Query> {
-        let q = crate::http::one_line(q, "q", MAX_QUERY_CHARS)?;
+        let q = crate::domain::one_line(q, "q", MAX_QUERY_CHARS)?;
         let words: Vec<String> = words(&q).map(|(_, w)| fold(w)).collect();
         if words.is_empty() {
             return Err(ApiError::field(ErrorCode::FieldRequired, "q"));

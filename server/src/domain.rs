@@ -189,6 +189,25 @@ impl Code {
     }
 }
 
+/// A one-line text field: trimmed, required (`field_required`), without control or
+/// invisible characters ([`check_visible`]), at most `max` characters
+/// (`field_too_long`).
+pub fn one_line(value: Option<&str>, field: &'static str, max: usize) -> Result<String, ApiError> {
+    let value = value.map(str::trim).unwrap_or("");
+    if value.is_empty() {
+        return Err(ApiError::field(ErrorCode::FieldRequired, field));
+    }
+    check_visible(value, field)?;
+    if value.chars().count() > max {
+        return Err(ApiError::with_max(
+            ErrorCode::FieldTooLong,
+            Some(field),
+            max as u64,
+        ));
+    }
+    Ok(value.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,11 +21,11 @@ use actix_web::web;
 use crate::config::{is_set, Settings};
 use crate::db::files::FileRow;
 use crate::documents::{self, extract::Format};
+use crate::entitlements;
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::plans::Plan;
 use crate::state::AppState;
 
-const MB: u64 = 1024 * 1024;
 /// Files removed per sweep pass (it repeats at once while it finds more).
 const SWEEP_BATCH: i64 = 200;
 /// How often the sweep runs when nothing wakes it.
@@ -177,13 +177,6 @@ fn stored_name(uploaded: &str, ext: &str, fallback: &str) -> String {
     format!("{stem}.{ext}")
 }
 
-/// Largest upload any kind of file may have on `plan`: the body is read up to it, and
-/// the kind's own limit applied once the content says what it is.
-pub fn largest_upload(plan: &Plan) -> usize {
-    let limits = plan.files;
-    (limits.image_max_mb.max(limits.document_max_mb) * MB) as usize
-}
-
 /// What an upload becomes before it is stored.
 struct Prepared {
     kind: FileKind,
@@ -207,23 +200,18 @@ pub async fn upload(
     name: &str,
     bytes: Vec<u8>,
 ) -> Result<FileRow> {
-    let limits = plan.files;
-    let (is_image, max_mb) = match sniff(&bytes) {
-        Sniffed::Image => (true, limits.image_max_mb),
-        Sniffed::Document if !plan.features.document_processing => {
-            return Err(ApiError::field(ErrorCode::PremiumRequired, "documentUpload"));
-        }
-        Sniffed::Document => (false, limits.document_max_mb),
+    let kind = match sniff(&bytes) {
+        Sniffed::Image => FileKind::Image,
+        Sniffed::Document => FileKind::Document,
         Sniffed::Other => return Err(ErrorCode::FileTypeUnsupported.into()),
     };
-    if bytes.len() as u64 > max_mb * MB {
-        return Err(ApiError::with_max(ErrorCode::FileTooLarge, None, max_mb));
-    }
-    let storage = limits.storage_mb * MB;
+    entitlements::upload(plan, kind, bytes.len())?;
+    let is_image = kind == FileKind::Image;
+    let storage = entitlements::storage_bytes(plan);
     let stored = state.db.stored_bytes(user_id).await? as u64;
     // Refused before decoding when nothing more fits; otherwise by what is stored (a
     // re-encoded picture is often much smaller than the one sent).
-    let full = || ApiError::with_max(ErrorCode::StorageFull, None, limits.storage_mb);
+    let full = || entitlements::storage_full(plan);
     if stored >= storage {
         return Err(full());
     }

@@ -17,8 +17,11 @@ use futures_util::future::BoxFuture;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::json;
 
+use crate::clock::SharedClock;
 use crate::db::files::FileRow;
-use crate::state::AppState;
+use crate::db::Db;
+use crate::files::FileStore;
+use crate::images::ImageDecoder;
 
 /// An image a model made, as its bytes (any format we decode), and the prompt the model
 /// says it drew from, when it rewrote ours.
@@ -142,63 +145,74 @@ pub fn for_settings(model: &crate::config::ModelSettings) -> Box<dyn ImageGenera
     }
 }
 
-/// Makes the image for `prompt` and stores it as the answer's file (row first, then its
-/// objects, as an upload). Answers the file and what the answer says.
-pub async fn make(
-    state: &AppState,
-    model: &str,
-    prompt: &str,
-    owner: &FileRow,
-    timeout: Duration,
-) -> Result<(FileRow, String), ModelError> {
-    let generated = tokio::time::timeout(timeout, state.image_generator.generate(model, prompt))
-        .await
-        .map_err(|_| ModelError::Timeout)??;
-    // What a model answers is decoded like an upload: a broken or huge image stops here.
-    let (max_px, thumb_px) = (
-        state.settings.files.image_max_px,
-        state.settings.files.thumbnail_px,
-    );
-    let bytes = generated.bytes;
-    let image = state
-        .images
-        .run(move |d| d.attachment(&bytes, max_px, thumb_px))
-        .await
-        .map_err(|e| ModelError::Upstream(format!("the generated image: {e:?}")))?;
-    let extension = if image.mime == "image/png" { "png" } else { "jpg" };
-    let file = FileRow {
-        id: uuid::Uuid::now_v7().to_string(),
-        kind: FileKind::Image,
-        name: format!("{}.{extension}", file_stem(prompt)),
-        mime: image.mime.into(),
-        size: (image.data.len() + image.thumbnail.len()) as i64,
-        width: Some(image.width as i32),
-        height: Some(image.height as i32),
-        created_at: state.now(),
-        ..owner.clone()
-    };
-    let stored = async {
-        state.db.insert_file(&file).await?;
-        state.files.put(&file, false, image.data).await?;
-        state.files.put(&file, true, image.thumbnail).await?;
-        Ok::<_, anyhow::Error>(())
-    }
-    .await;
-    if let Err(e) = stored {
-        tracing::error!(error = ?e, "storing a generated image");
-        if let Err(e) = state.db.mark_file_gone(&file.id).await {
-            tracing::warn!(error = ?e, "marking a generated image that could not be stored as gone");
+/// The image generation service: the generator, and where its images are decoded and kept.
+pub struct ImageGen {
+    pub generator: Box<dyn ImageGenerator>,
+    pub db: Db,
+    pub files: std::sync::Arc<FileStore>,
+    pub images: ImageDecoder,
+    pub clock: SharedClock,
+    /// The longest side kept and the thumbnail's (`[files]`), as for uploads.
+    pub max_px: u32,
+    pub thumb_px: u32,
+}
+
+impl ImageGen {
+    /// Makes the image for `prompt` and stores it as the answer's file (row first, then its
+    /// objects, as an upload). Answers the file and what the answer says.
+    pub async fn make(
+        &self,
+        model: &str,
+        prompt: &str,
+        owner: &FileRow,
+        timeout: Duration,
+    ) -> Result<(FileRow, String), ModelError> {
+        let generated = tokio::time::timeout(timeout, self.generator.generate(model, prompt))
+            .await
+            .map_err(|_| ModelError::Timeout)??;
+        // What a model answers is decoded like an upload: a broken or huge image stops here.
+        let (max_px, thumb_px) = (self.max_px, self.thumb_px);
+        let bytes = generated.bytes;
+        let image = self
+            .images
+            .run(move |d| d.attachment(&bytes, max_px, thumb_px))
+            .await
+            .map_err(|e| ModelError::Upstream(format!("the generated image: {e:?}")))?;
+        let extension = if image.mime == "image/png" { "png" } else { "jpg" };
+        let file = FileRow {
+            id: uuid::Uuid::now_v7().to_string(),
+            kind: FileKind::Image,
+            name: format!("{}.{extension}", file_stem(prompt)),
+            mime: image.mime.into(),
+            size: (image.data.len() + image.thumbnail.len()) as i64,
+            width: Some(image.width as i32),
+            height: Some(image.height as i32),
+            created_at: self.clock.now_ms(),
+            ..owner.clone()
+        };
+        let stored = async {
+            self.db.insert_file(&file).await?;
+            self.files.put(&file, false, image.data).await?;
+            self.files.put(&file, true, image.thumbnail).await?;
+            Ok::<_, anyhow::Error>(())
         }
-        state.files.sweep_soon();
-        return Err(ModelError::Upstream("storing the image failed".into()));
-    }
-    let said = match generated.revised_prompt {
-        Some(revised) if !revised.trim().is_empty() => {
-            format!("Here is the image: *{}*", revised.trim().replace('*', ""))
+        .await;
+        if let Err(e) = stored {
+            tracing::error!(error = ?e, "storing a generated image");
+            if let Err(e) = self.db.mark_file_gone(&file.id).await {
+                tracing::warn!(error = ?e, "marking a generated image that could not be stored as gone");
+            }
+            self.files.sweep_soon();
+            return Err(ModelError::Upstream("storing the image failed".into()));
         }
-        _ => format!("Here is the image: *{}*", prompt.trim().replace('*', "")),
-    };
-    Ok((file, said))
+        let said = match generated.revised_prompt {
+            Some(revised) if !revised.trim().is_empty() => {
+                format!("Here is the image: *{}*", revised.trim().replace('*', ""))
+            }
+            _ => format!("Here is the image: *{}*", prompt.trim().replace('*', "")),
+        };
+        Ok((file, said))
+    }
 }
 
 /// A file name from the prompt's first words: `a-red-fox-in-snow`.

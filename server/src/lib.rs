@@ -1,8 +1,8 @@
 //! The chat server: configuration, storage, accounts, settings and the HTTP API.
 //! `main.rs` only parses the command line; tests start `startup::Application` on port 0.
 
+pub mod accounts;
 pub mod announce;
-pub mod auth;
 pub mod billing;
 pub mod chat;
 pub mod clock;
@@ -11,6 +11,7 @@ pub mod conversation_search;
 pub mod db;
 pub mod documents;
 pub mod domain;
+pub mod entitlements;
 pub mod error;
 pub mod files;
 #[cfg(test)]
@@ -19,13 +20,14 @@ pub mod http;
 pub mod i18n;
 pub mod imagegen;
 pub mod images;
-pub mod invoices;
 pub mod mail;
 pub mod operator;
 pub mod outage;
 pub mod plans;
 pub mod portability;
+pub mod projects;
 pub mod quota;
+pub mod rate_limit;
 pub mod realtime;
 pub mod redis_conn;
 pub mod scheduler;
@@ -33,8 +35,5 @@ pub mod search;
 pub mod shares;
 pub mod startup;
 pub mod state;
-pub mod subscriptions;
 pub mod telemetry;
-pub mod vat;
-pub mod vies;
 pub mod views;

@@ -61,8 +61,8 @@ pub struct Seed<'a> {
 /// run however many), on `plan`, with access tokens for the load harness. Rerunning it
 /// keeps the users that exist and writes fresh tokens.
 pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String> {
-    use crate::auth::jwt::Tokens;
-    use crate::auth::password::PasswordHasher;
+    use crate::accounts::jwt::Tokens;
+    use crate::accounts::password::PasswordHasher;
     use crate::db::users::NewUser;
     use crate::domain::Password;
     use crate::error::ErrorCode;

@@ -1,18 +1,19 @@
 //! The plan catalogue (`config/plans.toml`): features, quotas, models and prices of the
 //! free, base, plus and pro plans, plus the quota timezone; and the VAT rules
-//! (`config/vat.toml`, [`crate::vat`]).
+//! (`config/vat.toml`, [`crate::billing::vat`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
-use chat_actors::quota::{Limits, Service};
+use chat_actors::quota::Limits;
+use chat_contract::states::Service;
 use chat_contract::views;
 use chrono_tz::Tz;
 use serde::Deserialize;
 
+use crate::billing::vat::VatRules;
 use crate::error::{ErrorCode, Result};
-use crate::vat::VatRules;
 
 const EMBEDDED_PLANS: &str = include_str!("../../config/plans.toml");
 

@@ -9,11 +9,12 @@ use std::time::Duration;
 use anyhow::Context;
 use chat_actors::quota::{
     BatchStore, BufferedStore, Consume, Counted, Counters, Decision, GetUsage, Limits, Period, Periods,
-    QuotaActors, Refund, Service, SharedCounters, UsageDeltas, UsageStore, Used,
+    QuotaActors, Refund, SharedCounters, UsageDeltas, UsageStore, Used,
 };
 use chat_actors::shard::Shards;
+use chat_contract::states::Service;
 use chat_contract::views::{LimitInfo, Usage, UsageCounter, UsageService, UsageServices};
-use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Months, NaiveDate, TimeZone};
 use chrono_tz::Tz;
 use futures_util::future::BoxFuture;
 
@@ -70,12 +71,7 @@ pub fn window(now_ms: i64, tz: Tz) -> Window {
     }
 }
 
-pub fn iso(ms: i64) -> String {
-    // Every stored time is in range; the epoch stands in for one that is not.
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339()
-}
+pub use crate::clock::iso;
 
 /// How often counted units are written to the database (and at shutdown).
 const USAGE_FLUSH: Duration = Duration::from_secs(1);
@@ -429,7 +425,8 @@ impl Inner {
     /// mark: the keys of [`SEED_LUA`], and the first of [`CONSUME_LUA`]'s.
     fn counter_keys(&self, user: &str, periods: &Periods) -> Vec<String> {
         let mut keys: Vec<String> = Service::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .flat_map(|s| {
                 let (d, m) = self.keys(user, s, periods);
                 [d, m]
@@ -456,7 +453,7 @@ impl Inner {
         invocation
             .arg(periods.day_ttl.as_secs())
             .arg(periods.month_ttl.as_secs());
-        for service in Service::ALL {
+        for &service in Service::ALL {
             let used = stored.get(&service).copied().unwrap_or_default();
             invocation.arg(used.day).arg(used.month);
         }
@@ -505,7 +502,11 @@ impl SharedCounters for RedisCounters {
         let (inner, user, periods) = (self.inner.clone(), user.to_owned(), periods.clone());
         Box::pin(async move {
             let mut keys = inner.counter_keys(&user, &periods);
-            let id = format!("{}:check:{}", inner.base(&user), crate::auth::codes::new_token());
+            let id = format!(
+                "{}:check:{}",
+                inner.base(&user),
+                crate::accounts::codes::new_token()
+            );
             keys.push(id.clone());
             let mut invocation = inner.consume.prepare_invoke();
             for key in &keys {
@@ -541,7 +542,8 @@ impl SharedCounters for RedisCounters {
                 "quota script answered {r:?}"
             );
             let usage: HashMap<Service, Used> = Service::ALL
-                .into_iter()
+                .iter()
+                .copied()
                 .enumerate()
                 .map(|(k, s)| {
                     let used = Used {
@@ -608,7 +610,8 @@ impl SharedCounters for RedisCounters {
                     .context("reading quota counters")?;
             }
             Ok(Service::ALL
-                .into_iter()
+                .iter()
+                .copied()
                 .enumerate()
                 .map(|(i, s)| {
                     let used = Used {

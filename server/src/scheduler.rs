@@ -10,7 +10,6 @@ use actix_web::web;
 use chrono::Months;
 
 use crate::state::AppState;
-use crate::subscriptions;
 
 pub struct Scheduler {
     state: web::Data<AppState>,
@@ -57,12 +56,12 @@ impl Handler<RunDue> for Scheduler {
             (self.retention_day.as_deref() != Some(&window.periods.day)).then(|| window.periods.day.clone());
         AtomicResponse::new(Box::pin(
             async move {
-                let applied = subscriptions::apply_due(&state).await.unwrap_or_else(|e| {
+                let applied = state.billing.apply_due().await.unwrap_or_else(|e| {
                     tracing::error!(error = ?e, "scheduler: applying due subscriptions");
                     0
                 });
                 // A crash between a payment and its invoice: issue it now.
-                if let Err(e) = crate::invoices::issue_missing(&state).await {
+                if let Err(e) = state.billing.issue_missing_invoices().await {
                     tracing::error!(error = ?e, "scheduler: issuing missing invoices");
                 }
                 // Answers still streaming after an hour lost their server.

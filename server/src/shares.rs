@@ -8,7 +8,7 @@
 
 use chat_contract::states::{FileKind, MessageStatus};
 
-use crate::auth::codes::new_token;
+use crate::accounts::codes::new_token;
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
 use crate::db::shares::ShareRow;

@@ -10,22 +10,27 @@ use actix_web::dev::ServerHandle;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
+use futures_util::future::BoxFuture;
 use secrecy::ExposeSecret;
 
 use chat_actors::shard::Shards;
 
-use crate::auth::codes::{new_token, CodeKey};
-use crate::auth::jwt::Tokens;
-use crate::auth::password::PasswordHasher;
-use crate::auth::rate_limit::RateLimits;
+use crate::accounts::codes::{new_token, CodeKey};
+use crate::accounts::jwt::Tokens;
+use crate::accounts::password::PasswordHasher;
+use crate::accounts::Accounts;
+use crate::billing::Billing;
 use crate::chat::context::ContextSizes;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{is_set, Settings};
 use crate::db::Db;
+use crate::files::FileStore;
 use crate::images::ImageDecoder;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
+use crate::projects::Projects;
 use crate::quota::Quotas;
+use crate::rate_limit::RateLimits;
 use crate::realtime::Realtime;
 use crate::redis_conn::Redis;
 use crate::scheduler::Scheduler;
@@ -47,137 +52,8 @@ impl Application {
 
     pub async fn build_with_clock(settings: Settings, clock: SharedClock) -> anyhow::Result<Application> {
         refuse_unsafe_settings(&settings)?;
-        let data_dir = settings.server.data_dir.clone();
-        std::fs::create_dir_all(&data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
-        let db = Db::connect(
-            &settings.database.url,
-            &data_dir,
-            settings.database.max_connections,
-        )
-        .await?;
-        let redis = connect_redis(&settings).await?;
-        // The shards are the HTTP workers' threads: the realtime work runs beside the
-        // connections, one thread per core.
-        let workers = match settings.server.workers {
-            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
-            n => n,
-        };
-        let shards = Shards::on_workers(workers);
-        let realtime = Realtime::start(&settings, redis.clone(), shards.clone());
-        let secret = token_secret(&settings, &db, &data_dir, clock.now_ms()).await?;
-        let code_key = db
-            .shared_secret(
-                CODE_KEY,
-                &format!("{}{}", new_token(), new_token()),
-                clock.now_ms(),
-            )
-            .await
-            .context("reading the code key")?;
-        let mailer = Mailer::new(&settings.mail)?;
-        let catalogue = Arc::new(Catalogue::load(&settings.config_dir)?);
-        anyhow::ensure!(
-            catalogue.vat.is_eu(&settings.invoice.seller_country),
-            "[invoice] seller_country {:?} must be an EU country of vat.toml",
-            settings.invoice.seller_country
-        );
-        let context_sizes = ContextSizes::load(&settings.config_dir)?;
-        context_sizes.warm_up();
-        let quotas = Quotas::start(
-            db.clone(),
-            redis
-                .clone()
-                .map(|conn| (conn, settings.redis.prefix.clone(), settings.redis_timeout())),
-            catalogue.clone(),
-            clock.clone(),
-            Some(shards),
-        );
-        let payments = crate::billing::choose(&settings, &db, &catalogue).await?;
-        let files = crate::files::FileStore::from_settings(&settings)?;
-
-        tracing::info!(
-            database = %describe_db(&db, &data_dir),
-            redis = if redis.is_some() { "redis (quotas and fan-out shared)" } else { "none (in-process)" },
-            mail = %mailer.describe(),
-            files = %files.describe(),
-            payments = match payments.name() {
-                "stripe" => "stripe (cards through Stripe; plans start on its verified webhooks)",
-                _ => "demo (payments complete on a local checkout page)",
-            },
-            model = realtime.provider.name(),
-            search = match (settings.search.searxng_configured(), settings.search.google_configured()) {
-                (true, true) => "searxng and google",
-                (true, false) => "searxng",
-                (false, true) => "google",
-                (false, false) if realtime.provider.name() != "demo" => "the model's search model only (no deep search)",
-                (false, false) => "none (web search not set up)",
-            },
-            "backends"
-        );
-
-        let limits = RateLimits::new(
-            &settings.rate_limit,
-            redis.clone().map(|conn| (conn, settings.redis.prefix.clone())),
-            clock.clone(),
-        )?;
-        let state = web::Data::new(AppState {
-            db,
-            redis,
-            tokens: Tokens::new(secret.as_bytes()),
-            codes: CodeKey::new(code_key.as_bytes()),
-            hasher: PasswordHasher::new(&settings.auth)?,
-            mailer,
-            limits,
-            site: crate::auth::origin::SiteOrigin::from_settings(&settings)?,
-            images: ImageDecoder::new(&settings.uploads),
-            files,
-            documents: crate::documents::Documents::new(&settings.uploads)?,
-            search: crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo"),
-            image_generator: crate::imagegen::for_settings(&settings.model),
-            catalogue,
-            context_sizes,
-            quotas,
-            payments,
-            vies: crate::vies::Vies::new(&settings.billing),
-            realtime,
-            clock,
-            settings,
-        });
-
-        let listener = TcpListener::bind(&state.settings.server.bind_addr)
-            .with_context(|| format!("binding {}", state.settings.server.bind_addr))?;
-        let port = listener.local_addr()?.port();
-        let workers = state.realtime.shards.len();
-        let web_dir = state.settings.server.web_dir.clone();
-        let uploads_dir = state.settings.uploads_dir();
-        std::fs::create_dir_all(uploads_dir.join("avatars"))
-            .with_context(|| format!("creating {}", uploads_dir.display()))?;
-        let client_built = http::web::client_is_built(&web_dir);
-        if !client_built {
-            tracing::warn!(web_dir = %web_dir.display(), "no built web client; serving a placeholder page");
-        }
-        let app_state = state.clone();
-        let security_headers = http::headers::SecurityHeaders::from_settings(&state.settings)?;
-        let stalled_after = crate::realtime::write_timeout(&state.settings);
-        let shards = state.realtime.shards.clone();
-        let server = HttpServer::new(move || {
-            // Called once on each worker's thread, as it starts.
-            shards.adopt_current();
-            App::new()
-                .wrap(from_fn(i18n::middleware))
-                .wrap(from_fn(http::trace::middleware))
-                .wrap(security_headers.middleware())
-                .app_data(app_state.clone())
-                .configure(http::api)
-                .configure(|cfg| http::web::routes(cfg, &web_dir, &uploads_dir, client_built))
-        })
-        .on_connect(move |connection, _| http::ws::limit_stalled_writes(connection, stalled_after))
-        .workers(workers)
-        // `main` handles the signals, so running answers get their grace period.
-        .disable_signals()
-        // `Shutdown::graceful` gave the grace period already.
-        .shutdown_timeout(CLOSE_TIMEOUT_SECS)
-        .listen(listener)?
-        .run();
+        let state = compose(settings, clock).await?;
+        let (port, server) = serve(&state)?;
         let shutdown = Shutdown {
             server: server.handle(),
             state: state.clone(),
@@ -189,16 +65,7 @@ impl Application {
             state.realtime.shards.started(Duration::from_secs(30)).await,
             "the HTTP workers did not start within 30 s"
         );
-        state.realtime.attach_relay();
-        crate::chat::orphans::spawn(state.clone());
-
-        spawn_housekeeping(state.clone());
-        actix_web::rt::spawn(crate::files::sweep_forever(state.clone()));
-        let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
-        let scheduler = actix::Actor::start(Scheduler::new(state.clone(), interval));
-        if state.payments.name() == "demo" {
-            tracing::warn!("payments: the demo provider completes every checkout without a card; do not expose it to real users");
-        }
+        let scheduler = start_background(&state);
         tracing::info!(port, "listening");
         Ok(Application {
             port,
@@ -231,6 +98,285 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await.map_err(std::io::Error::other)?
     }
+}
+
+/// The connections every part shares: the database (its data folder made first) and Redis.
+async fn connect(settings: &Settings) -> anyhow::Result<(Db, Option<Redis>)> {
+    let data_dir = &settings.server.data_dir;
+    std::fs::create_dir_all(data_dir).with_context(|| format!("creating {}", data_dir.display()))?;
+    let db = Db::connect(
+        &settings.database.url,
+        data_dir,
+        settings.database.max_connections,
+    )
+    .await?;
+    let redis = connect_redis(settings).await?;
+    Ok((db, redis))
+}
+
+/// The plan catalogue, checked against the seller's country.
+fn catalogue(settings: &Settings) -> anyhow::Result<Arc<Catalogue>> {
+    let catalogue = Arc::new(Catalogue::load(&settings.config_dir)?);
+    anyhow::ensure!(
+        catalogue.vat.is_eu(&settings.invoice.seller_country),
+        "[invoice] seller_country {:?} must be an EU country of vat.toml",
+        settings.invoice.seller_country
+    );
+    Ok(catalogue)
+}
+
+/// The realtime side on one shard per HTTP worker: the realtime work runs beside the
+/// connections, one thread per core.
+fn realtime(settings: &Settings, redis: &Option<Redis>) -> (Realtime, Shards) {
+    let workers = match settings.server.workers {
+        0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+        n => n,
+    };
+    let shards = Shards::on_workers(workers);
+    (Realtime::start(settings, redis.clone(), shards.clone()), shards)
+}
+
+/// The image generation service: the model endpoint's generator, or the demo's.
+fn image_gen(parts: &Parts, files: &Arc<FileStore>, images: &ImageDecoder) -> crate::imagegen::ImageGen {
+    let settings = &parts.settings;
+    crate::imagegen::ImageGen {
+        generator: crate::imagegen::for_settings(&settings.model),
+        db: parts.db.clone(),
+        files: files.clone(),
+        images: images.clone(),
+        clock: parts.clock.clone(),
+        max_px: settings.files.image_max_px,
+        thumb_px: settings.files.thumbnail_px,
+    }
+}
+
+/// The quota actors' hub: counts in Redis when it is configured, else in the database.
+fn quotas(
+    settings: &Settings,
+    db: &Db,
+    redis: &Option<Redis>,
+    catalogue: &Arc<Catalogue>,
+    clock: &SharedClock,
+    shards: Shards,
+) -> Quotas {
+    let redis = redis
+        .clone()
+        .map(|c| (c, settings.redis.prefix.clone(), settings.redis_timeout()));
+    Quotas::start(db.clone(), redis, catalogue.clone(), clock.clone(), Some(shards))
+}
+
+/// The parts start-up chose, said once in the log.
+fn log_backends(
+    db: &Db,
+    redis: bool,
+    settings: &Settings,
+    mailer: &Mailer,
+    files: &FileStore,
+    payments: &str,
+    model: &str,
+) {
+    tracing::info!(
+        database = %describe_db(db, &settings.server.data_dir),
+        redis = if redis { "redis (quotas and fan-out shared)" } else { "none (in-process)" },
+        mail = %mailer.describe(),
+        files = %files.describe(),
+        payments = match payments {
+            "stripe" => "stripe (cards through Stripe; plans start on its verified webhooks)",
+            _ => "demo (payments complete on a local checkout page)",
+        },
+        model,
+        search = match (settings.search.searxng_configured(), settings.search.google_configured()) {
+            (true, true) => "searxng and google",
+            (true, false) => "searxng",
+            (false, true) => "google",
+            (false, false) if model != "demo" => "the model's search model only (no deep search)",
+            (false, false) => "none (web search not set up)",
+        },
+        "backends"
+    );
+}
+
+/// The token and code secrets, kept in the database so every instance signs alike.
+struct Secrets {
+    token: String,
+    code_key: String,
+}
+
+async fn secrets(settings: &Settings, db: &Db, clock: &SharedClock) -> anyhow::Result<Secrets> {
+    let now = clock.now_ms();
+    let token = token_secret(settings, db, &settings.server.data_dir, now).await?;
+    let code_key = db
+        .shared_secret(CODE_KEY, &format!("{}{}", new_token(), new_token()), now)
+        .await
+        .context("reading the code key")?;
+    Ok(Secrets { token, code_key })
+}
+
+/// The accounts service: what the account rules need.
+fn accounts(
+    parts: &Parts,
+    secrets: Secrets,
+    limits: &Arc<RateLimits>,
+    images: &ImageDecoder,
+) -> anyhow::Result<Accounts> {
+    let settings = &parts.settings;
+    Ok(Accounts {
+        db: parts.db.clone(),
+        clock: parts.clock.clone(),
+        tokens: Arc::new(Tokens::new(secrets.token.as_bytes())),
+        codes: CodeKey::new(secrets.code_key.as_bytes()),
+        hasher: PasswordHasher::new(&settings.auth)?,
+        mailer: parts.mailer.clone(),
+        limits: limits.clone(),
+        images: images.clone(),
+        realtime: parts.realtime.clone(),
+        settings: settings.clone(),
+    })
+}
+
+/// What several services share, made once.
+struct Parts {
+    db: Db,
+    clock: SharedClock,
+    mailer: Mailer,
+    realtime: Arc<Realtime>,
+    settings: Arc<Settings>,
+}
+
+/// The composition root: every part made once, the domain services built from them, and
+/// the state the handlers reach them through.
+async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::Data<AppState>> {
+    let (db, redis) = connect(&settings).await?;
+    let (realtime, shards) = realtime(&settings, &redis);
+    let secrets = secrets(&settings, &db, &clock).await?;
+    let mailer = Mailer::new(&settings.mail)?;
+    let catalogue = catalogue(&settings)?;
+    let context_sizes = ContextSizes::load(&settings.config_dir)?;
+    context_sizes.warm_up();
+    let quotas = quotas(&settings, &db, &redis, &catalogue, &clock, shards);
+    let payments = crate::billing::providers::choose(&settings, &db, &catalogue).await?;
+    let files = Arc::new(FileStore::from_settings(&settings)?);
+    log_backends(
+        &db,
+        redis.is_some(),
+        &settings,
+        &mailer,
+        &files,
+        payments.name(),
+        realtime.provider.name(),
+    );
+    let redis_limits = redis.clone().map(|conn| (conn, settings.redis.prefix.clone()));
+    let limits = Arc::new(RateLimits::new(
+        &settings.rate_limit,
+        redis_limits,
+        clock.clone(),
+    )?);
+    let (settings, realtime) = (Arc::new(settings), Arc::new(realtime));
+    let images = ImageDecoder::new(&settings.uploads);
+    let parts = Parts {
+        db: db.clone(),
+        clock: clock.clone(),
+        mailer: mailer.clone(),
+        realtime: realtime.clone(),
+        settings: settings.clone(),
+    };
+    let accounts = accounts(&parts, secrets, &limits, &images)?;
+    let projects = Projects {
+        db: db.clone(),
+        clock: clock.clone(),
+        catalogue: catalogue.clone(),
+    };
+    let site = crate::http::origin::SiteOrigin::from_settings(&settings)?;
+    let documents = crate::documents::Documents::new(&settings.uploads)?;
+    let imagegen = image_gen(&parts, &files, &images);
+    let search = crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo");
+    // Billing tells the tabs of plan changes through the whole state (see `BillingNews`),
+    // which owns billing: so the state is built knowing its own address.
+    Ok(web::Data::from(Arc::new_cyclic(|weak| AppState {
+        billing: Billing::new(
+            crate::billing::Parts {
+                db: db.clone(),
+                clock: clock.clone(),
+                catalogue: catalogue.clone(),
+                payments,
+                mailer: mailer.clone(),
+                announce: Arc::new(BillingNews(weak.clone())),
+            },
+            &settings,
+        ),
+        db,
+        redis,
+        accounts,
+        projects,
+        mailer,
+        limits,
+        site,
+        images,
+        files,
+        documents,
+        search,
+        imagegen,
+        catalogue,
+        context_sizes,
+        quotas,
+        realtime,
+        clock,
+        settings,
+    })))
+}
+
+/// The HTTP server on its address, not yet running: its port, and the server.
+fn serve(state: &web::Data<AppState>) -> anyhow::Result<(u16, actix_web::dev::Server)> {
+    let settings = &state.settings;
+    let listener = TcpListener::bind(&settings.server.bind_addr)
+        .with_context(|| format!("binding {}", settings.server.bind_addr))?;
+    let port = listener.local_addr()?.port();
+    let web_dir = settings.server.web_dir.clone();
+    let uploads_dir = settings.uploads_dir();
+    std::fs::create_dir_all(uploads_dir.join("avatars"))
+        .with_context(|| format!("creating {}", uploads_dir.display()))?;
+    let client_built = http::web::client_is_built(&web_dir);
+    if !client_built {
+        tracing::warn!(web_dir = %web_dir.display(), "no built web client; serving a placeholder page");
+    }
+    let app_state = state.clone();
+    let security_headers = http::headers::SecurityHeaders::from_settings(settings)?;
+    let stalled_after = crate::realtime::write_timeout(settings);
+    let shards = state.realtime.shards.clone();
+    let server = HttpServer::new(move || {
+        // Called once on each worker's thread, as it starts.
+        shards.adopt_current();
+        App::new()
+            .wrap(from_fn(i18n::middleware))
+            .wrap(from_fn(http::trace::middleware))
+            .wrap(security_headers.middleware())
+            .app_data(app_state.clone())
+            .configure(http::api)
+            .configure(|cfg| http::web::routes(cfg, &web_dir, &uploads_dir, client_built))
+    })
+    .on_connect(move |connection, _| http::ws::limit_stalled_writes(connection, stalled_after))
+    .workers(state.realtime.shards.len())
+    // `main` handles the signals, so running answers get their grace period.
+    .disable_signals()
+    // `Shutdown::graceful` gave the grace period already.
+    .shutdown_timeout(CLOSE_TIMEOUT_SECS)
+    .listen(listener)?
+    .run();
+    Ok((port, server))
+}
+
+/// What runs beside the requests once the workers are up: the relay between instances,
+/// orphaned answers, housekeeping, the file sweep and the scheduler.
+fn start_background(state: &web::Data<AppState>) -> actix::Addr<Scheduler> {
+    state.realtime.attach_relay();
+    crate::chat::orphans::spawn(state.clone());
+    spawn_housekeeping(state.clone());
+    actix_web::rt::spawn(crate::files::sweep_forever(state.clone()));
+    let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
+    if state.billing.provider().name() == "demo" {
+        tracing::warn!("payments: the demo provider completes every checkout without a card; do not expose it to real users");
+    }
+    actix::Actor::start(Scheduler::new(state.clone(), interval))
 }
 
 /// A graceful stop: answers that are running may finish, nothing is left half done.
@@ -413,6 +559,38 @@ fn describe_db(db: &Db, data_dir: &Path) -> String {
     match db {
         Db::Sqlite(..) => format!("sqlite ({})", data_dir.join("chat.db").display()),
         Db::Postgres(_) => "postgres".into(),
+    }
+}
+
+/// What billing announces, sent through `announce` with the whole state: the frames'
+/// views need the search set-up and the quotas, which billing does not hold. Weak,
+/// because the state owns billing, which owns this.
+struct BillingNews(std::sync::Weak<AppState>);
+
+impl crate::billing::Announce for BillingNews {
+    fn subscription(&self, user_id: &str) -> BoxFuture<'static, ()> {
+        let (state, user_id) = (self.0.upgrade(), user_id.to_owned());
+        Box::pin(async move {
+            if let Some(state) = state {
+                crate::announce::subscription(&state, &user_id).await;
+            }
+        })
+    }
+
+    fn billing_info(&self, user_id: &str) -> BoxFuture<'static, ()> {
+        let (state, user_id) = (self.0.upgrade(), user_id.to_owned());
+        Box::pin(async move {
+            let Some(state) = state else { return };
+            match state.db.user_by_id(&user_id).await {
+                Ok(Some(user)) => {
+                    if let Err(e) = crate::announce::settings(&state, &user).await {
+                        tracing::warn!(error = ?e, "announcing a new VIES check");
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = ?e, "reading a user to announce a new VIES check"),
+            }
+        })
     }
 }
 

@@ -2,11 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::auth::codes::CodeKey;
-use crate::auth::jwt::Tokens;
-use crate::auth::password::PasswordHasher;
-use crate::auth::rate_limit::RateLimits;
-use crate::billing::PaymentProvider;
+use crate::accounts::Accounts;
 use crate::clock::SharedClock;
 use crate::config::Settings;
 use crate::db::Db;
@@ -15,32 +11,31 @@ use crate::images::ImageDecoder;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
+use crate::rate_limit::RateLimits;
 use crate::realtime::Realtime;
 
 pub struct AppState {
     pub db: Db,
     pub redis: Option<crate::redis_conn::Redis>,
-    pub tokens: Tokens,
-    pub codes: CodeKey,
-    pub hasher: PasswordHasher,
+    pub accounts: Accounts,
+    pub projects: crate::projects::Projects,
     pub mailer: Mailer,
-    pub limits: RateLimits,
+    pub limits: Arc<RateLimits>,
     /// This site's origin, for the `Origin` checks of cookie calls and websockets.
-    pub site: crate::auth::origin::SiteOrigin,
+    pub site: crate::http::origin::SiteOrigin,
     pub images: ImageDecoder,
-    pub files: FileStore,
+    pub files: Arc<FileStore>,
     pub documents: crate::documents::Documents,
     pub search: crate::search::SearchState,
-    pub image_generator: Box<dyn crate::imagegen::ImageGenerator>,
+    pub imagegen: crate::imagegen::ImageGen,
     pub catalogue: Arc<Catalogue>,
     /// The models' context windows (`config/models.toml`).
     pub context_sizes: crate::chat::context::ContextSizes,
     pub quotas: Quotas,
-    pub payments: Box<dyn PaymentProvider>,
-    pub vies: crate::vies::Vies,
-    pub realtime: Realtime,
+    pub billing: crate::billing::Billing,
+    pub realtime: Arc<Realtime>,
     pub clock: SharedClock,
-    pub settings: Settings,
+    pub settings: Arc<Settings>,
 }
 
 impl AppState {
@@ -59,5 +54,15 @@ impl AppState {
             None => 0,
         };
         plan.view(vat_rate, available, deep_searches)
+    }
+
+    /// The user's subscription as the API shows it, its plans' prices with the seller's
+    /// domestic VAT.
+    pub fn subscription_view(
+        &self,
+        sub: &crate::db::subscriptions::SubscriptionRow,
+    ) -> chat_contract::views::Subscription {
+        let vat = self.billing.vat_for(None).rate;
+        crate::views::subscription(sub, |plan| self.plan_view(self.catalogue.plan(plan), vat))
     }
 }

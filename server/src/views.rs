@@ -3,9 +3,8 @@
 //! are the contract's (`chat-contract`); the usage counters are built by
 //! [`crate::quota::Quotas::limit_info_of`], which knows the quota window.
 
-use chat_actors::protocol;
 use chat_contract::answers;
-use chat_contract::frames::Attachment;
+use chat_contract::frames::{self, Attachment};
 use chat_contract::states::{BillingCycle, FileKind, PlanType};
 use chat_contract::views::{
     self, AiPersonalization, Invoice, Payment, PendingSubscription, Seller, Settings, Subscription,
@@ -23,7 +22,6 @@ use crate::db::subscriptions::SubscriptionRow;
 use crate::db::users::UserRow;
 use crate::quota::iso;
 use crate::shares::Snapshot;
-use crate::state::AppState;
 
 /// The user as registration, login, the profile call and the websocket's `ready` show it.
 pub fn user(u: &UserRow) -> User {
@@ -64,15 +62,14 @@ pub fn billing_info(b: &BillingRow) -> views::BillingInfo {
 }
 
 fn vat_check(json: Option<&str>) -> Option<views::VatCheck> {
-    crate::vies::Check::from_json(json).map(|c| c.view())
+    crate::billing::vies::Check::from_json(json).map(|c| c.view())
 }
 
 /// `GET /api/subscription`, the answer of every call that changes it, and
 /// `subscription.updated`. Its plans' prices carry the seller's domestic VAT, as list
-/// prices; the buyer's own VAT is in `GET /api/plans` and on each payment.
-pub fn subscription(state: &AppState, sub: &SubscriptionRow) -> Subscription {
-    let vat = state.vat_for(None).rate;
-    let plan = state.catalogue.plan(sub.plan_type);
+/// prices; the buyer's own VAT is in `GET /api/plans` and on each payment. `plan_view`
+/// shows a plan as this server sells it (`AppState::subscription_view` passes it).
+pub fn subscription(sub: &SubscriptionRow, plan_view: impl Fn(PlanType) -> views::Plan) -> Subscription {
     let pending = sub.pending_plan_type;
     Subscription {
         data: SubscriptionData {
@@ -91,13 +88,13 @@ pub fn subscription(state: &AppState, sub: &SubscriptionRow) -> Subscription {
             },
             cancel_at_period_end: pending == Some(PlanType::Free),
         },
-        subscription_plan: state.plan_view(plan, vat),
+        subscription_plan: plan_view(sub.plan_type),
         pending_subscription: pending.map(|p| PendingSubscription {
             plan_type: p,
             activation_date: sub.end_date.map(iso),
             requested_at: sub.pending_since.map(iso),
         }),
-        pending_subscription_plan: pending.map(|p| state.plan_view(state.catalogue.plan(p), vat)),
+        pending_subscription_plan: pending.map(plan_view),
     }
 }
 
@@ -186,8 +183,8 @@ pub fn attachment_view(f: &FileRow) -> Attachment {
     }
 }
 
-pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
-    protocol::Conversation {
+pub fn conversation_view(c: &ConversationRow) -> frames::Conversation {
+    frames::Conversation {
         id: c.id.clone(),
         title: c.title.clone(),
         model: c.model.clone(),
@@ -201,8 +198,8 @@ pub fn conversation_view(c: &ConversationRow) -> protocol::Conversation {
     }
 }
 
-pub fn project_view(p: &ProjectRow) -> protocol::Project {
-    protocol::Project {
+pub fn project_view(p: &ProjectRow) -> frames::Project {
+    frames::Project {
         id: p.id.clone(),
         name: p.name.clone(),
         instructions: p.instructions.clone(),
@@ -213,13 +210,13 @@ pub fn project_view(p: &ProjectRow) -> protocol::Project {
 }
 
 /// A message without attachments (answers, and questions where they are not needed).
-pub fn message_view(m: &MessageRow) -> protocol::Message {
+pub fn message_view(m: &MessageRow) -> frames::Message {
     message_with_files(m, &[])
 }
 
 /// A message with the files sent in it (`files` may hold other messages' too).
-pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Message {
-    protocol::Message {
+pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> frames::Message {
+    frames::Message {
         id: m.id.clone(),
         conversation_id: m.conversation_id.clone(),
         role: m.role,
@@ -241,7 +238,7 @@ pub fn message_with_files(m: &MessageRow, files: &[FileRow]) -> protocol::Messag
 
 /// An answer's sources. Written by this server only: unreadable JSON is no sources
 /// rather than an error.
-fn sources_of(m: &MessageRow) -> Vec<protocol::Source> {
+fn sources_of(m: &MessageRow) -> Vec<frames::Source> {
     m.sources
         .as_deref()
         .and_then(|json| serde_json::from_str(json).ok())
@@ -249,13 +246,13 @@ fn sources_of(m: &MessageRow) -> Vec<protocol::Source> {
 }
 
 /// An answer's stored rating and comment.
-pub fn feedback_view(m: &MessageRow) -> Option<protocol::Feedback> {
+pub fn feedback_view(m: &MessageRow) -> Option<frames::Feedback> {
     let rating = match m.feedback_rating.as_deref()? {
-        "up" => protocol::Rating::Up,
-        "down" => protocol::Rating::Down,
+        "up" => frames::Rating::Up,
+        "down" => frames::Rating::Down,
         _ => return None,
     };
-    Some(protocol::Feedback {
+    Some(frames::Feedback {
         rating,
         comment: m.feedback_comment.clone(),
     })

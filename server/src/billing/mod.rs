@@ -1,119 +1,146 @@
-//! Payment providers. The built-in `demo` provider completes payments locally through
-//! its own checkout page; `stripe` takes cards through Stripe. Which one runs is chosen
-//! once at start-up (`choose`).
+//! Billing: plans bought and renewed (SPEC §4), payments through a provider, invoices,
+//! EU VAT and its VIES checks. [`Billing`] holds what these rules need and nothing of the
+//! rest of the server; the HTTP handlers, the scheduler and account deletion call it.
+//!
+//! Each file adds the methods of one area to [`Billing`] and imports only this file and
+//! the leaves (`providers`, `vat`, `vies`); this file imports the leaves for the parts the
+//! service holds, and the leaves import nothing of the service, so the plan catalogue
+//! (which holds the VAT rates) and the stored billing info can use them. Calls between
+//! the areas run one way too: `subscriptions` issues `invoices`, `stripe_events`
+//! completes `subscriptions`' payments, `payments` (reading them, the demo checkout) goes
+//! through `stripe_events`; `vat_checks` asks VIES for `subscriptions` and the settings.
 
-pub mod demo;
-pub mod stripe;
+pub mod invoices;
+pub mod payments;
+pub mod providers;
 pub mod stripe_events;
+pub mod subscriptions;
+pub mod vat;
+pub mod vat_checks;
+pub mod vies;
 
+use std::sync::Arc;
+
+use chat_contract::states::BillingCycle;
+use chrono::{DateTime, Months};
 use futures_util::future::BoxFuture;
+use secrecy::SecretString;
 
-use crate::config::{is_set, BillingSettings, Settings};
-use crate::db::payments::PaymentRow;
+use crate::clock::SharedClock;
+use crate::config::Settings;
+use crate::db::billing::BillingRow;
 use crate::db::Db;
+use crate::mail::Mailer;
 use crate::plans::Catalogue;
+use providers::PaymentProvider;
+use vat::BuyerVat;
+use vies::Vies;
 
-/// How the user pays a checkout: on a page of ours (`url`) or by confirming a Stripe
-/// PaymentIntent in the web client (`client_secret`). `provider_ref` is the provider's id
-/// of what is being paid (a PaymentIntent, or a Subscription for monthly plans).
-pub struct Checkout {
-    pub url: Option<String>,
-    pub client_secret: Option<String>,
-    pub provider_ref: Option<String>,
+/// What billing tells a user's open tabs. Billing does not build those frames itself:
+/// the plan views in them depend on the search set-up and the counters on the quotas,
+/// which are none of billing's business. The composition root implements it.
+pub trait Announce: Send + Sync {
+    /// `subscription.updated`, then the counters of its plan.
+    fn subscription(&self, user_id: &str) -> BoxFuture<'static, ()>;
+
+    /// `settings.updated`: the billing info changed (a new VIES check).
+    fn billing_info(&self, user_id: &str) -> BoxFuture<'static, ()>;
 }
 
-/// A change to a subscription the provider renews on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RenewalChange<'a> {
-    /// End at the period end (`true`), or go on renewing (`false`).
-    CancelAtPeriodEnd(bool),
-    /// From the next renewal on, charge this plan's price (no proration: what was paid
-    /// for this period stays as it is).
-    RenewAs {
-        plan_type: &'a str,
-        currency: &'a str,
-        /// Minor units, VAT included.
-        amount: i64,
-    },
-    /// Stop now: the user paid for another plan that replaces it.
-    EndNow,
+/// The seller on invoices; `country` is also where domestic VAT applies.
+struct Seller {
+    name: String,
+    address: String,
+    vat_number: String,
+    country: String,
 }
 
-pub trait PaymentProvider: Send + Sync {
-    fn name(&self) -> &'static str;
+/// The settings billing reads, copied once at start-up.
+struct Terms {
+    seller: Seller,
+    webhook_secret: SecretString,
+    /// How old a webhook signature may be (s).
+    webhook_tolerance_secs: i64,
+    /// How long a plan the provider renews keeps its access past its end date (ms).
+    renewal_grace_ms: i64,
+    /// How old a VIES check a checkout still rests on (ms).
+    vies_max_age_ms: i64,
+}
 
-    /// Starts paying `payment` (pending, already stored). Called again for a retried
-    /// checkout, which must not start a second charge.
-    fn start_checkout(&self, payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<Checkout>>;
+/// The billing service. Cheap to share: every part is a handle.
+pub struct Billing {
+    db: Db,
+    clock: SharedClock,
+    catalogue: Arc<Catalogue>,
+    payments: Arc<dyn PaymentProvider>,
+    vies: Vies,
+    mailer: Mailer,
+    announce: Arc<dyn Announce>,
+    terms: Terms,
+}
 
-    /// Whether the provider charges monthly renewals itself and reports them (Stripe);
-    /// else the scheduler charges each renewal through `charge_renewal`.
-    fn renews_itself(&self) -> bool;
+/// What [`Billing::new`] takes besides the settings.
+pub struct Parts {
+    pub db: Db,
+    pub clock: SharedClock,
+    pub catalogue: Arc<Catalogue>,
+    pub payments: Arc<dyn PaymentProvider>,
+    pub mailer: Mailer,
+    pub announce: Arc<dyn Announce>,
+}
 
-    /// Charges a renewal without the user present; `Ok(false)` if the charge was declined.
-    fn charge_renewal(&self, payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<bool>>;
-
-    /// Applies a plan change to the provider's subscription `subscription_ref`.
-    fn change_renewal(
-        &self,
-        subscription_ref: &str,
-        change: RenewalChange<'_>,
-    ) -> BoxFuture<'static, anyhow::Result<()>>;
-
-    /// Whether the provider's subscription `subscription_ref` is set to end at its period
-    /// end, read fresh (webhook snapshots may arrive out of order).
-    fn cancels_at_period_end(&self, subscription_ref: &str) -> BoxFuture<'static, anyhow::Result<bool>>;
-
-    /// Makes a checkout unpayable at the provider (after it failed), so a later retry on
-    /// the same PaymentIntent cannot take money for a payment we closed.
-    fn abandon(&self, payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<()>>;
-
-    /// Asks the provider whether a pending checkout was paid, in full: the status page's
-    /// fallback when a webhook is late. Never trusts the client.
-    fn is_paid(&self, payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<bool>>;
-
-    /// Whether paying `payment` changes the plan of the subscription the provider renews
-    /// already (a Stripe upgrade's proration invoice): its period stays as it is.
-    fn changes_plan_in_place(&self, _payment: &PaymentRow) -> bool {
-        false
+impl Billing {
+    pub fn new(parts: Parts, settings: &Settings) -> Billing {
+        let (billing, invoice) = (&settings.billing, &settings.invoice);
+        Billing {
+            db: parts.db,
+            clock: parts.clock,
+            catalogue: parts.catalogue,
+            payments: parts.payments,
+            vies: Vies::new(billing),
+            mailer: parts.mailer,
+            announce: parts.announce,
+            terms: Terms {
+                seller: Seller {
+                    name: invoice.seller_name.clone(),
+                    address: invoice.seller_address.clone(),
+                    vat_number: invoice.seller_vat_number.clone(),
+                    country: invoice.seller_country.clone(),
+                },
+                webhook_secret: billing.stripe_webhook_secret.clone(),
+                webhook_tolerance_secs: billing.webhook_tolerance_secs,
+                renewal_grace_ms: billing.renewal_grace_hours * crate::clock::HOUR_MS,
+                vies_max_age_ms: billing.vies_max_age_days * crate::clock::DAY_MS,
+            },
+        }
     }
 
-    /// What the web client needs to take a card (`GET /api/payments/config`).
-    fn client_config(&self) -> chat_contract::views::PaymentConfig;
-}
-
-/// Whether Stripe takes the payments: a secret key is set (see [`choose`]).
-pub fn stripe_configured(billing: &BillingSettings) -> bool {
-    is_set(&billing.stripe_secret_key)
-}
-
-/// Stripe when a secret key is set; else the demo provider, only if configured so.
-pub async fn choose(
-    settings: &Settings,
-    db: &Db,
-    catalogue: &Catalogue,
-) -> anyhow::Result<Box<dyn PaymentProvider>> {
-    let billing: &BillingSettings = &settings.billing;
-    if stripe_configured(billing) {
-        anyhow::ensure!(
-            is_set(&billing.stripe_webhook_secret),
-            "STRIPE_SECRET_KEY is set but STRIPE_WEBHOOK_SECRET is not: payments would never be confirmed"
-        );
-        anyhow::ensure!(
-            !billing.stripe_publishable_key.trim().is_empty(),
-            "STRIPE_SECRET_KEY is set but STRIPE_PUBLISHABLE_KEY is not: the web client could not take cards"
-        );
-        let provider = stripe::StripeProvider::new(billing, db.clone())?;
-        let domestic = catalogue
-            .vat
-            .for_buyer(&settings.invoice.seller_country, None)
-            .rate;
-        provider.prepare_prices(catalogue, domestic).await;
-        return Ok(Box::new(provider));
+    fn now(&self) -> i64 {
+        self.clock.now_ms()
     }
-    match billing.provider.as_str() {
-        "demo" => Ok(Box::new(demo::DemoProvider::new(&settings.server.public_url))),
-        "stripe" => anyhow::bail!("billing.provider is \"stripe\" but STRIPE_SECRET_KEY is not set"),
-        other => anyhow::bail!("billing.provider must be \"demo\" or \"stripe\", not {other:?}"),
+
+    /// The provider that takes payments (its name, the web client's config).
+    pub fn provider(&self) -> &dyn PaymentProvider {
+        self.payments.as_ref()
+    }
+
+    /// The country of the seller, where domestic VAT applies.
+    pub fn seller_country(&self) -> &str {
+        &self.terms.seller.country
+    }
+
+    /// The VAT `billing` pays to this server's seller.
+    pub fn vat_for(&self, billing: Option<&BillingRow>) -> BuyerVat {
+        self.catalogue.vat.for_buyer(&self.terms.seller.country, billing)
+    }
+
+    /// The end of a period of `cycle` starting at `start`.
+    pub fn period_end(&self, cycle: BillingCycle, start: i64) -> i64 {
+        if cycle == BillingCycle::OneTime {
+            return start + self.catalogue.one_time_days * crate::clock::DAY_MS;
+        }
+        DateTime::from_timestamp_millis(start)
+            .and_then(|t| t.checked_add_months(Months::new(1)))
+            .map_or(start + 30 * crate::clock::DAY_MS, |t| t.timestamp_millis())
     }
 }

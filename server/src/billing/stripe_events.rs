@@ -9,16 +9,15 @@ use secrecy::ExposeSecret;
 use serde_json::Value;
 use sha2::Sha256;
 
-use crate::billing::stripe::pays_for;
-use crate::billing::RenewalChange;
+use super::providers::stripe::pays_for;
+use super::providers::RenewalChange;
+use super::Billing;
 use crate::db::payments::PaymentRow;
 use crate::db::subscriptions::Activation;
 use crate::error::{ErrorCode, Result};
 use crate::i18n::Lang;
 use crate::mail::Mail;
 use crate::plans::{Currency, PlanType};
-use crate::state::AppState;
-use crate::subscriptions::{self, period_end};
 use chat_contract::states::{BillingCycle, PaymentKind, PaymentStatus};
 
 /// Checks a `Stripe-Signature` header (`t=…,v1=…[,v1=…]`): an HMAC-SHA256 of
@@ -66,318 +65,377 @@ fn decode_hex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// `POST /api/payments/stripe/webhook`: verifies, then applies the event once.
-pub async fn receive(state: &AppState, payload: &[u8], signature: Option<&str>) -> Result<()> {
-    let billing = &state.settings.billing;
-    let now_secs = state.now() / 1000;
-    let secret = billing.stripe_webhook_secret.expose_secret().as_bytes();
-    let valid = signature.is_some_and(|header| {
-        verify_signature(payload, header, secret, now_secs, billing.webhook_tolerance_secs)
-    });
-    if !valid {
-        tracing::warn!("stripe webhook refused: missing, wrong or stale signature");
-        return Err(ErrorCode::WebhookSignatureInvalid.into());
-    }
-    let event: Value = serde_json::from_slice(payload).map_err(|_| ErrorCode::WebhookInvalid)?;
-    let (Some(id), Some(kind)) = (event["id"].as_str(), event["type"].as_str()) else {
-        return Err(ErrorCode::WebhookInvalid.into());
-    };
-    if state.db.stripe_event_seen(id).await? {
-        tracing::info!(event = id, kind, "stripe event already applied; ignored");
-        return Ok(());
-    }
-    let object = &event["data"]["object"];
-    match kind {
-        "payment_intent.succeeded" => intent_succeeded(state, object).await?,
-        "payment_intent.payment_failed" => intent_failed(state, object).await?,
-        // Stripe sends both for a paid invoice (localstripe only the second).
-        "invoice.paid" | "invoice.payment_succeeded" => invoice_paid(state, object).await?,
-        "invoice.payment_failed" => invoice_failed(state, object).await?,
-        "customer.subscription.updated" => subscription_updated(state, object).await?,
-        "customer.subscription.deleted" => subscription_deleted(state, object).await?,
-        _ => tracing::debug!(event = id, kind, "stripe event of a type we do not use"),
-    }
-    // Recorded only once applied: a failure answers 500 and Stripe delivers it again.
-    state.db.record_stripe_event(id, kind, state.now()).await?;
-    Ok(())
-}
-
-/// Our payment a PaymentIntent was made for: the one that stored its id, or, if the
-/// event overtook that, the one named in its metadata that has no PaymentIntent yet.
-async fn payment_of_intent(state: &AppState, intent: &Value) -> Result<Option<PaymentRow>> {
-    let Some(pi) = intent["id"].as_str() else {
-        return Ok(None);
-    };
-    if let Some(payment) = state.db.payment_by_provider_ref("stripe", pi).await? {
-        return Ok(Some(payment));
-    }
-    let Some(payment_id) = intent["metadata"]["payment_id"].as_str() else {
-        return Ok(None);
-    };
-    let payment = state.db.payment(payment_id).await?.filter(|p| {
-        p.provider == "stripe"
-            && p.provider_ref.is_none()
-            && intent["metadata"]["user_id"].as_str() == p.user_id.as_deref()
-    });
-    if let Some(payment) = &payment {
-        state.db.set_provider_ref(&payment.id, pi).await?;
-    }
-    Ok(payment)
-}
-
-async fn intent_succeeded(state: &AppState, intent: &Value) -> Result<()> {
-    let Some(payment) = payment_of_intent(state, intent).await? else {
-        // Invoices' PaymentIntents are handled through their invoice.
-        return Ok(());
-    };
-    if !pays_for(intent, &payment) {
-        tracing::error!(payment = %payment.id, "stripe charged an amount or currency that does not match the payment; plan not granted");
-        return Ok(());
-    }
-    complete(state, &payment).await
-}
-
-/// Grants a paid checkout; one that can no longer be applied (already applied, or the
-/// user holds a higher plan by now) is logged, since money was taken for it.
-pub async fn complete(state: &AppState, payment: &PaymentRow) -> Result<()> {
-    if payment.status != PaymentStatus::Pending {
-        return Ok(());
-    }
-    match subscriptions::complete_payment(state, &payment.id).await {
-        Ok(_) => Ok(()),
-        Err(e) if e.code() == ErrorCode::PaymentClosed => {
-            tracing::error!(payment = %payment.id, user = ?payment.user_id,
-                "a paid stripe checkout could not be applied (the user holds this plan or a higher one); refund it");
-            Ok(())
+impl Billing {
+    /// `POST /api/payments/stripe/webhook`: verifies, then applies the event once; a
+    /// server not taking payments through Stripe has no such route (`not_found`).
+    pub async fn receive_stripe_event(&self, payload: &[u8], signature: Option<&str>) -> Result<()> {
+        if self.payments.name() != "stripe" {
+            return Err(ErrorCode::NotFound.into());
         }
-        Err(e) => Err(e),
-    }
-}
-
-async fn intent_failed(state: &AppState, intent: &Value) -> Result<()> {
-    if let Some(payment) = payment_of_intent(state, intent)
-        .await?
-        .filter(|p| p.status == PaymentStatus::Pending)
-    {
-        // Closed here, so closed at Stripe too; an error answers 500 and Stripe retries.
-        state.payments.abandon(&payment).await?;
-        if state
-            .db
-            .close_payment(&payment.id, PaymentStatus::Failed, state.now())
-            .await?
-        {
-            tracing::info!(payment = %payment.id, "stripe payment failed");
+        let terms = &self.terms;
+        let now_secs = self.now() / 1000;
+        let secret = terms.webhook_secret.expose_secret().as_bytes();
+        let valid = signature.is_some_and(|header| {
+            verify_signature(payload, header, secret, now_secs, terms.webhook_tolerance_secs)
+        });
+        if !valid {
+            tracing::warn!("stripe webhook refused: missing, wrong or stale signature");
+            return Err(ErrorCode::WebhookSignatureInvalid.into());
         }
+        let event: Value = serde_json::from_slice(payload).map_err(|_| ErrorCode::WebhookInvalid)?;
+        let (Some(id), Some(kind)) = (event["id"].as_str(), event["type"].as_str()) else {
+            return Err(ErrorCode::WebhookInvalid.into());
+        };
+        if self.db.stripe_event_seen(id).await? {
+            tracing::info!(event = id, kind, "stripe event already applied; ignored");
+            return Ok(());
+        }
+        let object = &event["data"]["object"];
+        match kind {
+            "payment_intent.succeeded" => self.intent_succeeded(object).await?,
+            "payment_intent.payment_failed" => self.intent_failed(object).await?,
+            // Stripe sends both for a paid invoice (localstripe only the second).
+            "invoice.paid" | "invoice.payment_succeeded" => self.invoice_paid(object).await?,
+            "invoice.payment_failed" => self.invoice_failed(object).await?,
+            "customer.subscription.updated" => self.subscription_updated(object).await?,
+            "customer.subscription.deleted" => self.subscription_deleted(object).await?,
+            _ => tracing::debug!(event = id, kind, "stripe event of a type we do not use"),
+        }
+        // Recorded only once applied: a failure answers 500 and Stripe delivers it again.
+        self.db.record_stripe_event(id, kind, self.now()).await?;
+        Ok(())
     }
-    Ok(())
-}
 
-/// The checkout (first invoice) of a subscription. An event that overtakes storing the
-/// subscription id finds nothing; the status page's poll (`is_paid`) completes it then.
-async fn checkout_of_subscription(state: &AppState, subscription: &str) -> Result<Option<PaymentRow>> {
-    Ok(state.db.payment_by_provider_ref("stripe", subscription).await?)
-}
-
-/// The upgrade (proration invoice) an invoice event is about, found by the invoice id
-/// stored before it was charged.
-async fn upgrade_of_invoice(state: &AppState, invoice: &Value) -> Result<Option<PaymentRow>> {
-    match invoice["id"].as_str() {
-        // Renewals are stored under their invoice id too, once paid.
-        Some(id) => Ok(state
-            .db
-            .payment_by_provider_ref("stripe", id)
-            .await?
-            .filter(|p| p.kind == PaymentKind::Checkout)),
-        None => Ok(None),
+    /// Our payment a PaymentIntent was made for: the one that stored its id, or, if the
+    /// event overtook that, the one named in its metadata that has no PaymentIntent yet.
+    async fn payment_of_intent(&self, intent: &Value) -> Result<Option<PaymentRow>> {
+        let Some(pi) = intent["id"].as_str() else {
+            return Ok(None);
+        };
+        if let Some(payment) = self.db.payment_by_provider_ref("stripe", pi).await? {
+            return Ok(Some(payment));
+        }
+        let Some(payment_id) = intent["metadata"]["payment_id"].as_str() else {
+            return Ok(None);
+        };
+        let payment = self.db.payment(payment_id).await?.filter(|p| {
+            p.provider == "stripe"
+                && p.provider_ref.is_none()
+                && intent["metadata"]["user_id"].as_str() == p.user_id.as_deref()
+        });
+        if let Some(payment) = &payment {
+            self.db.set_provider_ref(&payment.id, pi).await?;
+        }
+        Ok(payment)
     }
-}
 
-async fn invoice_paid(state: &AppState, invoice: &Value) -> Result<()> {
-    if let Some(payment) = upgrade_of_invoice(state, invoice).await? {
+    async fn intent_succeeded(&self, intent: &Value) -> Result<()> {
+        let Some(payment) = self.payment_of_intent(intent).await? else {
+            // Invoices' PaymentIntents are handled through their invoice.
+            return Ok(());
+        };
+        if !pays_for(intent, &payment) {
+            tracing::error!(payment = %payment.id, "stripe charged an amount or currency that does not match the payment; plan not granted");
+            return Ok(());
+        }
+        self.complete_paid(&payment).await
+    }
+
+    /// Grants a paid checkout; one that can no longer be applied (already applied, or the
+    /// user holds a higher plan by now) is logged, since money was taken for it.
+    pub async fn complete_paid(&self, payment: &PaymentRow) -> Result<()> {
         if payment.status != PaymentStatus::Pending {
-            if payment.status != PaymentStatus::Succeeded {
-                tracing::error!(payment = %payment.id, invoice = ?invoice["id"],
-                    "a stripe upgrade invoice taken back was paid; plan not granted; refund it");
+            return Ok(());
+        }
+        match self.complete_payment(&payment.id).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == ErrorCode::PaymentClosed => {
+                tracing::error!(payment = %payment.id, user = ?payment.user_id,
+                    "a paid stripe checkout could not be applied (the user holds this plan or a higher one); refund it");
+                Ok(())
             }
-            return Ok(());
-        }
-        if !pays_for(invoice, &payment) {
-            tracing::error!(payment = %payment.id, "a stripe upgrade invoice paid an amount or currency that does not match the payment; plan not granted");
-            return Ok(());
-        }
-        return complete(state, &payment).await;
-    }
-    let Some(subscription) = invoice["subscription"].as_str() else {
-        return Ok(());
-    };
-    if invoice["billing_reason"] == "subscription_update" {
-        // Prorations of a change not made through us (e.g. in Stripe's dashboard).
-        tracing::warn!(invoice = ?invoice["id"], subscription, "a stripe proration invoice not of ours was paid; ignored");
-        return Ok(());
-    }
-    if let Some(payment) = checkout_of_subscription(state, subscription).await? {
-        if payment.status == PaymentStatus::Pending {
-            if !pays_for(invoice, &payment) {
-                tracing::error!(payment = %payment.id, "a stripe invoice paid an amount or currency that does not match the payment; plan not granted");
-                return Ok(());
-            }
-            return complete(state, &payment).await;
-        }
-        // The first invoice again (its second event, or after the status page's poll
-        // applied it): it is the checkout, not a renewal.
-        let period_start = invoice["lines"]["data"][0]["period"]["start"]
-            .as_i64()
-            .map(|s| s * 1000);
-        let first = invoice["billing_reason"] == "subscription_create"
-            || period_start.is_none_or(|start| payment.completed_at.is_none_or(|done| start <= done));
-        if first {
-            return Ok(());
+            Err(e) => Err(e),
         }
     }
-    let Some(user_id) = state.db.user_of_provider_subscription(subscription).await? else {
-        if state
-            .db
-            .payment_by_provider_ref("stripe", subscription)
+
+    async fn intent_failed(&self, intent: &Value) -> Result<()> {
+        if let Some(payment) = self
+            .payment_of_intent(intent)
             .await?
-            .is_some()
+            .filter(|p| p.status == PaymentStatus::Pending)
         {
-            // A subscription of ours that no longer renews anyone's plan still charged.
-            tracing::error!(subscription, invoice = ?invoice["id"], "a replaced stripe subscription was paid; ending it; refund the invoice");
-            if let Err(e) = state
-                .payments
-                .change_renewal(subscription, RenewalChange::EndNow)
-                .await
-            {
-                tracing::error!(subscription, error = ?e, "could not end a replaced stripe subscription");
-            }
-        }
-        return Ok(());
-    };
-    renewal_paid(state, &user_id, invoice).await
-}
-
-/// A renewal invoice was paid: the plan its price stands for runs for the invoice's
-/// period. Keyed by the invoice id, so it is stored once however often it arrives.
-async fn renewal_paid(state: &AppState, user_id: &str, invoice: &Value) -> Result<()> {
-    let Some(invoice_id) = invoice["id"].as_str() else {
-        return Ok(());
-    };
-    let line = &invoice["lines"]["data"][0];
-    let price = line["price"]["id"]
-        .as_str()
-        .or_else(|| line["plan"]["id"].as_str());
-    let known = match price {
-        Some(price) => state.db.stripe_price_plan(price).await?,
-        None => None,
-    };
-    let Some((plan_type, currency, amount)) = known else {
-        tracing::error!(
-            invoice = invoice_id,
-            "a paid stripe invoice is not for one of our prices; ignored"
-        );
-        return Ok(());
-    };
-    let paid = invoice["amount_paid"].as_i64().unwrap_or(0);
-    let paid_currency = invoice["currency"].as_str().unwrap_or_default();
-    if paid != amount || !paid_currency.eq_ignore_ascii_case(&currency) {
-        tracing::error!(invoice = invoice_id, paid, paid_currency, amount, %currency,
-            "a stripe renewal paid an amount or currency that does not match its price; plan not extended");
-        return Ok(());
-    }
-    let now = state.now();
-    let sub = state.db.subscription(user_id, now).await?;
-    let start = line["period"]["start"].as_i64().map_or(now, |s| s * 1000);
-    let end = line["period"]["end"]
-        .as_i64()
-        .map(|s| s * 1000)
-        .filter(|end| *end > start)
-        .unwrap_or_else(|| period_end(state, BillingCycle::Monthly, start));
-    let (Some(plan), Some(currency)) = (PlanType::parse(&plan_type), Currency::parse(&currency)) else {
-        tracing::error!(invoice = invoice_id, plan_type, %currency, "a stripe renewal of an unknown plan or currency; plan not extended");
-        return Ok(());
-    };
-    // The buyer's billing snapshot and VAT treatment as for any payment; the amounts are
-    // what Stripe charged (the price fixed when the subscription started).
-    let template = subscriptions::renewal_payment(state, user_id, plan, currency, Some((start, end))).await?;
-    let net = template.net_amount;
-    let payment = PaymentRow {
-        status: PaymentStatus::Succeeded,
-        vat_rate: if net > 0 {
-            (amount - net) as f64 / net as f64
-        } else {
-            0.0
-        },
-        vat_amount: amount - net,
-        total_amount: amount,
-        provider: "stripe".to_owned(),
-        provider_ref: Some(invoice_id.to_owned()),
-        payment_method: sub.payment_method.clone().unwrap_or_else(|| "credit_card".into()),
-        completed_at: Some(now),
-        ..template
-    };
-    let activation = Activation {
-        plan_type: plan,
-        billing_cycle: BillingCycle::Monthly,
-        payment_method: &payment.payment_method,
-        currency,
-        start_date: start,
-        end_date: end,
-    };
-    if state.db.record_paid_renewal(&payment, &activation, now).await? {
-        tracing::info!(user = user_id, plan = %plan_type, payment = %payment.id, invoice = invoice_id, "subscription renewed by stripe");
-        // The renewal is paid and applied; a failed invoice is retried by the scheduler.
-        if let Err(e) = crate::invoices::issue_for_payment(state, &payment.id).await {
-            tracing::error!(payment = %payment.id, error = ?e, "issuing an invoice; the scheduler will retry");
-        }
-        crate::announce::subscription(state, user_id).await;
-    }
-    Ok(())
-}
-
-async fn invoice_failed(state: &AppState, invoice: &Value) -> Result<()> {
-    if let Some(payment) = upgrade_of_invoice(state, invoice).await? {
-        if payment.status == PaymentStatus::Pending {
-            // The plan stays; the subscription goes back to its price. An error answers
-            // 500 and Stripe delivers the event again.
-            state.payments.abandon(&payment).await?;
-            if state
+            // Closed here, so closed at Stripe too; an error answers 500 and Stripe retries.
+            self.payments.abandon(&payment).await?;
+            if self
                 .db
-                .close_payment(&payment.id, PaymentStatus::Failed, state.now())
+                .close_payment(&payment.id, PaymentStatus::Failed, self.now())
                 .await?
             {
-                tracing::info!(payment = %payment.id, "stripe upgrade payment failed; taken back");
+                tracing::info!(payment = %payment.id, "stripe payment failed");
             }
         }
-        return Ok(());
+        Ok(())
     }
-    let Some(subscription) = invoice["subscription"].as_str() else {
-        return Ok(());
-    };
-    if let Some(payment) = checkout_of_subscription(state, subscription).await? {
-        if state
-            .db
-            .close_payment(&payment.id, PaymentStatus::Failed, state.now())
-            .await?
-        {
-            tracing::info!(payment = %payment.id, "stripe subscription checkout failed");
-            return Ok(());
+
+    /// The checkout (first invoice) of a subscription. An event that overtakes storing the
+    /// subscription id finds nothing; the status page's poll (`is_paid`) completes it then.
+    async fn checkout_of_subscription(&self, subscription: &str) -> Result<Option<PaymentRow>> {
+        Ok(self.db.payment_by_provider_ref("stripe", subscription).await?)
+    }
+
+    /// The upgrade (proration invoice) an invoice event is about, found by the invoice id
+    /// stored before it was charged.
+    async fn upgrade_of_invoice(&self, invoice: &Value) -> Result<Option<PaymentRow>> {
+        match invoice["id"].as_str() {
+            // Renewals are stored under their invoice id too, once paid.
+            Some(id) => Ok(self
+                .db
+                .payment_by_provider_ref("stripe", id)
+                .await?
+                .filter(|p| p.kind == PaymentKind::Checkout)),
+            None => Ok(None),
         }
     }
-    let Some(user_id) = state.db.user_of_provider_subscription(subscription).await? else {
-        return Ok(());
-    };
-    tracing::warn!(user = %user_id, subscription, "stripe renewal payment failed; stripe retries");
-    let Some(user) = state.db.user_by_id(&user_id).await? else {
-        return Ok(());
-    };
-    let sub = state.db.subscription(&user_id, state.now()).await?;
-    let lang = user.language;
-    let end = sub.end_date.map(crate::quota::iso).unwrap_or_default();
-    let mail = renewal_failed_mail(lang, &user.email, &user.name, &end);
-    if let Err(e) = state.mailer.send(mail).await {
-        tracing::error!(user = %user_id, error = ?e, "could not mail a failed renewal");
+
+    async fn invoice_paid(&self, invoice: &Value) -> Result<()> {
+        if let Some(payment) = self.upgrade_of_invoice(invoice).await? {
+            if payment.status != PaymentStatus::Pending {
+                if payment.status != PaymentStatus::Succeeded {
+                    tracing::error!(payment = %payment.id, invoice = ?invoice["id"],
+                        "a stripe upgrade invoice taken back was paid; plan not granted; refund it");
+                }
+                return Ok(());
+            }
+            if !pays_for(invoice, &payment) {
+                tracing::error!(payment = %payment.id, "a stripe upgrade invoice paid an amount or currency that does not match the payment; plan not granted");
+                return Ok(());
+            }
+            return self.complete_paid(&payment).await;
+        }
+        let Some(subscription) = invoice["subscription"].as_str() else {
+            return Ok(());
+        };
+        if invoice["billing_reason"] == "subscription_update" {
+            // Prorations of a change not made through us (e.g. in Stripe's dashboard).
+            tracing::warn!(invoice = ?invoice["id"], subscription, "a stripe proration invoice not of ours was paid; ignored");
+            return Ok(());
+        }
+        if let Some(payment) = self.checkout_of_subscription(subscription).await? {
+            if payment.status == PaymentStatus::Pending {
+                if !pays_for(invoice, &payment) {
+                    tracing::error!(payment = %payment.id, "a stripe invoice paid an amount or currency that does not match the payment; plan not granted");
+                    return Ok(());
+                }
+                return self.complete_paid(&payment).await;
+            }
+            // The first invoice again (its second event, or after the status page's poll
+            // applied it): it is the checkout, not a renewal.
+            let period_start = invoice["lines"]["data"][0]["period"]["start"]
+                .as_i64()
+                .map(|s| s * 1000);
+            let first = invoice["billing_reason"] == "subscription_create"
+                || period_start.is_none_or(|start| payment.completed_at.is_none_or(|done| start <= done));
+            if first {
+                return Ok(());
+            }
+        }
+        let Some(user_id) = self.db.user_of_provider_subscription(subscription).await? else {
+            if self
+                .db
+                .payment_by_provider_ref("stripe", subscription)
+                .await?
+                .is_some()
+            {
+                // A subscription of ours that no longer renews anyone's plan still charged.
+                tracing::error!(subscription, invoice = ?invoice["id"], "a replaced stripe subscription was paid; ending it; refund the invoice");
+                if let Err(e) = self
+                    .payments
+                    .change_renewal(subscription, RenewalChange::EndNow)
+                    .await
+                {
+                    tracing::error!(subscription, error = ?e, "could not end a replaced stripe subscription");
+                }
+            }
+            return Ok(());
+        };
+        self.renewal_paid(&user_id, invoice).await
     }
-    Ok(())
+
+    /// A renewal invoice was paid: the plan its price stands for runs for the invoice's
+    /// period. Keyed by the invoice id, so it is stored once however often it arrives.
+    async fn renewal_paid(&self, user_id: &str, invoice: &Value) -> Result<()> {
+        let Some(invoice_id) = invoice["id"].as_str() else {
+            return Ok(());
+        };
+        let line = &invoice["lines"]["data"][0];
+        let price = line["price"]["id"]
+            .as_str()
+            .or_else(|| line["plan"]["id"].as_str());
+        let known = match price {
+            Some(price) => self.db.stripe_price_plan(price).await?,
+            None => None,
+        };
+        let Some((plan_type, currency, amount)) = known else {
+            tracing::error!(
+                invoice = invoice_id,
+                "a paid stripe invoice is not for one of our prices; ignored"
+            );
+            return Ok(());
+        };
+        let paid = invoice["amount_paid"].as_i64().unwrap_or(0);
+        let paid_currency = invoice["currency"].as_str().unwrap_or_default();
+        if paid != amount || !paid_currency.eq_ignore_ascii_case(&currency) {
+            tracing::error!(invoice = invoice_id, paid, paid_currency, amount, %currency,
+                "a stripe renewal paid an amount or currency that does not match its price; plan not extended");
+            return Ok(());
+        }
+        let now = self.now();
+        let sub = self.db.subscription(user_id, now).await?;
+        let start = line["period"]["start"].as_i64().map_or(now, |s| s * 1000);
+        let end = line["period"]["end"]
+            .as_i64()
+            .map(|s| s * 1000)
+            .filter(|end| *end > start)
+            .unwrap_or_else(|| self.period_end(BillingCycle::Monthly, start));
+        let (Some(plan), Some(currency)) = (PlanType::parse(&plan_type), Currency::parse(&currency)) else {
+            tracing::error!(invoice = invoice_id, plan_type, %currency, "a stripe renewal of an unknown plan or currency; plan not extended");
+            return Ok(());
+        };
+        // The buyer's billing snapshot and VAT treatment as for any payment; the amounts are
+        // what Stripe charged (the price fixed when the subscription started).
+        let template = self
+            .renewal_payment(user_id, plan, currency, Some((start, end)))
+            .await?;
+        let net = template.net_amount;
+        let payment = PaymentRow {
+            status: PaymentStatus::Succeeded,
+            vat_rate: if net > 0 {
+                (amount - net) as f64 / net as f64
+            } else {
+                0.0
+            },
+            vat_amount: amount - net,
+            total_amount: amount,
+            provider: "stripe".to_owned(),
+            provider_ref: Some(invoice_id.to_owned()),
+            payment_method: sub.payment_method.clone().unwrap_or_else(|| "credit_card".into()),
+            completed_at: Some(now),
+            ..template
+        };
+        let activation = Activation {
+            plan_type: plan,
+            billing_cycle: BillingCycle::Monthly,
+            payment_method: &payment.payment_method,
+            currency,
+            start_date: start,
+            end_date: end,
+        };
+        if self.db.record_paid_renewal(&payment, &activation, now).await? {
+            tracing::info!(user = user_id, plan = %plan_type, payment = %payment.id, invoice = invoice_id, "subscription renewed by stripe");
+            // The renewal is paid and applied; a failed invoice is retried by the scheduler.
+            if let Err(e) = self.issue_invoice(&payment.id).await {
+                tracing::error!(payment = %payment.id, error = ?e, "issuing an invoice; the scheduler will retry");
+            }
+            self.announce.subscription(user_id).await;
+        }
+        Ok(())
+    }
+
+    async fn invoice_failed(&self, invoice: &Value) -> Result<()> {
+        if let Some(payment) = self.upgrade_of_invoice(invoice).await? {
+            if payment.status == PaymentStatus::Pending {
+                // The plan stays; the subscription goes back to its price. An error answers
+                // 500 and Stripe delivers the event again.
+                self.payments.abandon(&payment).await?;
+                if self
+                    .db
+                    .close_payment(&payment.id, PaymentStatus::Failed, self.now())
+                    .await?
+                {
+                    tracing::info!(payment = %payment.id, "stripe upgrade payment failed; taken back");
+                }
+            }
+            return Ok(());
+        }
+        let Some(subscription) = invoice["subscription"].as_str() else {
+            return Ok(());
+        };
+        if let Some(payment) = self.checkout_of_subscription(subscription).await? {
+            if self
+                .db
+                .close_payment(&payment.id, PaymentStatus::Failed, self.now())
+                .await?
+            {
+                tracing::info!(payment = %payment.id, "stripe subscription checkout failed");
+                return Ok(());
+            }
+        }
+        let Some(user_id) = self.db.user_of_provider_subscription(subscription).await? else {
+            return Ok(());
+        };
+        tracing::warn!(user = %user_id, subscription, "stripe renewal payment failed; stripe retries");
+        let Some(user) = self.db.user_by_id(&user_id).await? else {
+            return Ok(());
+        };
+        let sub = self.db.subscription(&user_id, self.now()).await?;
+        let lang = user.language;
+        let end = sub.end_date.map(crate::quota::iso).unwrap_or_default();
+        let mail = renewal_failed_mail(lang, &user.email, &user.name, &end);
+        if let Err(e) = self.mailer.send(mail).await {
+            tracing::error!(user = %user_id, error = ?e, "could not mail a failed renewal");
+        }
+        Ok(())
+    }
+
+    /// Keeps a cancellation made in Stripe (e.g. in its dashboard) in step with ours.
+    async fn subscription_updated(&self, object: &Value) -> Result<()> {
+        let Some(id) = object["id"].as_str() else {
+            return Ok(());
+        };
+        let Some(user_id) = self.db.user_of_provider_subscription(id).await? else {
+            return Ok(());
+        };
+        // Stripe's state now, not the event's snapshot, which may be older than another.
+        let cancels = self.payments.cancels_at_period_end(id).await?;
+        let now = self.now();
+        let sub = self.db.subscription(&user_id, now).await?;
+        let pending = sub.pending_plan_type;
+        match (cancels, pending) {
+            (true, None) => {
+                self.db
+                    .set_pending_plan(&user_id, Some(PlanType::Free), now)
+                    .await?
+            }
+            (false, Some(PlanType::Free)) => self.db.set_pending_plan(&user_id, None, now).await?,
+            _ => return Ok(()),
+        }
+        self.announce.subscription(&user_id).await;
+        Ok(())
+    }
+
+    /// Stripe ended the subscription (cancelled at the period end, or renewal retries gave
+    /// up): nothing renews the plan any more; it ends at its end date, or now if that passed.
+    async fn subscription_deleted(&self, object: &Value) -> Result<()> {
+        let Some(id) = object["id"].as_str() else {
+            return Ok(());
+        };
+        let Some(user_id) = self.db.user_of_provider_subscription(id).await? else {
+            return Ok(());
+        };
+        let now = self.now();
+        self.db.set_provider_subscription(&user_id, None).await?;
+        let sub = self.db.subscription(&user_id, now).await?;
+        if sub.end_date.is_some_and(|end| end > now) {
+            self.db
+                .set_pending_plan(&user_id, Some(PlanType::Free), now)
+                .await?;
+        } else if sub.plan_type != PlanType::Free {
+            self.db.set_free(&user_id, now).await?;
+        }
+        tracing::info!(user = %user_id, subscription = id, "stripe subscription ended");
+        self.announce.subscription(&user_id).await;
+        Ok(())
+    }
 }
 
 fn renewal_failed_mail(lang: Lang, to: &str, name: &str, end: &str) -> Mail {
@@ -406,58 +464,6 @@ fn renewal_failed_mail(lang: Lang, to: &str, name: &str, end: &str) -> Mail {
         subject,
         body,
     }
-}
-
-/// Keeps a cancellation made in Stripe (e.g. in its dashboard) in step with ours.
-async fn subscription_updated(state: &AppState, object: &Value) -> Result<()> {
-    let Some(id) = object["id"].as_str() else {
-        return Ok(());
-    };
-    let Some(user_id) = state.db.user_of_provider_subscription(id).await? else {
-        return Ok(());
-    };
-    // Stripe's state now, not the event's snapshot, which may be older than another.
-    let cancels = state.payments.cancels_at_period_end(id).await?;
-    let now = state.now();
-    let sub = state.db.subscription(&user_id, now).await?;
-    let pending = sub.pending_plan_type;
-    match (cancels, pending) {
-        (true, None) => {
-            state
-                .db
-                .set_pending_plan(&user_id, Some(PlanType::Free), now)
-                .await?
-        }
-        (false, Some(PlanType::Free)) => state.db.set_pending_plan(&user_id, None, now).await?,
-        _ => return Ok(()),
-    }
-    crate::announce::subscription(state, &user_id).await;
-    Ok(())
-}
-
-/// Stripe ended the subscription (cancelled at the period end, or renewal retries gave
-/// up): nothing renews the plan any more; it ends at its end date, or now if that passed.
-async fn subscription_deleted(state: &AppState, object: &Value) -> Result<()> {
-    let Some(id) = object["id"].as_str() else {
-        return Ok(());
-    };
-    let Some(user_id) = state.db.user_of_provider_subscription(id).await? else {
-        return Ok(());
-    };
-    let now = state.now();
-    state.db.set_provider_subscription(&user_id, None).await?;
-    let sub = state.db.subscription(&user_id, now).await?;
-    if sub.end_date.is_some_and(|end| end > now) {
-        state
-            .db
-            .set_pending_plan(&user_id, Some(PlanType::Free), now)
-            .await?;
-    } else if sub.plan_type != PlanType::Free {
-        state.db.set_free(&user_id, now).await?;
-    }
-    tracing::info!(user = %user_id, subscription = id, "stripe subscription ended");
-    crate::announce::subscription(state, &user_id).await;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -3,26 +3,31 @@
 //! (stored, refunded if it ended before the model was asked or failed before its first
 //! delta, titled).
 
-use chat_contract::states::{FileKind, FileStatus, MessageRole, MessageStatus};
+use chat_contract::states::{FileKind, FileStatus, FinishReason, MessageRole, MessageStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web;
-use chat_actors::generation::{FinishReason, Outcome, Start};
+use chat_actors::generation::{Outcome, Start};
 use chat_actors::model::{time_limited, ModelError, ModelRequest, Turn};
-use chat_actors::protocol::{ChatSend, ServerFrame, Source, WebSource};
 use chat_actors::quota::Counted;
+use chat_contract::frames::{ChatSend, ServerFrame, Source, WebSource};
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
+use tokio::sync::oneshot;
 
-use crate::chat::send::{mode_of, Checked, Place, Reservation};
+use crate::chat::checked::{mode_of, Checked, Place};
+use crate::chat::reservation::Reservation;
 use crate::chat::{context, prompt};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
+use crate::db::projects::ProjectRow;
+use crate::db::users::UserRow;
 use crate::documents;
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
+use crate::plans::PlanType;
 use crate::search::{Engine, Search};
 use crate::state::AppState;
 use crate::views::{conversation_view, message_view, message_with_files};
@@ -31,7 +36,10 @@ use crate::views::{conversation_view, message_view, message_with_files};
 const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Stores the question and an empty answer, announces them, and starts streaming. On
-/// any failure the reservation is given back.
+/// any failure the reservation is given back. The steps: the [`Exchange`] is stored and
+/// its announcement made ready, then the answer's prompt read ([`read_prompt`]), then its [`stream`]
+/// handed to a generation, whose end [`Finished::settle`]s it; each step gets from the
+/// one before what it needs.
 pub async fn start(
     state: &web::Data<AppState>,
     checked: Checked,
@@ -40,44 +48,181 @@ pub async fn start(
     reservation: Reservation,
     counted: Counted,
 ) -> Result<(), ApiError> {
-    let realtime = &state.realtime;
-    let Checked {
-        account,
-        content,
-        model,
-        model_used,
-        existing,
-        files,
-        engine,
-        image_generation,
-        project,
-        place,
-    } = checked;
-    let user = &account.user;
+    let user = &checked.account.user;
     let now = state.now();
-    let answer_at = now + 1;
-    let (mut conversation, is_new) = match existing {
+    let conversation = match checked.existing {
         Some(c) => (c, false),
         None => {
-            let c = ConversationRow {
-                id: conversation_id,
-                user_id: user.id.clone(),
-                title: None,
-                model,
-                web_search: send.web_search,
-                created_at: now,
-                updated_at: answer_at,
-                project_id: project.as_ref().map(|p| p.id.clone()),
-                current_message_id: None,
-                pinned: false,
-                archived: false,
-            };
+            let project = checked.project.as_ref();
+            let c = new_conversation(conversation_id, &user.id, checked.model, &send, project, now);
             (c, true)
         }
     };
+    let (content, model_used) = (&checked.content, checked.model_used);
+    let mut exchange = Exchange::new(conversation, checked.place, &send, content, &model_used, now);
+    if let Err(e) = exchange.store(state, checked.files).await {
+        reservation.cancel().await;
+        return Err(e);
+    }
+    let mut intro = exchange.intro(state, &send.client_id).await;
+    let plan = checked.account.plan;
+    intro.push(crate::announce::counted_usage_frame(state, plan, &counted.usage));
+    let asking = Asking {
+        user,
+        exchange: &exchange,
+        project: checked.project.as_ref(),
+    };
+    let prompt = match read_prompt(state, asking, model_used).await {
+        Ok(prompt) => prompt,
+        Err(e) => {
+            for frame in &intro {
+                state.realtime.publish(&user.id, frame);
+            }
+            fail_before_streaming(state, &user.id, &exchange.conversation, &exchange.answer).await;
+            reservation.cancel().await;
+            return Err(e);
+        }
+    };
+    let engine = checked.engine.as_ref();
+    let how = how_of(
+        state,
+        &exchange,
+        engine,
+        plan,
+        &send,
+        &prompt.history,
+        &reservation,
+    );
+    let (stream, streamed) = stream(state, prompt.request, prompt.window, how);
+    let done = Finished {
+        state: state.clone(),
+        user_id: user.id.clone(),
+        lang: user.language,
+        conversation: exchange.conversation.clone(),
+        answer: exchange.answer.clone(),
+        title_from: exchange.title_from(),
+        documents: prompt.sources,
+        model_searches: matches!(engine, Some(Engine::Model)),
+        streamed,
+        reservation,
+    };
+    hand_over(state, &exchange, stream, intro, done).await
+}
+
+/// Hands the answer's stream to a generation on the user's shard, which sends `intro`
+/// ahead of its first delta and settles the answer (`done`) at its end.
+async fn hand_over(
+    state: &AppState,
+    exchange: &Exchange,
+    stream: BoxStream<'static, Result<String, ModelError>>,
+    intro: Vec<ServerFrame>,
+    done: Finished,
+) -> Result<(), ApiError> {
+    let user_id = &exchange.conversation.user_id;
+    let started = state.realtime.generations.start(Start {
+        user: user_id.clone(),
+        conversation_id: exchange.conversation.id.clone(),
+        message_id: exchange.answer.id.clone(),
+        stream,
+        intro,
+        batch: Duration::from_millis(state.settings.chat.batch_ms.max(1)),
+        timestamps: state.settings.chat.frame_timestamps,
+        on_done: Box::new(move |outcome| Box::pin(done.settle(outcome))),
+    });
+    let Err(refused) = started else {
+        return Ok(());
+    };
+    // Another tab of this instance started an answer here at the same moment (only
+    // possible without Redis, whose claim would have refused this send): end this one as
+    // failed before its first delta, which gives everything back.
+    for frame in &refused.intro {
+        state.realtime.publish(user_id, frame);
+    }
+    let never = Outcome {
+        content: String::new(),
+        finish: FinishReason::Error,
+        error: None,
+        seq: 0,
+    };
+    (refused.on_done)(never).await;
+    Err(ErrorCode::GenerationInProgress.into())
+}
+
+/// How the answer is made: a search by our providers first, an image, or the model
+/// alone (which may be the plan's search model, searching by itself).
+fn how_of(
+    state: &AppState,
+    exchange: &Exchange,
+    engine: Option<&Engine>,
+    plan: PlanType,
+    send: &ChatSend,
+    history: &[MessageRow],
+    reservation: &Reservation,
+) -> How {
+    let question = exchange.question.content.clone();
+    match engine {
+        Some(Engine::Provider(provider)) => {
+            let models = &state.catalogue.plan(plan).models;
+            How::Search(Search {
+                provider: provider.clone(),
+                deep: send.deep_search,
+                user_id: exchange.conversation.user_id.clone(),
+                conversation_id: exchange.conversation.id.clone(),
+                message_id: exchange.answer.id.clone(),
+                question,
+                context: conversation_text(history),
+                preprocessing_model: models.web_preprocessing_model.clone().unwrap_or_default(),
+                content_model: models.web_content_processing_model.clone().unwrap_or_default(),
+                budget: reservation.searches(),
+                used: reservation.searches_made.clone(),
+            })
+        }
+        _ if send.image_generation => How::Image {
+            owner: image_owner(exchange),
+            prompt: question,
+        },
+        _ => How::Model,
+    }
+}
+
+/// A conversation a send starts (its id chosen before the send was counted).
+fn new_conversation(
+    id: String,
+    user_id: &str,
+    model: String,
+    send: &ChatSend,
+    project: Option<&ProjectRow>,
+    now: i64,
+) -> ConversationRow {
+    ConversationRow {
+        id,
+        user_id: user_id.to_owned(),
+        title: None,
+        model,
+        web_search: send.web_search,
+        created_at: now,
+        // The answer's time: it is the conversation's last message.
+        updated_at: now + 1,
+        project_id: project.map(|p| p.id.clone()),
+        current_message_id: None,
+        pinned: false,
+        archived: false,
+    }
+}
+
+/// The question (and whether it is new: a regenerate answers its stored question again)
+/// and the empty answer of a send, one millisecond after it.
+fn messages_of(
+    conversation_id: &str,
+    place: Place,
+    send: &ChatSend,
+    content: &str,
+    model_used: &str,
+    now: i64,
+) -> (MessageRow, bool, MessageRow) {
     let message = |role, content: String, status, model: Option<String>, at: i64| MessageRow {
         id: uuid::Uuid::now_v7().to_string(),
-        conversation_id: conversation.id.clone(),
+        conversation_id: conversation_id.to_owned(),
         role,
         content,
         status,
@@ -91,16 +236,15 @@ pub async fn start(
         feedback_rating: None,
         feedback_comment: None,
     };
-    // A regenerate answers its stored question again; any other send asks a new one.
     let (question, asked) = match place {
         Place::Again(question) => (*question, false),
         Place::After(parent_id) => {
             let question = MessageRow {
                 parent_id,
-                mode: mode_of(&send).map(str::to_owned),
+                mode: mode_of(send).map(str::to_owned),
                 ..message(
                     MessageRole::User,
-                    content.clone(),
+                    content.to_owned(),
                     MessageStatus::Complete,
                     None,
                     now,
@@ -115,220 +259,287 @@ pub async fn start(
             MessageRole::Assistant,
             String::new(),
             MessageStatus::Streaming,
-            Some(model_used.clone()),
-            answer_at,
+            Some(model_used.to_owned()),
+            now + 1,
         )
     };
-    conversation.current_message_id = Some(answer.id.clone());
-    // All or nothing: a failure (the database going away) never leaves a question
-    // without its answer, or an empty new conversation. A question answered again has
-    // its files already.
-    let file_ids: Vec<String> = match asked {
-        true => files.iter().map(|f| f.id.clone()).collect(),
-        false => Vec::new(),
-    };
-    let stored = state
-        .db
-        .insert_exchange(
-            is_new.then_some(&conversation),
-            asked.then_some(&question),
-            &answer,
-            &user.id,
-            &file_ids,
-        )
-        .await;
-    if let Err(e) = stored {
-        reservation.cancel().await;
-        return Err(match e {
-            // A file was sent by another tab since the checks.
-            sqlx::Error::RowNotFound => ErrorCode::FileInUse.into(),
-            e => e.into(),
-        });
-    }
-    let files: Vec<FileRow> = files
-        .into_iter()
-        .map(|f| FileRow {
-            message_id: Some(question.id.clone()),
-            conversation_id: Some(conversation.id.clone()),
-            ..f
-        })
-        .collect();
-    // The tabs learn of the exchange from the generation, ahead of its first delta.
-    let mut intro = Vec::with_capacity(4);
-    if is_new {
-        intro.push(ServerFrame::ConversationCreated {
-            client_id: send.client_id.clone(),
-            conversation: conversation_view(&conversation),
-        });
-        // A conversation started in a project: its count grew.
-        if let Some(project) = &conversation.project_id {
-            if let Ok(Some(project)) = state.db.project(&user.id, project).await {
-                intro.push(ServerFrame::ProjectUpdated {
-                    project: crate::views::project_view(&project),
-                });
-            }
-        }
-    }
-    // An answer's `message.created` makes it the conversation's current message.
-    for m in asked.then_some(&question).into_iter().chain([&answer]) {
-        intro.push(ServerFrame::MessageCreated {
-            conversation_id: conversation.id.clone(),
-            client_id: Some(send.client_id.clone()),
-            message: message_with_files(m, &files),
-        });
-    }
-    intro.push(crate::announce::counted_usage_frame(
-        state,
-        account.plan,
-        &counted.usage,
-    ));
+    (question, asked, answer)
+}
 
-    // A message of images alone is titled by its first image's name.
-    let title_from = conversation.title.is_none().then(|| match files.first() {
-        Some(f) if content.is_empty() => f
-            .name
-            .rsplit_once('.')
-            .map_or(f.name.clone(), |(stem, _)| stem.to_owned()),
-        _ => content.clone(),
-    });
-    let stream = async {
-        if let Some(relay) = &realtime.relay {
-            // Other instances see the answer as streaming before its first delta.
-            relay.start_live(&user.id, &conversation.id, &answer.id).await?;
+/// What one send stores: its conversation (new or not), its question (new, or the stored
+/// one answered again) and the empty answer.
+struct Exchange {
+    conversation: ConversationRow,
+    is_new: bool,
+    question: MessageRow,
+    /// The question is new (stored with this exchange).
+    asked: bool,
+    answer: MessageRow,
+    /// The question's files, once stored.
+    files: Vec<FileRow>,
+}
+
+impl Exchange {
+    /// The exchange of a send in `conversation` (and whether it is new), with its
+    /// question at `place`; the answer becomes the conversation's current message.
+    fn new(
+        conversation: (ConversationRow, bool),
+        place: Place,
+        send: &ChatSend,
+        content: &str,
+        model_used: &str,
+        now: i64,
+    ) -> Exchange {
+        let (mut conversation, is_new) = conversation;
+        let (question, asked, answer) = messages_of(&conversation.id, place, send, content, model_used, now);
+        conversation.current_message_id = Some(answer.id.clone());
+        Exchange {
+            conversation,
+            is_new,
+            question,
+            asked,
+            answer,
+            files: Vec::new(),
         }
-        // A new conversation's history is its question: nothing to read back.
-        let keep = state.settings.chat.history_messages.max(1);
-        let (history, history_files) = if is_new {
-            (vec![question.clone()], files.clone())
-        } else {
-            let history = state
-                .db
-                .recent_messages(&conversation.id, &question.id, keep as i64)
-                .await?;
-            // Only a history with attachments, or a conversation with documents, reads
-            // files: a text conversation makes one read. Other versions' files are not
-            // the model's to see.
-            let files = if history.has_documents || history.messages.iter().any(|(_, files)| *files > 0) {
-                state.db.files_of_branch(&conversation.id, &question.id).await?
-            } else {
-                Vec::new()
-            };
-            (history.messages.into_iter().map(|(m, _)| m).collect(), files)
-        };
-        let images = prompt::images_of(state, &history, &history_files).await?;
-        let fresh: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
-        // A project's documents are read like the conversation's own.
-        let readable = match &project {
-            Some(p) => {
-                let mut all = history_files.clone();
-                all.extend(state.db.files_of_project(&p.id).await?);
-                all
-            }
-            None => history_files.clone(),
-        };
-        let retrieved = documents::retrieve(state, &readable, &fresh, &content).await?;
-        let settings = &state.settings.model;
-        let mut messages = prompt::turns(user, &history, images, retrieved.prompt);
-        if let Some(instructions) = project.as_ref().and_then(prompt::project_instructions) {
-            // Right after the service's own system turn: the user's standing orders.
-            messages.insert(1, instructions);
-        }
-        // The answer's limit is part of the window: at most half of a small one.
-        let window = state.context_sizes.window(&model_used, settings.max_tokens);
-        let request = ModelRequest {
-            model: model_used,
-            messages: context::fit(messages, window).await?,
-            max_tokens: (settings.max_tokens > 0).then_some(window.answer as u32),
-        };
-        let search = match &engine {
-            Some(Engine::Provider(provider)) => {
-                let plan = state.catalogue.plan(account.plan);
-                Some(Search {
-                    provider: provider.clone(),
-                    deep: send.deep_search,
-                    user_id: user.id.clone(),
-                    conversation_id: conversation.id.clone(),
-                    message_id: answer.id.clone(),
-                    question: content.clone(),
-                    context: conversation_text(&history),
-                    preprocessing_model: plan.models.web_preprocessing_model.clone().unwrap_or_default(),
-                    content_model: plan
-                        .models
-                        .web_content_processing_model
-                        .clone()
-                        .unwrap_or_default(),
-                    budget: reservation.searches(),
-                    used: reservation.searches_made.clone(),
-                })
-            }
-            _ => None,
-        };
-        Ok::<_, ApiError>((request, window, search, retrieved.sources))
     }
-    .await;
-    let (request, window, search, document_sources) = match stream {
-        Ok(prepared) => prepared,
-        Err(e) => {
-            for frame in &intro {
-                realtime.publish(&user.id, frame);
-            }
-            fail_before_streaming(state, &user.id, &conversation, &answer).await;
-            reservation.cancel().await;
-            return Err(e);
+
+    /// Stores the exchange in one transaction, and `files` as the question's.
+    async fn store(&mut self, state: &AppState, files: Vec<FileRow>) -> Result<(), ApiError> {
+        // All or nothing: a failure (the database going away) never leaves a question
+        // without its answer, or an empty new conversation. A question answered again
+        // has its files already.
+        let file_ids: Vec<String> = match self.asked {
+            true => files.iter().map(|f| f.id.clone()).collect(),
+            false => Vec::new(),
+        };
+        let stored = state
+            .db
+            .insert_exchange(
+                self.is_new.then_some(&self.conversation),
+                self.asked.then_some(&self.question),
+                &self.answer,
+                &self.conversation.user_id,
+                &file_ids,
+            )
+            .await;
+        if let Err(e) = stored {
+            return Err(match e {
+                // A file was sent by another tab since the checks.
+                sqlx::Error::RowNotFound => ErrorCode::FileInUse.into(),
+                e => e.into(),
+            });
         }
+        self.files = files
+            .into_iter()
+            .map(|f| FileRow {
+                message_id: Some(self.question.id.clone()),
+                conversation_id: Some(self.conversation.id.clone()),
+                ..f
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// The frames that tell the tabs of the exchange: sent by the generation, ahead of
+    /// its first delta (the counters' frame is added by the caller).
+    async fn intro(&self, state: &AppState, client_id: &str) -> Vec<ServerFrame> {
+        let conversation = &self.conversation;
+        let user_id = &conversation.user_id;
+        let mut intro = Vec::with_capacity(4);
+        if self.is_new {
+            intro.push(ServerFrame::ConversationCreated {
+                client_id: client_id.to_owned(),
+                conversation: conversation_view(conversation),
+            });
+            // A conversation started in a project: its count grew.
+            if let Some(project) = &conversation.project_id {
+                if let Ok(Some(project)) = state.db.project(user_id, project).await {
+                    intro.push(ServerFrame::ProjectUpdated {
+                        project: crate::views::project_view(&project),
+                    });
+                }
+            }
+        }
+        // An answer's `message.created` makes it the conversation's current message.
+        for m in self
+            .asked
+            .then_some(&self.question)
+            .into_iter()
+            .chain([&self.answer])
+        {
+            intro.push(ServerFrame::MessageCreated {
+                conversation_id: conversation.id.clone(),
+                client_id: Some(client_id.to_owned()),
+                message: message_with_files(m, &self.files),
+            });
+        }
+        intro
+    }
+
+    /// What a new conversation is titled from once answered: its first message, or the
+    /// first image's name for a message of images alone.
+    fn title_from(&self) -> Option<String> {
+        let content = &self.question.content;
+        self.conversation
+            .title
+            .is_none()
+            .then(|| match self.files.first() {
+                Some(f) if content.is_empty() => f
+                    .name
+                    .rsplit_once('.')
+                    .map_or(f.name.clone(), |(stem, _)| stem.to_owned()),
+                _ => content.clone(),
+            })
+    }
+}
+
+/// What the prompt of an answer is read from.
+struct Asking<'a> {
+    user: &'a UserRow,
+    exchange: &'a Exchange,
+    project: Option<&'a ProjectRow>,
+}
+
+/// What the model is asked, and what the later steps need of how it was made.
+struct Prompt {
+    request: ModelRequest,
+    window: context::Window,
+    /// The conversation up to the question (for a search's planning model).
+    history: Vec<MessageRow>,
+    /// The documents the prompt has excerpts of.
+    sources: Vec<Source>,
+}
+
+/// The prompt step: the history, its images and the documents' excerpts, fitted to the
+/// window of `model_used`.
+async fn read_prompt(state: &AppState, asking: Asking<'_>, model_used: String) -> Result<Prompt, ApiError> {
+    let Asking {
+        user,
+        exchange,
+        project,
+    } = asking;
+    let (conversation, question, files) = (&exchange.conversation, &exchange.question, &exchange.files);
+    if let Some(relay) = &state.realtime.relay {
+        // Other instances see the answer as streaming before its first delta.
+        relay
+            .start_live(&user.id, &conversation.id, &exchange.answer.id)
+            .await?;
+    }
+    // A new conversation's history is its question: nothing to read back.
+    let keep = state.settings.chat.history_messages.max(1);
+    let (history, history_files) = if exchange.is_new {
+        (vec![question.clone()], files.to_vec())
+    } else {
+        let history = state
+            .db
+            .recent_messages(&conversation.id, &question.id, keep as i64)
+            .await?;
+        // Only a history with attachments, or a conversation with documents, reads
+        // files: a text conversation makes one read. Other versions' files are not
+        // the model's to see.
+        let files = if history.has_documents || history.messages.iter().any(|(_, files)| *files > 0) {
+            state.db.files_of_branch(&conversation.id, &question.id).await?
+        } else {
+            Vec::new()
+        };
+        (history.messages.into_iter().map(|(m, _)| m).collect(), files)
     };
-    // Web sources first, in the order the answer cites them; documents after.
-    let sources = Arc::new(Mutex::new(document_sources));
+    let images = prompt::images_of(state, &history, &history_files).await?;
+    let fresh: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
+    // A project's documents are read like the conversation's own.
+    let readable = match project {
+        Some(p) => {
+            let mut all = history_files.clone();
+            all.extend(state.db.files_of_project(&p.id).await?);
+            all
+        }
+        None => history_files.clone(),
+    };
+    let retrieved = documents::retrieve(state, &readable, &fresh, &question.content).await?;
+    let settings = &state.settings.model;
+    let mut messages = prompt::turns(user, &history, images, retrieved.prompt);
+    if let Some(instructions) = project.and_then(prompt::project_instructions) {
+        // Right after the service's own system turn: the user's standing orders.
+        messages.insert(1, instructions);
+    }
+    // The answer's limit is part of the window: at most half of a small one.
+    let window = state.context_sizes.window(&model_used, settings.max_tokens);
+    let request = ModelRequest {
+        model: model_used,
+        messages: context::fit(messages, window).await?,
+        max_tokens: (settings.max_tokens > 0).then_some(window.answer as u32),
+    };
+    Ok(Prompt {
+        request,
+        window,
+        history,
+        sources: retrieved.sources,
+    })
+}
+
+/// How an answer is made.
+enum How {
+    /// The model answers the prompt.
+    Model,
+    /// The images API makes a picture from the message, stored as `owner`'s.
+    Image { owner: FileRow, prompt: String },
+    /// The web is searched first, and the model answers from its notes.
+    Search(Search),
+}
+
+/// What the stream step hands to the settle step, read once the answer ended: each part
+/// is written once, by the stream, before its answer's text.
+struct Streamed {
+    /// Set once the model (or the images API) is asked: from then on a cancel counts.
+    asked: Arc<AtomicBool>,
+    /// The pages a search gave the model excerpts of, in the order it cites them.
+    web_sources: Option<oneshot::Receiver<Vec<WebSource>>>,
+    /// The image the answer made.
+    made: Option<oneshot::Receiver<FileRow>>,
+}
+
+/// The stream step: the answer's text as it comes, and what settling it needs to know.
+fn stream(
+    state: &web::Data<AppState>,
+    request: ModelRequest,
+    window: context::Window,
+    how: How,
+) -> (BoxStream<'static, Result<String, ModelError>>, Streamed) {
     let settings = &state.settings.model;
     let (per_chunk, total) = (
         Duration::from_secs(settings.timeout_secs.max(1)),
         Duration::from_secs(settings.total_timeout_secs.max(1)),
     );
-    // Images the answer makes (image generation), for its message once it ends.
-    let made: Arc<Mutex<Vec<FileRow>>> = Arc::default();
-    // Set once the model (or the images API) is asked: from then on a cancel counts.
     let asked = Arc::new(AtomicBool::new(false));
-    let stream = match search {
-        None if image_generation => {
-            let (state, made) = (state.clone(), made.clone());
-            let owner = FileRow {
-                id: String::new(),
-                user_id: user.id.clone(),
-                conversation_id: Some(conversation.id.clone()),
-                message_id: Some(answer.id.clone()),
-                kind: FileKind::Image,
-                name: String::new(),
-                mime: String::new(),
-                size: 0,
-                width: None,
-                height: None,
-                created_at: 0,
-                status: FileStatus::Ready,
-                progress: 100,
-                pages: None,
-                embedding_model: None,
-                project_id: None,
-            };
-            let (model, prompt) = (request.model, content.clone());
+    let mut streamed = Streamed {
+        asked: asked.clone(),
+        web_sources: None,
+        made: None,
+    };
+    let stream = match how {
+        How::Model => noting_the_ask(
+            time_limited(state.realtime.provider.stream(request), per_chunk, total),
+            asked,
+        ),
+        How::Image { owner, prompt } => {
+            let (made, made_rx) = oneshot::channel();
+            streamed.made = Some(made_rx);
+            let (state, model) = (state.clone(), request.model);
             // One chunk, once the image is stored: an answer with text has its image.
             let made_image = futures_util::stream::once(async move {
-                let (file, said) = crate::imagegen::make(&state, &model, &prompt, &owner, total).await?;
-                if let Ok(mut made) = made.lock() {
-                    made.push(file);
-                }
+                let (file, said) = state.imagegen.make(&model, &prompt, &owner, total).await?;
+                let _ = made.send(file);
                 Ok(said)
             })
             .boxed();
-            noting_the_ask(made_image, asked.clone())
+            noting_the_ask(made_image, asked)
         }
-        None => noting_the_ask(
-            time_limited(realtime.provider.stream(request), per_chunk, total),
-            asked.clone(),
-        ),
         // The search runs inside the answer's stream: its steps reach the tabs after the
         // exchange is announced, and a cancel drops it where it is.
-        Some(search) => {
-            let (state, found_sources, asked) = (state.clone(), sources.clone(), asked.clone());
+        How::Search(search) => {
+            let (found_sources, web_rx) = oneshot::channel();
+            streamed.web_sources = Some(web_rx);
+            let state = state.clone();
             futures_util::stream::once(async move {
                 // Every step is bounded; this bounds them all (a model that answers each
                 // step just in time): past it, the answer is written without web results.
@@ -338,31 +549,11 @@ pub async fn start(
                         tracing::warn!("a web search ran out of time; answering without it");
                         Default::default()
                     });
-                let mut request = request;
-                if let Some(prompt) = found.prompt {
-                    // Just before the question, like document excerpts.
-                    let at = request.messages.len().saturating_sub(1);
-                    request.messages.insert(
-                        at,
-                        Turn {
-                            role: "system",
-                            content: prompt,
-                            images: Vec::new(),
-                        },
-                    );
-                    // The results take room: the history may have to give more.
-                    match context::fit(std::mem::take(&mut request.messages), window).await {
-                        Ok(fitted) => request.messages = fitted,
-                        Err(e) => {
-                            let failed = Err(ModelError::Upstream(format!("{e:#}")));
-                            return futures_util::stream::once(async { failed }).boxed();
-                        }
-                    }
-                }
-                if let Ok(mut sources) = found_sources.lock() {
-                    let web = found.sources.into_iter().map(Source::Web);
-                    *sources = web.chain(sources.drain(..)).collect();
-                }
+                let request = match with_results(request, found.prompt, window).await {
+                    Ok(request) => request,
+                    Err(failed) => return futures_util::stream::once(async { Err(failed) }).boxed(),
+                };
+                let _ = found_sources.send(found.sources);
                 let answer = time_limited(state.realtime.provider.stream(request), per_chunk, total);
                 noting_the_ask(answer, asked)
             })
@@ -370,47 +561,56 @@ pub async fn start(
             .boxed()
         }
     };
-    let user_id = user.id.clone();
-    let done = Finished {
-        state: state.clone(),
-        user_id: user_id.clone(),
-        lang: user.language,
-        conversation: conversation.clone(),
-        answer: answer.clone(),
-        title_from,
-        sources,
-        model_searches: matches!(engine, Some(Engine::Model)),
-        made,
-        asked,
-        reservation,
+    (stream, streamed)
+}
+
+/// `request` with a search's results (if it found any) just before the question, like
+/// document excerpts, fitted again: the results take room, the history may have to give
+/// more.
+async fn with_results(
+    mut request: ModelRequest,
+    results: Option<String>,
+    window: context::Window,
+) -> Result<ModelRequest, ModelError> {
+    let Some(results) = results else {
+        return Ok(request);
     };
-    let started = realtime.generations.start(Start {
-        user: user_id.clone(),
-        conversation_id: conversation.id.clone(),
-        message_id: answer.id.clone(),
-        stream,
-        intro,
-        batch: Duration::from_millis(state.settings.chat.batch_ms.max(1)),
-        timestamps: state.settings.chat.frame_timestamps,
-        on_done: Box::new(move |outcome| Box::pin(done.handle(outcome))),
-    });
-    if let Err(refused) = started {
-        // Another tab of this instance started an answer here at the same moment (only
-        // possible without Redis, whose claim would have refused this send): end this
-        // one as failed before its first delta, which gives everything back.
-        for frame in &refused.intro {
-            realtime.publish(&user_id, frame);
-        }
-        let never = Outcome {
-            content: String::new(),
-            finish: FinishReason::Error,
-            error: None,
-            seq: 0,
-        };
-        (refused.on_done)(never).await;
-        return Err(ErrorCode::GenerationInProgress.into());
+    let at = request.messages.len().saturating_sub(1);
+    request.messages.insert(
+        at,
+        Turn {
+            role: "system",
+            content: results,
+            images: Vec::new(),
+        },
+    );
+    match context::fit(std::mem::take(&mut request.messages), window).await {
+        Ok(fitted) => request.messages = fitted,
+        Err(e) => return Err(ModelError::Upstream(format!("{e:#}"))),
     }
-    Ok(())
+    Ok(request)
+}
+
+/// The files row of an image the answer makes (its id, name and bytes come with it).
+fn image_owner(exchange: &Exchange) -> FileRow {
+    FileRow {
+        id: String::new(),
+        user_id: exchange.conversation.user_id.clone(),
+        conversation_id: Some(exchange.conversation.id.clone()),
+        message_id: Some(exchange.answer.id.clone()),
+        kind: FileKind::Image,
+        name: String::new(),
+        mime: String::new(),
+        size: 0,
+        width: None,
+        height: None,
+        created_at: 0,
+        status: FileStatus::Ready,
+        progress: 100,
+        pages: None,
+        embedding_model: None,
+        project_id: None,
+    }
 }
 
 /// Tabs were told an answer is coming: tell them it will not.
@@ -454,33 +654,20 @@ struct Finished {
     answer: MessageRow,
     /// The first message, when the conversation still needs a title.
     title_from: Option<String>,
-    /// The pages and documents the answer was given excerpts of (the pages once its
-    /// search is done).
-    sources: Arc<Mutex<Vec<Source>>>,
+    /// The documents the answer was given excerpts of.
+    documents: Vec<Source>,
     /// The plan's search model searched by itself: its links are the sources.
     model_searches: bool,
-    /// The images the answer made.
-    made: Arc<Mutex<Vec<FileRow>>>,
-    /// Whether the model (or the images API) was asked.
-    asked: Arc<AtomicBool>,
+    /// What the stream noted: whether the model was asked, the pages of a search, the
+    /// image made.
+    streamed: Streamed,
     reservation: Reservation,
 }
 
 impl Finished {
-    async fn handle(self, outcome: Outcome) {
-        // An answer gives its units back only when the user got nothing and nobody was
-        // billed for it: a failure (ours or the model's) before the first delta, or a
-        // cancel before the model was asked. Once asked, the provider bills the prompt
-        // (the whole history), so a cancel counts even before the first word, or sending
-        // long questions and cancelling them would make model calls free. An answer our
-        // own shutdown interrupted is given back: no user can cause that.
-        let asked = self.asked.load(Ordering::SeqCst);
-        let refund = match outcome.finish {
-            FinishReason::Stop => false,
-            FinishReason::Interrupted => true,
-            FinishReason::Cancelled => outcome.seq == 0 && !asked,
-            FinishReason::Error => outcome.seq == 0,
-        };
+    /// The settle step: stores the answer's end, gives back what it did not use, and
+    /// tells the tabs.
+    async fn settle(self, outcome: Outcome) {
         let Finished {
             state,
             user_id,
@@ -488,20 +675,36 @@ impl Finished {
             conversation,
             answer,
             title_from,
-            sources,
+            documents,
             model_searches,
-            made,
-            asked: _,
+            streamed,
             reservation,
         } = self;
-        let made = made
-            .lock()
-            .map(|mut m| std::mem::take(&mut *m))
+        // An answer gives its units back only when the user got nothing and nobody was
+        // billed for it: a failure (ours or the model's) before the first delta, or a
+        // cancel before the model was asked. Once asked, the provider bills the prompt
+        // (the whole history), so a cancel counts even before the first word, or sending
+        // long questions and cancelling them would make model calls free. An answer our
+        // own shutdown interrupted is given back: no user can cause that.
+        let asked = streamed.asked.load(Ordering::SeqCst);
+        let refund = match outcome.finish {
+            FinishReason::Stop => false,
+            FinishReason::Interrupted => true,
+            FinishReason::Cancelled => outcome.seq == 0 && !asked,
+            FinishReason::Error => outcome.seq == 0,
+        };
+        // Sent before the answer's text, so there by now if the stream got that far.
+        let made: Vec<FileRow> = streamed
+            .made
+            .and_then(|mut m| m.try_recv().ok())
+            .into_iter()
+            .collect();
+        let web = streamed
+            .web_sources
+            .and_then(|mut w| w.try_recv().ok())
             .unwrap_or_default();
-        let mut sources = sources
-            .lock()
-            .map(|mut s| std::mem::take(&mut *s))
-            .unwrap_or_default();
+        // Web sources first, in the order the answer cites them; documents after.
+        let mut sources: Vec<Source> = web.into_iter().map(Source::Web).chain(documents).collect();
         if model_searches && outcome.seq > 0 {
             // The search model searched once it answered.
             reservation.all_searches_made();

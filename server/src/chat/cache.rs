@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chat_actors::protocol::ServerFrame;
+use chat_contract::frames::ServerFrame;
 
+use crate::clock::Clock;
 use crate::db::users::UserRow;
+use crate::db::Db;
 use crate::error::Result;
 use crate::plans::PlanType;
-use crate::state::AppState;
 
 /// A user as the chat needs them.
 #[derive(Debug)]
@@ -72,18 +73,19 @@ impl Accounts {
         self.entries.lock().expect("accounts lock").remove(user_id);
     }
 
-    /// The user and plan, from memory or the database; `None` for a deleted user.
-    pub async fn get(&self, state: &AppState, user_id: &str) -> Result<Option<Arc<Account>>> {
+    /// The user and plan, from memory or `db` (the plan as of `clock`'s time once the user
+    /// is read); `None` for a deleted user.
+    pub async fn get(&self, db: &Db, clock: &dyn Clock, user_id: &str) -> Result<Option<Arc<Account>>> {
         if let Some((account, loaded)) = self.entries.lock().expect("accounts lock").get(user_id) {
             if loaded.elapsed() < self.ttl {
                 return Ok(Some(account.clone()));
             }
         }
         let before = self.changes.load(Ordering::SeqCst);
-        let Some(user) = state.db.user_by_id(user_id).await? else {
+        let Some(user) = db.user_by_id(user_id).await? else {
             return Ok(None);
         };
-        let subscription = state.db.subscription(user_id, state.now()).await?;
+        let subscription = db.subscription(user_id, clock.now_ms()).await?;
         let account = Arc::new(Account {
             user,
             plan: subscription.plan_type,

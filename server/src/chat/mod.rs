@@ -1,7 +1,8 @@
 //! The chat's rules, apart from how they reach a tab (that wiring is `crate::realtime`):
 //!
-//! - [`send`]: what a `chat.send` must pass, and the [`send::Reservation`] it holds (an
-//!   answer slot, the conversation's claim, the units counted) until its answer ends;
+//! - [`send`]: what a `chat.send` must pass, giving a [`checked::Checked`] send, and the
+//!   [`reservation::Reservation`] it holds (an answer slot, the conversation's claim, the
+//!   units counted) until its answer ends;
 //! - [`answer`]: storing the exchange, streaming the answer, and what happens at its end;
 //! - [`prompt`]: what the model is asked, and [`context`]: how much of it fits the model;
 //! - [`cache`]: the users and plans of the users with tabs here;
@@ -11,14 +12,16 @@
 
 pub mod answer;
 pub mod cache;
+pub mod checked;
 pub mod context;
 pub mod orphans;
 pub mod prompt;
+pub mod reservation;
 pub mod send;
 pub mod tree;
 
 use chat_actors::hub::Event;
-use chat_actors::protocol::ServerFrame;
+use chat_contract::frames::ServerFrame;
 
 use crate::state::AppState;
 

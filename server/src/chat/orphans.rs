@@ -14,11 +14,9 @@
 //! `message.completed` from the database.
 
 use actix_web::web;
-use chat_actors::generation::{FinishReason, Snapshot};
 use chat_actors::hub::{CopyOf, Event, IdleCopies};
-use chat_actors::protocol::ServerFrame;
-use chat_actors::quota::Service;
-use chat_contract::states::MessageStatus;
+use chat_contract::frames::{ServerFrame, Snapshot};
+use chat_contract::states::{FinishReason, MessageStatus, Service};
 
 use crate::chat::answer::STORE_FOR;
 use crate::outage::until_available;

@@ -109,7 +109,7 @@ pub fn turns(
 
 /// How the system turn that carries a project's instructions starts: the demo model
 /// looks for it to say what it was told.
-pub use chat_actors::model::PROJECT_HEADER;
+pub use chat_contract::prompt::PROJECT_HEADER;
 
 /// The system turn of a project's instructions; `None` when it has none.
 pub fn project_instructions(project: &crate::db::projects::ProjectRow) -> Option<Turn> {

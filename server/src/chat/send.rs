@@ -3,21 +3,23 @@
 //! [`Reservation`] it then takes: everything that must be given back if no answer comes.
 
 use chat_contract::states::{FileKind, MessageRole};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
 
 use actix_web::web;
 use chat_actors::model::Turn;
-use chat_actors::protocol::{ChatRegenerate, ChatSend};
-use chat_actors::quota::{Counted, Decision, Service};
+use chat_contract::frames::{ChatRegenerate, ChatSend};
+
+use std::sync::Arc;
 
 use crate::chat::cache::Account;
+use crate::chat::checked::{Checked, Place};
+use crate::chat::reservation::{Reservation, Units};
 use crate::chat::{answer, context, prompt};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
 use crate::db::projects::ProjectRow;
+use crate::entitlements::{self, MAX_ATTACHMENTS};
 use crate::error::{ApiError, ErrorCode};
-use crate::plans::{Plan, PlanType};
+use crate::plans::Plan;
 use crate::search::Engine;
 use crate::state::AppState;
 
@@ -29,64 +31,6 @@ pub enum Sent {
     /// The token no longer works (revoked, expired, or the user is gone): nothing sent.
     TokenRevoked,
 }
-
-/// A send that passed every rule, before anything is counted or stored.
-pub struct Checked {
-    pub account: Arc<Account>,
-    pub content: String,
-    pub model: String,
-    pub model_used: String,
-    pub existing: Option<ConversationRow>,
-    /// The files sent with the message, in the order the send named them.
-    pub files: Vec<FileRow>,
-    /// How the web is searched for this answer, if it is.
-    pub engine: Option<Engine>,
-    /// The answer is an image made from the message.
-    pub image_generation: bool,
-    /// The project the conversation is (or starts) in: its instructions are followed.
-    pub project: Option<ProjectRow>,
-    /// Where the question goes in the conversation's tree.
-    pub place: Place,
-}
-
-/// Where a send's question goes in the conversation's tree.
-pub enum Place {
-    /// A new question after this message (`None`: the conversation's first question). A
-    /// plain send follows the conversation's current message; an edit, the parent of the
-    /// question it replaces.
-    After(Option<String>),
-    /// The stored question, answered again (`chat.regenerate`).
-    Again(Box<MessageRow>),
-}
-
-/// A question's send options, stored with it so that a regenerate replays them.
-pub fn mode_of(send: &ChatSend) -> Option<&'static str> {
-    if send.image_generation {
-        Some("image_generation")
-    } else if send.deep_search {
-        Some("deep_search")
-    } else if send.web_search {
-        Some("web_search")
-    } else {
-        None
-    }
-}
-
-impl Checked {
-    /// The web searches this send reserves: one for a web search, the configured number
-    /// for a deep search (the most it may make).
-    pub fn searches(&self, state: &AppState, deep: bool) -> u32 {
-        match (&self.engine, deep) {
-            (None, _) => 0,
-            (Some(_), true) => state.settings.search.deep_searches.max(1),
-            (Some(_), false) => 1,
-        }
-    }
-}
-
-/// The most files one message may name, whatever the plan: bounds the lookup before the
-/// plan is known (the plan's own limit is checked after).
-const MAX_ATTACHMENTS: usize = 16;
 
 /// The message alone: text (none only with attachments), not too long, and the ids of
 /// its attachments without repeats.
@@ -112,21 +56,11 @@ fn content_of(state: &AppState, send: &ChatSend) -> Result<(String, Vec<String>)
     Ok((content, attachments))
 }
 
-/// The most documents one message may carry (their excerpts share one prompt).
-const MAX_DOCUMENTS: usize = 10;
-
 /// The files a send names, in its order: each must be the user's and not sent before,
-/// a document must be processed (and the plan take documents), and there may be no
-/// more images than the plan takes in one message, nor more than [`MAX_DOCUMENTS`].
+/// and together they must fit the plan ([`fits_plan`]).
 fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Result<Vec<FileRow>, ApiError> {
     if ids.len() > MAX_ATTACHMENTS {
-        // Only images and documents exist: one of the two limits is passed.
-        let max = plan.max_images_per_message as usize;
-        return Err(ApiError::with_max(
-            ErrorCode::TooManyImages,
-            None,
-            max.min(MAX_ATTACHMENTS) as u64,
-        ));
+        return Err(entitlements::too_many_attachments(plan));
     }
     let mut files = Vec::with_capacity(ids.len());
     for id in ids {
@@ -144,32 +78,11 @@ fn attachments_of(ids: &[String], mut found: Vec<FileRow>, plan: &Plan) -> Resul
     fits_plan(files, plan)
 }
 
-/// Files a question carries that its plan must take: no more images than the plan takes
-/// in one message, documents only on plans with them and no more than [`MAX_DOCUMENTS`],
-/// each processed.
+/// Files a question carries: what the plan takes ([`entitlements::attachments`]), and
+/// each document processed.
 fn fits_plan(files: Vec<FileRow>, plan: &Plan) -> Result<Vec<FileRow>, ApiError> {
-    let images = files.iter().filter(|f| f.kind == FileKind::Image).count();
-    let max_images = (plan.max_images_per_message as usize).min(MAX_ATTACHMENTS);
-    if images > max_images {
-        return Err(ApiError::with_max(
-            ErrorCode::TooManyImages,
-            None,
-            max_images as u64,
-        ));
-    }
-    let documents: Vec<&FileRow> = files.iter().filter(|f| f.kind == FileKind::Document).collect();
-    if !documents.is_empty() && !plan.features.document_processing {
-        // Uploaded on a plan that had them, sent after a downgrade.
-        return Err(ApiError::field(ErrorCode::PremiumRequired, "documentUpload"));
-    }
-    if documents.len() > MAX_DOCUMENTS {
-        return Err(ApiError::with_max(
-            ErrorCode::TooManyDocuments,
-            None,
-            MAX_DOCUMENTS as u64,
-        ));
-    }
-    for d in documents {
+    entitlements::attachments(&files, plan)?;
+    for d in files.iter().filter(|f| f.kind == FileKind::Document) {
         match d.status.as_str() {
             "ready" => {}
             "processing" => return Err(ErrorCode::FileProcessing.into()),
@@ -179,27 +92,34 @@ fn fits_plan(files: Vec<FileRow>, plan: &Plan) -> Result<Vec<FileRow>, ApiError>
     Ok(files)
 }
 
-/// Checks a send of the user whose tab holds `token`; `again`: the stored question a
-/// regenerate answers again (its text and files were checked when it was sent).
-async fn check(
+/// What a send reads before its rules can be checked, read at once: the user's account,
+/// the conversation, the files named and the question an edit replaces. The lookups of
+/// files and edit are kept as they came: their failure matters only where they are used.
+struct Loaded {
+    account: Arc<Account>,
+    existing: Option<ConversationRow>,
+    found: Result<Vec<FileRow>, ApiError>,
+    edited: Result<Option<MessageRow>, ApiError>,
+}
+
+/// Reads what [`check`] needs; `None` when the token no longer works (a bad signature,
+/// expired, of another user, or older than a password change) or the user is gone.
+async fn load(
     state: &AppState,
     user_id: &str,
     token: &str,
     send: &ChatSend,
-    again: Option<MessageRow>,
-) -> Result<Option<Checked>, ApiError> {
-    let (content, attachment_ids) = match &again {
-        Some(question) => (question.content.clone(), Vec::new()),
-        None => content_of(state, send)?,
-    };
-    // More than any plan takes is refused below, once the plan is known: not looked up.
+    attachment_ids: &[String],
+) -> Result<Option<Loaded>, ApiError> {
+    // More than any plan takes is refused later, once the plan is known: not looked up.
     let lookup = if attachment_ids.len() > MAX_ATTACHMENTS {
         &[][..]
     } else {
-        &attachment_ids[..]
+        attachment_ids
     };
     // The token's signature and expiry here; its version (a password change since) below.
     let Some(claims) = state
+        .accounts
         .tokens
         .verify(token, state.now())
         .filter(|c| c.sub == user_id)
@@ -213,7 +133,7 @@ async fn check(
         }
     };
     let (account, context, found, edited) = futures_util::join!(
-        state.realtime.accounts.get(state, user_id),
+        state.realtime.accounts.get(&state.db, &*state.clock, user_id),
         state.db.send_context(user_id, send.conversation_id.as_deref()),
         state.db.files_of_user(user_id, lookup),
         edited,
@@ -232,139 +152,194 @@ async fn check(
     // send. The cache is read again only when the two differ.
     if context.plan.is_some_and(|stored| stored != account.plan) {
         state.realtime.accounts.forget(user_id);
-        match state.realtime.accounts.get(state, user_id).await? {
+        match state
+            .realtime
+            .accounts
+            .get(&state.db, &*state.clock, user_id)
+            .await?
+        {
             Some(fresh) => account = fresh,
             None => return Ok(None),
         }
     }
-    let existing = context.conversation;
-    if send.conversation_id.is_some() && existing.is_none() {
-        return Err(ErrorCode::NotFound.into());
-    }
-    let place = match (again, &send.edit_of) {
+    Ok(Some(Loaded {
+        account,
+        existing: context.conversation,
+        found: found.map_err(ApiError::from),
+        edited: edited.map_err(ApiError::from),
+    }))
+}
+
+/// Where the question goes: a regenerate's stored question again, an edit's after the
+/// question it replaces (one of this conversation's, so the user's), any other after the
+/// conversation's current message.
+fn place_of(
+    again: Option<MessageRow>,
+    send: &ChatSend,
+    edited: Result<Option<MessageRow>, ApiError>,
+    existing: Option<&ConversationRow>,
+) -> Result<Place, ApiError> {
+    Ok(match (again, &send.edit_of) {
         (Some(question), _) => Place::Again(Box::new(question)),
         (None, Some(_)) => {
-            // The question replaced: one of this conversation's (so the user's).
             let edited = edited?
-                .filter(|m| existing.as_ref().is_some_and(|c| c.id == m.conversation_id))
+                .filter(|m| existing.is_some_and(|c| c.id == m.conversation_id))
                 .ok_or_else(|| ApiError::field(ErrorCode::NotFound, "editOf"))?;
             if edited.role != MessageRole::User {
                 return Err(ApiError::field(ErrorCode::QuestionRequired, "editOf"));
             }
             Place::After(edited.parent_id)
         }
-        (None, None) => Place::After(existing.as_ref().and_then(|c| c.current_message_id.clone())),
-    };
-    let plan = state.catalogue.plan(account.plan);
-    // A follow-up keeps its conversation's model unless the user picks another.
-    let requested = send.model.as_deref().map(str::trim).filter(|m| !m.is_empty());
-    let model = match (requested, &existing) {
-        (Some(m), _) if plan.chat_models.iter().any(|allowed| allowed == m) => m.to_owned(),
-        (Some(_), _) => return Err(ErrorCode::ModelNotAllowed.into()),
-        (None, Some(c)) if plan.chat_models.contains(&c.model) => c.model.clone(),
-        (None, _) => plan.models.base_chat_model.clone().unwrap_or_default(),
-    };
-    // A new conversation may start in a project; an existing one stays where it is.
-    let project = match (&existing, send.project_id.as_deref().filter(|p| !p.is_empty())) {
+        (None, None) => Place::After(existing.and_then(|c| c.current_message_id.clone())),
+    })
+}
+
+/// The project the answer follows: a new conversation may start in one (if the plan
+/// has projects); an existing one stays where it is.
+async fn project_of(
+    state: &AppState,
+    user_id: &str,
+    plan: &Plan,
+    existing: Option<&ConversationRow>,
+    send: &ChatSend,
+) -> Result<Option<ProjectRow>, ApiError> {
+    match (existing, send.project_id.as_deref().filter(|p| !p.is_empty())) {
         (None, Some(wanted)) => {
-            if !plan.features.project_management {
-                return Err(ApiError::field(ErrorCode::PremiumRequired, "projectManagement"));
-            }
-            Some(
-                state
-                    .db
-                    .project(user_id, wanted)
-                    .await?
-                    .ok_or(ErrorCode::NotFound)?,
-            )
+            entitlements::projects(plan)?;
+            let project = state.db.project(user_id, wanted).await?;
+            Ok(Some(project.ok_or(ErrorCode::NotFound)?))
         }
         (
             Some(ConversationRow {
                 project_id: Some(id), ..
             }),
             _,
-        ) => state.db.project(user_id, id).await?,
-        _ => None,
-    };
+        ) => Ok(state.db.project(user_id, id).await?),
+        _ => Ok(None),
+    }
+}
+
+/// How the web is searched for the answer, if it is: the send's options must go
+/// together and fit the plan, and this server must have a search for it.
+fn engine_of(state: &AppState, plan: &Plan, send: &ChatSend) -> Result<Option<Engine>, ApiError> {
     let searching = send.web_search || send.deep_search;
     if send.image_generation {
         if searching {
             // One answer cannot be both a search and a picture.
             return Err(ErrorCode::InvalidFrame.into());
         }
-        if !plan.features.image_generation {
-            return Err(ApiError::field(ErrorCode::PremiumRequired, "imageGeneration"));
-        }
+        entitlements::image_generation(plan)?;
     }
-    if searching && !(plan.features.openai_web_search || plan.features.google_web_search) {
-        return Err(ApiError::field(ErrorCode::PremiumRequired, "webSearch"));
+    if !searching {
+        return Ok(None);
     }
-    let engine = match searching {
-        true => Some(
-            state
-                .search
-                .providers
-                .engine(plan, send.deep_search)
-                .ok_or_else(|| {
-                    ApiError::field(
-                        ErrorCode::SearchUnavailable,
-                        if send.deep_search {
-                            "deepSearch"
-                        } else {
-                            "webSearch"
-                        },
-                    )
-                })?,
-        ),
-        false => None,
+    entitlements::web_search(plan)?;
+    let field = if send.deep_search {
+        "deepSearch"
+    } else {
+        "webSearch"
     };
+    let engine = state.search.providers.engine(plan, send.deep_search);
+    Ok(Some(engine.ok_or_else(|| {
+        ApiError::field(ErrorCode::SearchUnavailable, field)
+    })?))
+}
+
+/// The model that answers: the search model searches by itself, and a model that cannot
+/// see images hands the message to the plan's image model; with our own search the
+/// chosen model answers from the notes.
+fn model_used(
+    state: &AppState,
+    plan: &Plan,
+    send: &ChatSend,
+    model: &str,
+    engine: Option<&Engine>,
+    files: &[FileRow],
+) -> String {
+    let has_images = files.iter().any(|f| f.kind == FileKind::Image);
+    let instead = if send.image_generation {
+        &plan.models.image_generation_preprocessing_model
+    } else if matches!(engine, Some(Engine::Model)) {
+        &plan.models.web_search_model
+    } else if has_images && !state.settings.model.vision_models.iter().any(|m| m == model) {
+        &plan.models.image_analysis_model
+    } else {
+        &None
+    };
+    instead.clone().unwrap_or_else(|| model.to_owned())
+}
+
+/// Before anything is counted: a question that cannot reach `model_used` whole (with its
+/// system turns and images) is refused.
+async fn fits_window(
+    state: &AppState,
+    account: &Account,
+    project: Option<&ProjectRow>,
+    content: &str,
+    files: &[FileRow],
+    model_used: &str,
+) -> Result<(), ApiError> {
+    let window = state
+        .context_sizes
+        .window(model_used, state.settings.model.max_tokens);
+    let mut system = vec![Turn {
+        role: "system",
+        content: prompt::system_prompt(&account.user),
+        images: Vec::new(),
+    }];
+    system.extend(project.and_then(prompt::project_instructions));
+    let images = files
+        .iter()
+        .filter(|f| f.kind == FileKind::Image)
+        .map(|f| {
+            let side = |px: Option<i32>| px.map_or(0, |px| px.max(0) as u32);
+            context::image_tokens(side(f.width), side(f.height))
+        })
+        .sum();
+    let max_chars = state.settings.chat.max_message_chars;
+    context::check_question(system, content, images, window, max_chars).await?;
+    Ok(())
+}
+
+/// Checks a send of the user whose tab holds `token`; `again`: the stored question a
+/// regenerate answers again (its text and files were checked when it was sent).
+async fn check(
+    state: &AppState,
+    user_id: &str,
+    token: &str,
+    send: &ChatSend,
+    again: Option<MessageRow>,
+) -> Result<Option<Checked>, ApiError> {
+    let (content, attachment_ids) = match &again {
+        Some(question) => (question.content.clone(), Vec::new()),
+        None => content_of(state, send)?,
+    };
+    let Some(loaded) = load(state, user_id, token, send, &attachment_ids).await? else {
+        return Ok(None);
+    };
+    let Loaded {
+        account,
+        existing,
+        found,
+        edited,
+    } = loaded;
+    if send.conversation_id.is_some() && existing.is_none() {
+        return Err(ErrorCode::NotFound.into());
+    }
+    let place = place_of(again, send, edited, existing.as_ref())?;
+    let plan = state.catalogue.plan(account.plan);
+    // A follow-up keeps its conversation's model unless the user picks another.
+    let requested = send.model.as_deref().map(str::trim).filter(|m| !m.is_empty());
+    let model = entitlements::chat_model(plan, requested, existing.as_ref().map(|c| c.model.as_str()))?;
+    let project = project_of(state, user_id, plan, existing.as_ref(), send).await?;
+    let engine = engine_of(state, plan, send)?;
     let files = match &place {
         Place::Again(question) => fits_plan(state.db.files_of_message(&question.id).await?, plan)?,
         Place::After(_) => attachments_of(&attachment_ids, found?, plan)?,
     };
-    let has_images = files.iter().any(|f| f.kind == FileKind::Image);
-    // The search model searches by itself; with our own search the chosen model
-    // answers from the notes.
-    let model_used = if send.image_generation {
-        plan.models
-            .image_generation_preprocessing_model
-            .clone()
-            .unwrap_or_else(|| model.clone())
-    } else if matches!(engine, Some(Engine::Model)) {
-        plan.models
-            .web_search_model
-            .clone()
-            .unwrap_or_else(|| model.clone())
-    } else if has_images && !state.settings.model.vision_models.contains(&model) {
-        // A model that cannot see images hands the message to the plan's image model.
-        plan.models
-            .image_analysis_model
-            .clone()
-            .unwrap_or_else(|| model.clone())
-    } else {
-        model.clone()
-    };
+    let model_used = model_used(state, plan, send, &model, engine.as_ref(), &files);
     if !send.image_generation {
-        // Before anything is counted: a question that cannot reach the model whole.
-        let window = state
-            .context_sizes
-            .window(&model_used, state.settings.model.max_tokens);
-        let mut system = vec![Turn {
-            role: "system",
-            content: prompt::system_prompt(&account.user),
-            images: Vec::new(),
-        }];
-        system.extend(project.as_ref().and_then(prompt::project_instructions));
-        let images = files
-            .iter()
-            .filter(|f| f.kind == FileKind::Image)
-            .map(|f| {
-                let side = |px: Option<i32>| px.map_or(0, |px| px.max(0) as u32);
-                context::image_tokens(side(f.width), side(f.height))
-            })
-            .sum();
-        let max_chars = state.settings.chat.max_message_chars;
-        context::check_question(system, &content, images, window, max_chars).await?;
+        fits_window(state, &account, project.as_ref(), &content, &files, &model_used).await?;
     }
     Ok(Some(Checked {
         account,
@@ -455,207 +430,11 @@ async fn start(
         .as_ref()
         .map_or_else(|| uuid::Uuid::now_v7().to_string(), |c| c.id.clone());
     let units = Units {
-        searches: checked.searches(state, send.deep_search),
+        searches: checked.searches(state.settings.search.deep_searches, send.deep_search),
         image: checked.image_generation,
     };
     let (reservation, counted) =
         Reservation::take(state, user_id, checked.account.plan, &conversation_id, units).await?;
     answer::start(state, checked, conversation_id, send, reservation, counted).await?;
     Ok(Sent::Accepted)
-}
-
-/// What a send counts besides its response.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Units {
-    /// Web searches to reserve.
-    pub searches: u32,
-    /// An image generation.
-    pub image: bool,
-}
-
-/// What a send holds from its checks until its answer ends: one of the user's answer
-/// slots, the conversation (on every instance, with Redis), and the units counted. The
-/// one place that takes them and gives them back.
-pub struct Reservation {
-    state: web::Data<AppState>,
-    user_id: String,
-    conversation_id: String,
-    /// Web searches counted for this answer (reserved before it starts).
-    searches: u32,
-    /// Of those, the searches made: the rest go back when the answer ends.
-    pub searches_made: Arc<AtomicU32>,
-    /// An image generation counted (given back with the response).
-    image: bool,
-}
-
-impl Reservation {
-    /// Takes, in order, a slot, the conversation, a response (and `searches` web
-    /// searches, all or none); what fails gives back what was taken before it. Answers
-    /// the counters as the check left them.
-    pub async fn take(
-        state: &web::Data<AppState>,
-        user_id: &str,
-        plan: PlanType,
-        conversation_id: &str,
-        units: Units,
-    ) -> Result<(Reservation, Counted), ApiError> {
-        let searches = units.searches;
-        let realtime = &state.realtime;
-        let slots = &realtime.answers;
-        if !slots.take(user_id).await? {
-            let max = slots.max() as u64;
-            return Err(ApiError::with_max(ErrorCode::TooManyParallelAnswers, None, max));
-        }
-        let give_slot_back = || slots.give_back(user_id);
-        // One answer at a time per conversation, on any instance.
-        if realtime.generations.is_running(conversation_id) {
-            give_slot_back().await;
-            return Err(ErrorCode::GenerationInProgress.into());
-        }
-        if let Some(relay) = &realtime.relay {
-            match relay.claim(conversation_id).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    give_slot_back().await;
-                    return Err(ErrorCode::GenerationInProgress.into());
-                }
-                Err(e) => {
-                    give_slot_back().await;
-                    return Err(e.into());
-                }
-            }
-        }
-        let mut held = Reservation {
-            state: state.clone(),
-            user_id: user_id.to_owned(),
-            conversation_id: conversation_id.to_owned(),
-            // Nothing counted yet: a refusal below gives back only the response.
-            searches: 0,
-            searches_made: Arc::new(AtomicU32::new(0)),
-            image: false,
-        };
-        // Counted before anything is stored.
-        let mut counted = match state.quotas.consume_response_on(user_id, plan).await {
-            Ok(counted) => counted,
-            Err(e) => {
-                held.release_claim_and_slot().await;
-                return Err(e);
-            }
-        };
-        // One unit at a time, each checked atomically: parallel sends never pass the
-        // limit together, and a deep search that cannot have all it needs gives back
-        // what it took.
-        while held.searches < searches {
-            let searched = state.quotas.consume_on(user_id, plan, Service::WebSearches).await;
-            match searched {
-                Ok(
-                    now @ Counted {
-                        decision: Decision::Allowed { .. },
-                        ..
-                    },
-                ) => {
-                    held.searches += 1;
-                    counted = now;
-                }
-                refused => {
-                    held.cancel().await;
-                    return Err(match refused {
-                        Err(e) => e,
-                        Ok(_) if searches > 1 => {
-                            ApiError::with_max(ErrorCode::DeepSearchLimit, None, u64::from(searches))
-                        }
-                        Ok(_) => ErrorCode::SearchLimitReached.into(),
-                    });
-                }
-            }
-        }
-        if units.image {
-            match state
-                .quotas
-                .consume_on(user_id, plan, Service::ImageGenerations)
-                .await
-            {
-                Ok(
-                    now @ Counted {
-                        decision: Decision::Allowed { .. },
-                        ..
-                    },
-                ) => {
-                    held.image = true;
-                    counted = now;
-                }
-                refused => {
-                    held.cancel().await;
-                    return Err(match refused {
-                        Err(e) => e,
-                        Ok(_) => ErrorCode::ImageLimitReached.into(),
-                    });
-                }
-            }
-        }
-        Ok((held, counted))
-    }
-
-    async fn release_claim_and_slot(&self) {
-        let realtime = &self.state.realtime;
-        if let Some(relay) = &realtime.relay {
-            relay.release(&self.conversation_id).await;
-        }
-        realtime.answers.give_back(&self.user_id).await;
-    }
-
-    /// Gives back the response (when `response`) and the searches not made.
-    async fn refund(&self, response: bool) -> anyhow::Result<()> {
-        let quotas = &self.state.quotas;
-        let responses = match response {
-            true => quotas.refund(&self.user_id, Service::Responses).await,
-            false => Ok(()),
-        };
-        // An image is made or not with the answer's first text: it goes back with it.
-        if response && self.image {
-            quotas.refund(&self.user_id, Service::ImageGenerations).await?;
-        }
-        let made = self.searches_made.load(Ordering::SeqCst).min(self.searches);
-        for _ in made..self.searches {
-            quotas.refund(&self.user_id, Service::WebSearches).await?;
-        }
-        Ok(responses?)
-    }
-
-    /// Nothing will answer: the units, the conversation and the slot go back, and the
-    /// tabs learn their counters.
-    pub async fn cancel(self) {
-        self.searches_made.store(0, Ordering::SeqCst);
-        if let Err(e) = self.refund(true).await {
-            crate::outage::log_failure(&e, "giving back units after a failed send");
-        }
-        self.release_claim_and_slot().await;
-        crate::announce::usage(&self.state, &self.user_id).await;
-    }
-
-    /// The web searches reserved.
-    pub fn searches(&self) -> u32 {
-        self.searches
-    }
-
-    /// Marks every reserved search as made (the search model searched by itself).
-    pub fn all_searches_made(&self) {
-        self.searches_made.store(self.searches, Ordering::SeqCst);
-    }
-
-    /// Whether giving back would change the counters: a refunded response, or searches
-    /// reserved and not made.
-    pub fn gives_back(&self, refund: bool) -> bool {
-        refund || self.searches_made.load(Ordering::SeqCst) < self.searches
-    }
-
-    /// The answer ended: the slot goes back (a tab told it ended may start another), the
-    /// response when `refund`, and the searches not made. Searches made stay counted
-    /// even when the answer is refunded: cancelling before the text must not make
-    /// searches free. The conversation's claim is released by the relay once the
-    /// answer's end is written, after its last delta.
-    pub async fn settle(self, refund: bool) -> anyhow::Result<()> {
-        self.state.realtime.answers.give_back(&self.user_id).await;
-        self.refund(refund).await
-    }
 }

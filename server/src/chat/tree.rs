@@ -1,14 +1,12 @@
 //! Conversations as trees: which branch a conversation shows, and what the user thinks
 //! of an answer. Edits and regenerates are sends (see [`crate::chat::send`]).
 
-use chat_actors::protocol::{Feedback, Rating, ServerFrame};
+use chat_contract::frames::{Feedback, Rating, ServerFrame};
+use chat_contract::limits::MAX_FEEDBACK_CHARS;
 use chat_contract::states::MessageRole;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-
-/// The longest comment an answer's feedback may carry.
-pub const MAX_FEEDBACK_CHARS: usize = 2000;
 
 /// `conversation.select`: the user's conversation shows the branch through `message_id`
 /// (its newest message below it becomes current), and every tab of the user, on every
@@ -47,11 +45,11 @@ pub async fn set_feedback(
 ) -> Result<Option<Feedback>, ApiError> {
     let comment = comment.map(str::trim).filter(|c| !c.is_empty());
     if let Some(comment) = comment {
-        if comment.chars().count() > MAX_FEEDBACK_CHARS {
+        if comment.chars().count() as u64 > MAX_FEEDBACK_CHARS {
             return Err(ApiError::with_max(
                 ErrorCode::FieldTooLong,
                 Some("comment"),
-                MAX_FEEDBACK_CHARS as u64,
+                MAX_FEEDBACK_CHARS,
             ));
         }
     }

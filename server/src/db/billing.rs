@@ -14,14 +14,14 @@ pub struct BillingRow {
     pub postal_code: String,
     pub country: String,
     pub vat_number: Option<String>,
-    /// The last VIES check of `vat_number` ([`crate::vies::Check`] as JSON), when it
+    /// The last VIES check of `vat_number` ([`crate::billing::vies::Check`] as JSON), when it
     /// could be reverse charged.
     pub vat_check: Option<String>,
 }
 
 impl BillingRow {
-    pub fn vies_check(&self) -> Option<crate::vies::Check> {
-        crate::vies::Check::from_json(self.vat_check.as_deref())
+    pub fn vies_check(&self) -> Option<crate::billing::vies::Check> {
+        crate::billing::vies::Check::from_json(self.vat_check.as_deref())
     }
 }
 

@@ -37,7 +37,7 @@ pub struct InvoiceRow {
     pub total_amount: i64,
     pub vat_treatment: VatTreatment,
     pub transaction_id: String,
-    /// The payment's VIES check ([`crate::vies::Check`] as JSON).
+    /// The payment's VIES check ([`crate::billing::vies::Check`] as JSON).
     pub vat_check: Option<String>,
 }
 

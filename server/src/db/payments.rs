@@ -27,12 +27,12 @@ pub struct PaymentRow {
     pub completed_at: Option<i64>,
     /// The billing info the VAT was computed for (JSON), printed on the invoice.
     pub buyer: Option<String>,
-    /// [`crate::vat::Treatment`] as stored.
+    /// [`crate::billing::vat::Treatment`] as stored.
     pub vat_treatment: VatTreatment,
     /// The period a renewal pays for; a checkout's starts when it is paid.
     pub period_start: Option<i64>,
     pub period_end: Option<i64>,
-    /// The VIES check the VAT treatment rested on ([`crate::vies::Check`] as JSON).
+    /// The VIES check the VAT treatment rested on ([`crate::billing::vies::Check`] as JSON).
     pub vat_check: Option<String>,
 }
 

@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 
-use chat_actors::quota::{Service, Used};
+use chat_actors::quota::Used;
+use chat_contract::states::Service;
 
 use super::{on_pool, on_writer, Db};
 

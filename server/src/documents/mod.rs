@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web;
-use chat_actors::model::EXCERPTS_HEADER;
-use chat_actors::protocol::{DocumentSource, ServerFrame, Source};
+use chat_contract::frames::{DocumentSource, ServerFrame, Source};
+use chat_contract::prompt::EXCERPTS_HEADER;
 use tokio::sync::Semaphore;
 
 use crate::db::files::{ChunkRow, FileRow};

@@ -3,12 +3,13 @@
 
 use actix_web::{web, HttpResponse};
 use chat_contract::answers;
+use chat_contract::limits::MAX_TITLE_CHARS;
 use serde::Deserialize;
 
-use crate::auth::AuthUser;
 use crate::conversation_search;
 use crate::db::conversations::ConversationChange;
 use crate::error::{ApiError, ErrorCode, Result};
+use crate::http::auth_user::AuthUser;
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
 use crate::views::{conversation_view, message_with_files};
@@ -29,7 +30,6 @@ type Data = web::Data<AppState>;
 
 const DEFAULT_PAGE: i64 = 20;
 const MAX_PAGE: i64 = 100;
-const MAX_TITLE_CHARS: usize = 200;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -127,7 +127,7 @@ async fn change(
         title: body
             .title
             .as_deref()
-            .map(|t| http::one_line(Some(t), "title", MAX_TITLE_CHARS))
+            .map(|t| crate::domain::one_line(Some(t), "title", MAX_TITLE_CHARS as usize))
             .transpose()?,
         pinned: body.pinned,
         archived: body.archived,

@@ -4,9 +4,9 @@
 
 use chat_contract::states::{BillingCycle, PaymentStatus};
 
+use crate::billing::invoices::pdf::{money, percent};
 use crate::db::payments::PaymentRow;
 use crate::i18n::Lang;
-use crate::invoices::pdf::{money, percent};
 
 /// The page's words in one language.
 struct Words {

@@ -7,11 +7,11 @@ use actix_web::http::header::{self, ContentDisposition, DispositionParam, Dispos
 use actix_web::{web, HttpResponse};
 use chat_contract::answers;
 
-use crate::auth::AuthUser;
 use crate::db::files::FileRow;
 use crate::error::{ErrorCode, Result};
 use crate::files;
 use crate::http;
+use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
 use crate::views::attachment_view;
 
@@ -31,7 +31,7 @@ type Data = web::Data<AppState>;
 async fn upload(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpResponse> {
     let subscription = state.db.subscription(user.id(), state.now()).await?;
     let plan = state.catalogue.plan(subscription.plan_type);
-    let max = files::largest_upload(plan);
+    let max = crate::entitlements::largest_upload(plan);
     let (name, bytes) =
         http::read_file_part(payload, max, ErrorCode::FileTooLarge, ErrorCode::FileUploadError).await?;
     let file = files::upload(&state, user.id(), plan, &name, bytes).await?;

@@ -76,7 +76,7 @@ fn content_security_policy(settings: &Settings) -> anyhow::Result<String> {
     let mut connect = vec!["'self'".to_owned()];
     let mut frames = Vec::new();
     let billing = &settings.billing;
-    if crate::billing::stripe_configured(billing) {
+    if crate::billing::providers::stripe_configured(billing) {
         let js = origin_of(&billing.stripe_js_url).context("STRIPE_JS_URL")?;
         let api = origin_of(&billing.stripe_api_base).context("STRIPE_API_BASE")?;
         scripts.push(js.clone());

@@ -5,9 +5,8 @@ use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionT
 use actix_web::{web, HttpResponse};
 use chat_contract::answers;
 
-use crate::auth::AuthUser;
 use crate::error::{ErrorCode, Result};
-use crate::invoices;
+use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -21,16 +20,18 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 type Data = web::Data<AppState>;
 
 async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
-    let invoices = state.db.invoices_of(user.id()).await?;
+    let invoices = state.billing.invoices_of(user.id()).await?;
     let data: Vec<_> = invoices.iter().map(crate::views::invoice).collect();
     Ok(HttpResponse::Ok().json(answers::Data::new(data)))
 }
 
 async fn pdf(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    let invoice = invoices::invoice_of_user(&state, user.id(), &id)
+    let invoice = state
+        .billing
+        .invoice_of_user(user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    let bytes = invoices::pdf::render(&invoice, state.catalogue.timezone, &state.catalogue.vat)?;
+    let bytes = state.billing.invoice_pdf(&invoice)?;
     Ok(HttpResponse::Ok()
         .content_type("application/pdf")
         .insert_header(ContentDisposition {

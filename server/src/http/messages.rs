@@ -2,13 +2,13 @@
 //! 404, as everywhere.
 
 use actix_web::{web, HttpResponse};
-use chat_actors::protocol::Rating;
 use chat_contract::answers;
+use chat_contract::frames::Rating;
 use serde::Deserialize;
 
-use crate::auth::AuthUser;
 use crate::chat::tree;
 use crate::error::Result;
+use crate::http::auth_user::AuthUser;
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
 

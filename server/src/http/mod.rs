@@ -2,6 +2,7 @@
 //! path belongs to the web client.
 
 pub mod auth;
+pub mod auth_user;
 pub mod conversations;
 pub mod demo_checkout;
 pub mod files;
@@ -9,6 +10,7 @@ pub mod headers;
 pub mod health;
 pub mod invoices;
 pub mod messages;
+pub mod origin;
 pub mod payments;
 pub mod portability;
 pub mod projects;
@@ -78,24 +80,8 @@ fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
 /// body, and the body's error speak the user's language.
 pub type JsonAfterAuth<T> = Result<aweb::Json<T>, actix_web::Error>;
 
-/// A one-line text field: trimmed, required (`field_required`), without control or
-/// invisible characters ([`crate::domain::check_visible`]), at most `max` characters
-/// (`field_too_long`).
-pub fn one_line(value: Option<&str>, field: &'static str, max: usize) -> Result<String, ApiError> {
-    let value = value.map(str::trim).unwrap_or("");
-    if value.is_empty() {
-        return Err(ApiError::field(ErrorCode::FieldRequired, field));
-    }
-    crate::domain::check_visible(value, field)?;
-    if value.chars().count() > max {
-        return Err(ApiError::with_max(
-            ErrorCode::FieldTooLong,
-            Some(field),
-            max as u64,
-        ));
-    }
-    Ok(value.to_owned())
-}
+// Moved down to `domain`, which domain modules may import; kept here for handlers.
+pub use crate::domain::one_line;
 
 pub fn body<T>(json: JsonAfterAuth<T>) -> Result<T, ApiError> {
     json.map(aweb::Json::into_inner).map_err(|e| {

@@ -7,15 +7,11 @@
 use actix_web::http::header::{CONTENT_SECURITY_POLICY, LOCATION};
 use actix_web::{web, HttpRequest, HttpResponse};
 use chat_contract::answers;
-use chat_contract::states::PaymentStatus;
 
-use crate::auth::AuthUser;
-use crate::billing::stripe_events;
-use crate::db::payments::PaymentRow;
-use crate::error::{ErrorCode, Result};
+use crate::error::Result;
 use crate::http;
+use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
-use crate::subscriptions;
 use crate::views;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -34,79 +30,41 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 type Data = web::Data<AppState>;
 
 async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
-    let payments = state.db.payments_of(user.id()).await?;
+    let payments = state.billing.payments_of(user.id()).await?;
     let data: Vec<_> = payments.iter().map(views::payment).collect();
     Ok(HttpResponse::Ok().json(answers::Data::new(data)))
 }
 
 /// Which provider takes payments, for the web client's checkout (no login needed).
 async fn config(state: Data) -> HttpResponse {
-    HttpResponse::Ok().json(answers::Data::new(state.payments.client_config()))
+    HttpResponse::Ok().json(answers::Data::new(state.billing.provider().client_config()))
 }
 
 /// Stripe's events; refused (400) unless signed with our webhook secret.
 async fn stripe_webhook(state: Data, req: HttpRequest, body: web::Bytes) -> Result<HttpResponse> {
-    if state.payments.name() != "stripe" {
-        return Err(ErrorCode::NotFound.into());
-    }
     let signature = req
         .headers()
         .get("Stripe-Signature")
         .and_then(|h| h.to_str().ok());
-    stripe_events::receive(&state, &body, signature).await?;
+    state.billing.receive_stripe_event(&body, signature).await?;
     Ok(HttpResponse::Ok().json(answers::Done::new()))
 }
 
-/// One of the user's payments; another user's is a 404. A pending one is checked with
-/// the provider, so the status page sees a payment whose webhook is late.
+/// One of the user's payments; another user's is a 404.
 async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    let mut payment = own_payment(&state, &user, &id).await?;
-    if payment.status == PaymentStatus::Pending && payment.provider == state.payments.name() {
-        match state.payments.is_paid(&payment).await {
-            Ok(true) => {
-                stripe_events::complete(&state, &payment).await?;
-                payment = own_payment(&state, &user, &id).await?;
-            }
-            Ok(false) => {}
-            Err(e) => {
-                tracing::warn!(payment = %payment.id, error = ?e, "could not ask the provider about a payment")
-            }
-        }
-    }
+    let payment = state.billing.payment_of_user(user.id(), &id).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(views::payment(&payment))))
 }
 
-async fn own_payment(state: &AppState, user: &AuthUser, id: &str) -> Result<PaymentRow> {
-    Ok(state
-        .db
-        .payment(id)
-        .await?
-        .filter(|p| p.user_id.as_deref() == Some(user.id()))
-        .ok_or(ErrorCode::NotFound)?)
-}
-
-/// A payment of the demo provider that belongs to `user`; everything else, and every
-/// demo route while another provider runs, is a 404.
-async fn demo_payment(state: &AppState, user: &AuthUser, id: &str) -> Result<PaymentRow> {
-    if state.payments.name() != "demo" {
-        return Err(ErrorCode::NotFound.into());
-    }
-    let payment = own_payment(state, user, id).await?;
-    if payment.provider != "demo" {
-        return Err(ErrorCode::NotFound.into());
-    }
-    Ok(payment)
-}
-
 async fn demo_checkout(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    let payment = demo_payment(&state, &user, &id).await?;
+    let payment = state.billing.demo_payment(user.id(), &id).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
         .insert_header((CONTENT_SECURITY_POLICY, http::headers::STATIC_PAGE_POLICY))
         .body(http::demo_checkout::page(
             crate::i18n::current(),
             &payment,
-            &state.catalogue.plan(payment.plan_type).name,
+            state.billing.plan_name(&payment),
         )))
 }
 
@@ -117,13 +75,11 @@ fn see_other(location: String) -> HttpResponse {
 }
 
 async fn demo_pay(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    demo_payment(&state, &user, &id).await?;
-    subscriptions::complete_payment(&state, &id).await?;
+    state.billing.pay_demo(user.id(), &id).await?;
     Ok(see_other(format!("/payment/status?paymentId={id}")))
 }
 
 async fn demo_cancel(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    demo_payment(&state, &user, &id).await?;
-    subscriptions::abandon_payment(&state, &id).await?;
+    state.billing.cancel_demo(user.id(), &id).await?;
     Ok(see_other(format!("/payment-cancel?paymentId={id}")))
 }

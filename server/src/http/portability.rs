@@ -6,9 +6,9 @@ use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionT
 use actix_web::{web, HttpResponse};
 use chat_contract::answers::{self, ImportResult};
 
-use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::http;
+use crate::http::auth_user::AuthUser;
 use crate::portability::{self, export, import};
 use crate::state::AppState;
 

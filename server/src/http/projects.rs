@@ -1,21 +1,18 @@
-//! `/api/projects`: folders of conversations with their own instructions (plans with
-//! `projectManagement`), and `PUT /api/conversations/{id}/project` to move a conversation
-//! in or out. Another user's project is a 404. A user whose plan lost the feature still
-//! reads, empties and deletes their projects, but creates, changes and fills none.
+//! `/api/projects` and `PUT /api/conversations/{id}/project`: reads the requests and
+//! writes the answers; the rules are in `crate::projects`.
 
 use actix_web::{web, HttpResponse};
-use chat_actors::protocol::ServerFrame;
 use chat_contract::answers;
-use chat_contract::states::FileKind;
+use chat_contract::frames::ServerFrame;
 use serde::Deserialize;
 
-use crate::auth::AuthUser;
 use crate::db::projects::ProjectRow;
-use crate::error::{ApiError, ErrorCode, Result};
+use crate::error::{ErrorCode, Result};
+use crate::http::auth_user::AuthUser;
 use crate::http::{self, JsonAfterAuth};
+use crate::projects::ProjectChange;
 use crate::state::AppState;
-use crate::views::attachment_view;
-use crate::views::project_view;
+use crate::views::{attachment_view, project_view};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -31,45 +28,19 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 
 type Data = web::Data<AppState>;
 
-/// The most projects one user keeps.
-pub const MAX_PROJECTS: i64 = 100;
-const MAX_NAME_CHARS: usize = 100;
-const MAX_INSTRUCTIONS_CHARS: usize = 8000;
-/// The most documents one project holds.
-pub const MAX_PROJECT_FILES: usize = 20;
-
-/// Refused with `premium_required` unless the user's plan has projects.
-async fn require_projects(state: &AppState, user_id: &str) -> Result<()> {
-    let subscription = state.db.subscription(user_id, state.now()).await?;
-    let plan = state.catalogue.plan(subscription.plan_type);
-    if plan.features.project_management {
-        Ok(())
-    } else {
-        Err(ApiError::field(ErrorCode::PremiumRequired, "projectManagement"))
-    }
-}
-
 #[derive(Deserialize)]
 struct ProjectBody {
     name: Option<String>,
     instructions: Option<String>,
 }
 
-/// Checked instructions: trimmed, at most 8,000 characters; lines and tabs are kept,
-/// other control and format characters refused.
-fn checked_instructions(instructions: Option<&str>) -> Result<String> {
-    let instructions = instructions.map(str::trim).unwrap_or("");
-    for line in instructions.split(['\n', '\r', '\t']) {
-        crate::domain::check_visible(line, "instructions")?;
+impl ProjectBody {
+    fn change(&self) -> ProjectChange<'_> {
+        ProjectChange {
+            name: self.name.as_deref(),
+            instructions: self.instructions.as_deref(),
+        }
     }
-    if instructions.chars().count() > MAX_INSTRUCTIONS_CHARS {
-        return Err(ApiError::with_max(
-            ErrorCode::FieldTooLong,
-            Some("instructions"),
-            MAX_INSTRUCTIONS_CHARS as u64,
-        ));
-    }
-    Ok(instructions.to_owned())
 }
 
 async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
@@ -88,11 +59,7 @@ async fn with_files(state: &AppState, project: &ProjectRow) -> Result<answers::P
 }
 
 async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    let project = state
-        .db
-        .project(user.id(), &id)
-        .await?
-        .ok_or(ErrorCode::NotFound)?;
+    let project = state.projects.own(user.id(), &id).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?)))
 }
 
@@ -102,8 +69,6 @@ pub struct AddFileBody {
     file_id: Option<String>,
 }
 
-/// Makes an uploaded document (not sent in a message) one of the project's: every
-/// conversation of the project retrieves from it.
 async fn add_file(
     state: Data,
     user: AuthUser,
@@ -111,76 +76,21 @@ async fn add_file(
     body: JsonAfterAuth<AddFileBody>,
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    let project = state
-        .db
-        .project(user.id(), &id)
-        .await?
-        .ok_or(ErrorCode::NotFound)?;
-    require_projects(&state, user.id()).await?;
-    let file_id = body
-        .file_id
-        .filter(|f| !f.is_empty())
-        .ok_or_else(|| ApiError::field(ErrorCode::FieldRequired, "fileId"))?;
-    let file = state
-        .db
-        .file(user.id(), &file_id)
-        .await?
-        .ok_or(ErrorCode::NotFound)?;
-    if file.project_id.as_deref() == Some(project.id.as_str()) {
-        // Added already: nothing to do.
-        return Ok(HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?)));
-    }
-    if file.message_id.is_some() || file.project_id.is_some() {
-        return Err(ErrorCode::FileInUse.into());
-    }
-    if file.kind != FileKind::Document {
-        return Err(ApiError::field(ErrorCode::ValidationError, "fileId"));
-    }
-    if state.db.files_of_project(&project.id).await?.len() >= MAX_PROJECT_FILES {
-        return Err(ApiError::with_max(
-            ErrorCode::TooManyProjectFiles,
-            None,
-            MAX_PROJECT_FILES as u64,
-        ));
-    }
-    if !state
-        .db
-        .add_project_file(user.id(), &project.id, &file.id)
+    let mut project = state.projects.own(user.id(), &id).await?;
+    if state
+        .projects
+        .add_file(user.id(), &project, body.file_id.as_deref())
         .await?
     {
-        // Sent, deleted or added elsewhere meanwhile.
-        return Err(ErrorCode::FileInUse.into());
+        project = crate::announce::project(&state, user.id(), &project.id).await?;
     }
-    let project = crate::announce::project(&state, user.id(), &project.id).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?)))
 }
 
 async fn create(state: Data, user: AuthUser, body: JsonAfterAuth<ProjectBody>) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    require_projects(&state, user.id()).await?;
-    let name = http::one_line(body.name.as_deref(), "name", MAX_NAME_CHARS)?;
-    let instructions = checked_instructions(body.instructions.as_deref())?;
-    // Counted before the insert: two creates at once may pass 100 by one, which costs
-    // nothing (the limit keeps lists short, not a quota anyone pays for).
-    if state.db.count_projects(user.id()).await? >= MAX_PROJECTS {
-        return Err(ApiError::with_max(
-            ErrorCode::TooManyProjects,
-            None,
-            MAX_PROJECTS as u64,
-        ));
-    }
-    let now = state.now();
-    let row = ProjectRow {
-        id: uuid::Uuid::now_v7().to_string(),
-        user_id: user.id().to_owned(),
-        name,
-        instructions,
-        created_at: now,
-        updated_at: now,
-        conversations: 0,
-    };
-    state.db.insert_project(&row).await?;
-    let project = crate::announce::project(&state, user.id(), &row.id).await?;
+    let id = state.projects.create(user.id(), body.change()).await?;
+    let project = crate::announce::project(&state, user.id(), &id).await?;
     Ok(HttpResponse::Created().json(answers::Data::new(project_view(&project))))
 }
 
@@ -191,28 +101,7 @@ async fn update(
     body: JsonAfterAuth<ProjectBody>,
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    let current = state
-        .db
-        .project(user.id(), &id)
-        .await?
-        .ok_or(ErrorCode::NotFound)?;
-    require_projects(&state, user.id()).await?;
-    // Each field is optional: what is left out stays.
-    let name = match body.name.as_deref() {
-        Some(name) => http::one_line(Some(name), "name", MAX_NAME_CHARS)?,
-        None => current.name,
-    };
-    let instructions = match body.instructions.as_deref() {
-        Some(instructions) => checked_instructions(Some(instructions))?,
-        None => current.instructions,
-    };
-    if !state
-        .db
-        .update_project(user.id(), &id, &name, &instructions, state.now())
-        .await?
-    {
-        return Err(ErrorCode::NotFound.into());
-    }
+    state.projects.update(user.id(), &id, body.change()).await?;
     let project = crate::announce::project(&state, user.id(), &id).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(project_view(&project))))
 }
@@ -231,22 +120,15 @@ async fn delete(
     id: web::Path<String>,
     query: web::Query<DeleteQuery>,
 ) -> Result<HttpResponse> {
-    state
-        .db
-        .project(user.id(), &id)
-        .await?
-        .ok_or(ErrorCode::NotFound)?;
+    state.projects.own(user.id(), &id).await?;
     let conversations = state.db.project_conversations(user.id(), &id).await?;
     if query.delete_conversations {
         for conversation in &conversations {
             crate::chat::delete_conversation(&state, user.id(), conversation).await?;
         }
     }
-    if !state.db.delete_project(user.id(), &id).await? {
-        return Err(ErrorCode::NotFound.into());
-    }
-    // Its files go with it, from the store now rather than at the next sweep.
-    state.db.mark_project_files_gone(user.id(), &id).await?;
+    state.projects.delete(user.id(), &id).await?;
+    // Its files go from the store now rather than at the next sweep.
     state.files.sweep_soon();
     if !query.delete_conversations {
         // Each conversation that left the project is shown where it now is.
@@ -278,30 +160,14 @@ pub async fn move_conversation(
     body: JsonAfterAuth<MoveBody>,
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    let before = state
-        .db
-        .conversation(user.id(), &id)
-        .await?
-        .ok_or(ErrorCode::NotFound)?;
     let into = body.project_id.as_deref().filter(|p| !p.is_empty());
-    if let Some(project) = into {
-        require_projects(&state, user.id()).await?;
-        state
-            .db
-            .project(user.id(), project)
-            .await?
-            .ok_or(ErrorCode::NotFound)?;
-    }
-    if !state.db.move_conversation(user.id(), &id, into).await? {
-        // The project was deleted meanwhile.
-        return Err(ErrorCode::NotFound.into());
-    }
+    let before = state.projects.move_conversation(user.id(), &id, into).await?;
     let view = crate::announce::conversation(&state, user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
     // Both projects' conversation counts changed.
-    if before.project_id.as_deref() != into {
-        for project in [before.project_id.as_deref(), into].into_iter().flatten() {
+    if before.as_deref() != into {
+        for project in [before.as_deref(), into].into_iter().flatten() {
             // A project deleted meanwhile has nothing to announce.
             let _ = crate::announce::project(&state, user.id(), project).await;
         }

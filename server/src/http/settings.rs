@@ -6,10 +6,10 @@ use chat_contract::answers::{BillingInfoAnswer, SettingsAnswer};
 use chat_contract::views::BillingType;
 use serde::Deserialize;
 
-use crate::auth::AuthUser;
 use crate::db::billing::BillingRow;
 use crate::db::users::AiPersonalization;
 use crate::error::{ApiError, ErrorCode, Result};
+use crate::http::auth_user::AuthUser;
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::{self, Lang};
 use crate::state::AppState;
@@ -165,28 +165,15 @@ fn required(value: Option<&str>, field: &'static str) -> Result<String> {
 
 fn country(value: Option<&str>) -> Result<String> {
     let value = required(value, "country")?;
-    crate::vat::country_code(&value).ok_or_else(|| ApiError::field(ErrorCode::InvalidCountry, "country"))
-}
-
-fn vat_number(state: &AppState, country: &str, number: &str) -> Result<String> {
-    let vat = &state.catalogue.vat;
-    if !vat.is_eu(country) {
-        return Ok(number.to_owned());
-    }
-    if country == "HU" && crate::vat::is_hungarian_tax_number(number) {
-        return Ok(number.to_owned());
-    }
-    vat.eu_vat_number(country, number)
-        .ok_or_else(|| ApiError::field(ErrorCode::VatNumberInvalid, "vatNumber"))
+    crate::billing::vat::country_code(&value)
+        .ok_or_else(|| ApiError::field(ErrorCode::InvalidCountry, "country"))
 }
 
 /// Billing info is stored whole: the required fields of its type must all be there.
 /// Company name and VAT number belong to company billing only and are dropped otherwise.
-/// The country is an ISO code (VAT depends on it). A company in the EU needs a VAT number
-/// of its country's format, stored compact (`DE123456789`); a Hungarian company may give
-/// its domestic tax number (`12345678-2-41`) instead. Elsewhere any number is taken.
-/// A number that could be reverse charged is checked with VIES before it is stored, and
-/// the answer (`vatCheck`) tells the buyer why they pay VAT if VIES did not confirm it.
+/// The country is an ISO code (VAT depends on it). The VAT number's rules and its VIES
+/// check are billing's ([`crate::billing::Billing::put_billing_info`]); the answer
+/// (`vatCheck`) tells the buyer why they pay VAT if VIES did not confirm it.
 async fn put_billing_info(
     state: Data,
     user: AuthUser,
@@ -215,22 +202,7 @@ async fn put_billing_info(
             .transpose()?,
         vat_check: None,
     };
-    let row = BillingRow {
-        vat_number: row
-            .vat_number
-            .as_deref()
-            .map(|n| vat_number(&state, &row.country, n))
-            .transpose()?,
-        ..row
-    };
-    // Only valid input reaches VIES; its answer, whatever it is, is saved with the rest.
-    let row = BillingRow {
-        vat_check: crate::vies::check_billing(&state, &row)
-            .await
-            .map(|c| c.to_json()),
-        ..row
-    };
-    state.db.put_billing_info(user.id(), &row, state.now()).await?;
+    let row = state.billing.put_billing_info(user.id(), row).await?;
     crate::announce::settings(&state, &user.user).await?;
     Ok(HttpResponse::Ok().json(BillingInfoAnswer {
         success: true,

@@ -9,9 +9,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chat_contract::answers;
 use serde::Deserialize;
 
-use crate::auth::AuthUser;
 use crate::error::{ErrorCode, Result};
 use crate::http;
+use crate::http::auth_user::AuthUser;
 use crate::shares;
 use crate::state::AppState;
 use crate::views::{share_view, shared_conversation_view};

@@ -3,13 +3,13 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use crate::auth::{self, AuthUser};
+use crate::billing::subscriptions::{self, ChangeOutcome, ChangeRequest};
 use crate::error::{ErrorCode, Result};
+use crate::http::auth_user::{self, AuthUser};
 use crate::http::{self, JsonAfterAuth};
 use crate::i18n::Lang;
 use crate::plans::Currency;
 use crate::state::AppState;
-use crate::subscriptions::{self, ChangeOutcome, ChangeRequest};
 use crate::views;
 use chat_contract::answers::{PaymentRequired, PlansAnswer, SubscriptionAnswer};
 use chat_contract::views::{VatBasis, VatEstimate};
@@ -30,15 +30,15 @@ type Data = web::Data<AppState>;
 /// caller would pay. Public: without a (valid) token, or without billing info, the VAT
 /// is the seller's domestic rate, as an estimate.
 async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
-    let user = match auth::request_token(&req) {
-        Some(token) => state.authenticate(&token).await?,
+    let user = match auth_user::request_token(&req) {
+        Some(token) => state.accounts.authenticate(&token).await?,
         None => None,
     };
     let billing = match &user {
         Some(user) => state.db.billing_info(&user.id).await?,
         None => None,
     };
-    let vat = state.vat_for(billing.as_ref());
+    let vat = state.billing.vat_for(billing.as_ref());
     let data: Vec<_> = state
         .catalogue
         .all()
@@ -57,7 +57,7 @@ async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
             } else {
                 VatBasis::Seller
             },
-            country: billing.map_or_else(|| state.settings.invoice.seller_country.clone(), |b| b.country),
+            country: billing.map_or_else(|| state.billing.seller_country().to_owned(), |b| b.country),
         },
     }))
 }
@@ -75,7 +75,7 @@ fn subscription_answer(
 ) -> SubscriptionAnswer {
     SubscriptionAnswer {
         success: true,
-        subscription: views::subscription(state, sub),
+        subscription: state.subscription_view(sub),
         requires_payment,
     }
 }
@@ -127,7 +127,7 @@ async fn change(
         payment_method,
         idempotency_key,
     };
-    match subscriptions::change_plan(&state, user.id(), request).await? {
+    match state.billing.change_plan(user.id(), request).await? {
         ChangeOutcome::PaymentRequired { payment, checkout } => {
             Ok(HttpResponse::Ok().json(PaymentRequired {
                 success: true,
@@ -138,20 +138,17 @@ async fn change(
             }))
         }
         ChangeOutcome::Scheduled(sub) => {
-            crate::announce::subscription(&state, user.id()).await;
             Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, Some(false))))
         }
     }
 }
 
 async fn cancel(state: Data, user: AuthUser) -> Result<HttpResponse> {
-    let sub = subscriptions::cancel(&state, user.id()).await?;
-    crate::announce::subscription(&state, user.id()).await;
+    let sub = state.billing.cancel(user.id()).await?;
     Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
 }
 
 async fn cancel_pending(state: Data, user: AuthUser) -> Result<HttpResponse> {
-    let sub = subscriptions::cancel_pending(&state, user.id()).await?;
-    crate::announce::subscription(&state, user.id()).await;
+    let sub = state.billing.cancel_pending(user.id()).await?;
     Ok(HttpResponse::Ok().json(subscription_answer(&state, &sub, None)))
 }

@@ -3,8 +3,8 @@
 use actix_web::{web, HttpResponse};
 use chat_contract::answers::UsageAnswer;
 
-use crate::auth::AuthUser;
 use crate::error::Result;
+use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

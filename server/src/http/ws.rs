@@ -10,8 +10,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chat_actors::session::WsSession;
 use chat_actors::tab::TabBody;
 
-use crate::auth::{request_token, same_origin, token_is_from_cookie};
 use crate::error::{ApiError, ErrorCode};
+use crate::http::auth_user::{request_token, same_origin, token_is_from_cookie};
 use crate::realtime::service::SessionService;
 use crate::realtime::SocketGuard;
 use crate::state::AppState;

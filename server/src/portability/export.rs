@@ -360,13 +360,15 @@ impl Export<'_> {
         let invoices = self.read(state.db.invoices_of(user_id))?;
         let billing = Billing {
             billing_info: billing_info.as_ref().map(views::billing_info),
-            subscription: views::subscription(state, &subscription),
+            subscription: state.subscription_view(&subscription),
             payments: payments.iter().map(views::payment).collect(),
             invoices: invoices.iter().map(views::invoice).collect(),
         };
         self.json("billing.json", &billing)?;
         for invoice in &invoices {
-            let pdf = crate::invoices::pdf::render(invoice, state.catalogue.timezone, &state.catalogue.vat)
+            let pdf = state
+                .billing
+                .invoice_pdf(invoice)
                 .with_context(|| format!("rendering invoice {}", invoice.number))?;
             self.stored_entry(&format!("invoices/{}.pdf", invoice.number))?;
             self.zip.write_all(&pdf)?;

@@ -518,7 +518,7 @@ fn message_row(
         feedback_comment: feedback.and_then(|f| f.comment).map(|c| {
             c.trim()
                 .chars()
-                .take(crate::chat::tree::MAX_FEEDBACK_CHARS)
+                .take(chat_contract::limits::MAX_FEEDBACK_CHARS as usize)
                 .collect()
         }),
     }

@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use chat_actors::generation::Generations;
 use chat_actors::hub::{FanOut, Hubs};
+use chat_actors::messages::SessionConfig;
 use chat_actors::model::{DemoProvider, ModelProvider};
-use chat_actors::protocol::ServerFrame;
-use chat_actors::session::SessionConfig;
 use chat_actors::shard::Shards;
+use chat_contract::frames::ServerFrame;
 
 use crate::chat::cache::Accounts;
 use crate::config::{is_set, Settings};

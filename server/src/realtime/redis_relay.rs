@@ -35,9 +35,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use chat_actors::generation::Snapshot;
-use chat_actors::hub::{Deliver, DeltaMeta, Event, FanOut, FromRemote, Hubs, Presence, RemoteSnapshot};
+use chat_actors::hub::{Event, FanOut, FromRemote, Hubs, Presence, RemoteSnapshot};
+use chat_actors::messages::{Deliver, DeltaMeta};
 use chat_actors::shard::Shards;
+use chat_contract::frames::Snapshot;
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 
@@ -158,7 +159,7 @@ impl RedisRelay {
         let (watch, watch_rx) = mpsc::unbounded_channel();
         RedisRelay {
             prefix,
-            origin: crate::auth::codes::new_token(),
+            origin: crate::accounts::codes::new_token(),
             client: conn.client().clone(),
             conn,
             timeout,
@@ -242,7 +243,7 @@ impl RedisRelay {
     /// Claims the right to answer in a conversation; false if another answer holds it.
     pub async fn claim(&self, conversation_id: &str) -> anyhow::Result<bool> {
         let [_, owner] = self.live_keys(conversation_id);
-        let token = format!("{}:{}", self.origin, crate::auth::codes::new_token());
+        let token = format!("{}:{}", self.origin, crate::accounts::codes::new_token());
         let mut conn = self.conn.clone();
         let mut set = redis::cmd("SET");
         set.arg(&owner).arg(&token).arg("NX").arg("EX").arg(LIVE_TTL_SECS);

@@ -4,9 +4,8 @@
 use std::time::Duration;
 
 use actix_web::web;
-use chat_actors::generation::Snapshot;
-use chat_actors::protocol::{ChatRegenerate, ChatSend, ServerFrame};
 use chat_actors::session::{ChatService, FrameError, SessionUser};
+use chat_contract::frames::{ChatRegenerate, ChatSend, ServerFrame, Snapshot};
 use futures_util::future::BoxFuture;
 use tracing::Instrument;
 
@@ -49,7 +48,7 @@ fn frame_span(kind: &'static str, user: &str) -> tracing::Span {
 async fn current_lang(state: &AppState, session: &SessionUser) -> Lang {
     let lookup = tokio::time::timeout(
         LANG_LOOKUP_TIMEOUT,
-        state.realtime.accounts.get(state, &session.id),
+        state.realtime.accounts.get(&state.db, &*state.clock, &session.id),
     )
     .await;
     let stored = lookup
@@ -65,7 +64,7 @@ impl ChatService for SessionService {
         let state = self.state.clone();
         let token = token.to_owned();
         Box::pin(async move {
-            match state.authenticate(&token).await {
+            match state.accounts.authenticate(&token).await {
                 Ok(user) => Ok(user.map(|u| SessionUser {
                     id: u.id,
                     language: u.language,
@@ -86,7 +85,7 @@ impl ChatService for SessionService {
                     let account = state
                         .realtime
                         .accounts
-                        .get(&state, &session.id)
+                        .get(&state.db, &*state.clock, &session.id)
                         .await?
                         .ok_or(ErrorCode::Unauthorized)?;
                     let user = &account.user;

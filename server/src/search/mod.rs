@@ -20,8 +20,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chat_actors::model::{Completion, Task, REPORT_HEADER, WEB_RESULTS_HEADER};
-use chat_actors::protocol::{SearchStage, ServerFrame, WebSource};
+use chat_actors::model::{Completion, Task};
+use chat_contract::frames::{SearchStage, ServerFrame, WebSource};
+use chat_contract::prompt::{REPORT_HEADER, WEB_RESULTS_HEADER};
 use futures_util::future::join_all;
 
 pub use providers::{Google, Hit, SearchProvider, Searxng};

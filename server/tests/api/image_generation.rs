@@ -2,7 +2,7 @@
 //! (the stub) is asked for one image; the image is a file of the answer in every tab;
 //! the plan's image limit holds under parallel sends; failures count nothing.
 
-use chat_actors::quota::Service;
+use chat_contract::states::Service;
 use serde_json::{json, Value};
 
 use crate::chat::{send, stub_app_with};

@@ -182,7 +182,7 @@ async fn invoice_numbers_have_no_gaps_or_duplicates_under_twenty_parallel_paymen
     // Issuing the same payment's invoice at once from several places makes one invoice.
     let state = &app.state;
     let first = &payment_ids[0];
-    let issued = join_all((0..5).map(|_| chat_server::invoices::issue_for_payment(state, first))).await;
+    let issued = join_all((0..5).map(|_| state.billing.issue_invoice(first))).await;
     let issued: Vec<String> = issued.into_iter().map(|i| i.unwrap().number).collect();
     assert!(issued.iter().all(|n| n == &issued[0]), "{issued:?}");
     assert_eq!(invoices(&app, &users[0]).await[0]["number"], json!(issued[0]));
@@ -427,9 +427,7 @@ async fn payments_and_invoices_are_kept_after_the_account_is_deleted() {
     assert_eq!(kept.buyer_name, "Payer");
     assert_eq!(kept.buyer_city, "Budapest");
     // The invoice still renders, for the accountant.
-    let bytes =
-        chat_server::invoices::pdf::render(&kept, app.state.catalogue.timezone, &app.state.catalogue.vat)
-            .unwrap();
+    let bytes = app.state.billing.invoice_pdf(&kept).unwrap();
     assert!(pdf_text(&bytes).contains("Payer"));
     // A checkout of a deleted account can no longer give anyone a plan: its demo page
     // needs a login no one has, and a provider confirming it later closes it.
@@ -441,7 +439,7 @@ async fn payments_and_invoices_are_kept_after_the_account_is_deleted() {
         .await
         .unwrap();
     assert_error(late, 401, "unauthorized").await;
-    let confirmed = chat_server::subscriptions::complete_payment(&app.state, open_id).await;
+    let confirmed = app.state.billing.complete_payment(open_id).await;
     assert_eq!(
         confirmed.unwrap_err().code(),
         chat_server::error::ErrorCode::PaymentClosed

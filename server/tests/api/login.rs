@@ -95,7 +95,7 @@ async fn missing_malformed_and_foreign_tokens_are_401() {
         "unauthorized",
     )
     .await;
-    let foreign = chat_server::auth::jwt::Tokens::new(b"another-secret")
+    let foreign = chat_server::accounts::jwt::Tokens::new(b"another-secret")
         .issue("someone", 0, app.clock_now(), 1)
         .unwrap();
     assert_error(

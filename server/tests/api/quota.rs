@@ -1,4 +1,4 @@
-use chat_actors::quota::Service;
+use chat_contract::states::Service;
 use chat_server::quota::window;
 use serde_json::{json, Value};
 

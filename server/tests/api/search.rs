@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
-use chat_actors::quota::Service;
+use chat_contract::states::Service;
 use chat_server::search::fetch::Refused;
 use serde_json::{json, Value};
 

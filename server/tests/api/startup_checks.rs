@@ -1,6 +1,6 @@
 //! What the server keeps to itself and what it refuses to start with.
 
-use chat_server::auth::codes::CodeKey;
+use chat_server::accounts::codes::CodeKey;
 use chat_server::config::Settings;
 use chat_server::startup::Application;
 use secrecy::SecretString;
@@ -27,7 +27,7 @@ async fn codes_are_hashed_with_a_key_of_their_own() {
     let app = spawn_app().await;
     let token_key = CodeKey::new(TEST_JWT_SECRET.as_bytes());
     assert_ne!(
-        app.state.codes.hash("code", "123456"),
+        app.state.accounts.codes.hash("code", "123456"),
         token_key.hash("code", "123456")
     );
 }

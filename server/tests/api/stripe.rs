@@ -688,7 +688,7 @@ fn monthly_total(app: &TestApp, plan: chat_server::plans::PlanType) -> i64 {
         .catalogue
         .plan(plan)
         .net_price_minor(chat_server::plans::Currency::Eur);
-    chat_server::plans::vat_of(net, app.state.vat_for(None).rate).1
+    chat_server::plans::vat_of(net, app.state.billing.vat_for(None).rate).1
 }
 
 async fn stripe_subscriptions_of(fake: &Fake, customer: &str) -> Vec<Value> {

@@ -3,13 +3,15 @@
  * app connects them here, once, before the first render.
  */
 import { useAuthStore } from '@/features/auth';
-import { startAnswerNotifications } from '@/features/chat';
+import { resetChatStores, startAnswerNotifications } from '@/features/chat';
+import { useProjectStore } from '@/features/projects';
 import { initAppearance } from '@/features/settings';
-import { startSubscriptionSync, useSubscriptionStore } from '@/features/subscription';
+import { useSubscriptionStore } from '@/features/subscription';
 import { setUnauthorizedHandler } from '@/lib/api-client';
 import { detectLanguage, setLanguage } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { onTokenChangeInOtherTab } from '@/lib/token';
+import { startSocketRouter } from './socket-router';
 
 let started = false;
 
@@ -29,17 +31,20 @@ export function startApp(): void {
   // A login or logout in another tab reaches this one.
   onTokenChangeInOtherTab((token) => auth().syncFromOtherTab(token));
 
-  chatSocket.on('ready', ({ user }) => {
-    auth().updateUser(user);
-    auth().applySettings(user.settings);
+  // Every frame the socket brings reaches the slices that own it, on every page (the
+  // session and settings, the subscription and counters, the chat, the projects).
+  startSocketRouter();
+  // A change of user (logout, another login) empties the previous one's chat and projects.
+  let userId = auth().user?._id ?? null;
+  useAuthStore.subscribe((state) => {
+    const next = state.user?._id ?? null;
+    if (next === userId) return;
+    const previous = userId;
+    userId = next;
+    if (previous === null) return;
+    resetChatStores();
+    useProjectStore.getState().reset();
   });
-  chatSocket.on('settings.updated', ({ settings }) => auth().applySettings(settings));
-  // The header's name and avatar follow a change made in any tab or device, on every page.
-  chatSocket.on('profile.updated', ({ user }) => auth().updateUser({ name: user.name, profileImage: user.profileImage }));
-  chatSocket.on('session.ended', ({ reason }) => auth().endSession(reason));
-
-  // The subscription and the usage counters follow their frames on every page.
-  startSubscriptionSync();
   // SPEC §4: a login (or a start-up with a stored session) loads the subscription, once
   // per signed-in user.
   let subscriptionLoadedFor: string | null = null;

@@ -34,6 +34,22 @@ export interface SocketEvents {
 export type SocketEventMap = ServerFrames & SocketEvents;
 export type SocketEventType = keyof SocketEventMap;
 
+/** What the socket router tells a handler besides the frame. */
+export interface FrameContext {
+  /**
+   * For `ready`: whether this is a reconnect (frames may have been missed since the last
+   * connection) rather than the first connection of the session, which follows the
+   * page's own REST loads.
+   */
+  reconnect: boolean;
+}
+
+/** A slice's handler of one frame type (or socket event), called by the app's socket router. */
+export type FrameHandler<K extends SocketEventType> = (frame: SocketEventMap[K], context: FrameContext) => void;
+
+/** The frame handlers a slice offers the router: one for each of the types `K` it owns a part of. */
+export type SliceFrames<K extends SocketEventType> = { [P in K]: FrameHandler<P> };
+
 /**
  * Every frame type the server sends. A `Record` over the union, so a frame added to the
  * contract fails to compile here until it is listed; frames of any other type (from a

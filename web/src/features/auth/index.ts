@@ -17,3 +17,4 @@ export {
   type AuthState,
   type AuthStatus,
 } from './stores/auth-store';
+export { authFrames } from './stores/auth-frames';

@@ -1,2 +1,2 @@
-/** The profile feature's public surface (its page is in routes.ts). */
-export { useProfileUpdates } from './hooks/use-profile-updates';
+/** The profile feature's public surface (its page is in routes.ts; its frames are the auth store's). */
+export {};

@@ -6,6 +6,6 @@ export {
   type LoadStatus,
   type SubscriptionStore,
 } from './stores/subscription-store';
-export { startSubscriptionSync } from './stores/subscription-sync';
+export { subscriptionFrames } from './stores/subscription-frames';
 export { PlanSummary } from './components/plan-summary';
 export { usePublicPlans } from './hooks/use-public-plans';

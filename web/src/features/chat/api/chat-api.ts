@@ -1,5 +1,6 @@
 /**
- * The REST calls of the chat (docs/api.md): conversations, projects and uploaded files.
+ * The REST calls of the chat (docs/api.md): conversations, messages, shares and uploaded
+ * files (the projects' calls are the projects feature's).
  * The plan and usage the chat reads are the subscription feature's.
  */
 import { api } from '@/lib/api-client';
@@ -11,8 +12,6 @@ import type {
   Done,
   Feedback,
   Page,
-  Project,
-  ProjectWithFiles,
   Rating,
   SearchHit,
   Share,
@@ -34,15 +33,7 @@ export interface SearchPage {
 
 export const SEARCH_PAGE_SIZE = 20;
 
-/** What `POST /api/projects` and `PATCH /api/projects/{id}` take; a field left out stays. */
-export interface ProjectInput {
-  name?: string;
-  instructions?: string;
-}
-
 export const CONVERSATION_PAGE_SIZE = 20;
-
-const projectPath = (id: string) => `/projects/${encodeURIComponent(id)}`;
 
 export const chatApi = {
   /** Newest activity first; with `projectId`, only that project's conversations. */
@@ -76,20 +67,6 @@ export const chatApi = {
       rating,
       ...(rating && comment?.trim() ? { comment: comment.trim() } : {}),
     }),
-  /** Into a project, or out of any with null; its place in the list stays. */
-  moveConversation: (id: string, projectId: string | null) =>
-    api.put<Data<Conversation>>(`/conversations/${encodeURIComponent(id)}/project`, { projectId }),
-  /** Most recently changed first. */
-  listProjects: () => api.get<Data<Project[]>>('/projects'),
-  getProject: (id: string) => api.get<Data<ProjectWithFiles>>(projectPath(id)),
-  createProject: (input: Required<Pick<ProjectInput, 'name'>> & ProjectInput) =>
-    api.post<Data<Project>>('/projects', input),
-  updateProject: (id: string, input: ProjectInput) => api.patch<Data<Project>>(projectPath(id), input),
-  /** Its conversations leave it, or are deleted with it (`deleteConversations`). */
-  deleteProject: (id: string, deleteConversations: boolean) =>
-    api.delete<Done>(`${projectPath(id)}${deleteConversations ? '?deleteConversations=true' : ''}`),
-  /** Makes an uploaded document (never sent) one of the project's; removed by deleting the file. */
-  addProjectFile: (id: string, fileId: string) => api.post<Data<ProjectWithFiles>>(`${projectPath(id)}/files`, { fileId }),
   /** `POST /api/files`: one part named `file`, with its name. An image, or a document that is still being read. */
   uploadFile: (file: Blob, name: string, signal?: AbortSignal) => {
     const body = new FormData();

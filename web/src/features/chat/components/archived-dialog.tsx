@@ -5,7 +5,7 @@ import { Button } from '@/components/button';
 import { Dialog } from '@/components/dialog';
 import { Spinner } from '@/components/spinner';
 import type { Conversation } from '@/types/generated';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { patchConversation } from '../stores/conversation-flags';
 import styles from './archived-dialog.module.css';
 import { TrashIcon } from './chat-icons';

@@ -1,8 +1,8 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { i18n } from '@/lib/i18n';
-import type { ComposerAttachment } from '../stores/attachment-store';
-import { storedDocument } from '../test/fixtures';
+import type { ComposerAttachment } from '../stores/attachments';
+import { storedDocument } from '@/test/chat-fixtures';
 import { AttachmentTray } from './attachment-tray';
 
 function documentItem(overrides: Partial<ComposerAttachment> = {}): ComposerAttachment {

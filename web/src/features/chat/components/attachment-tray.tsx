@@ -4,7 +4,7 @@ import { Button } from '@/components/button';
 import { CloseIcon } from '@/components/icons';
 import { Spinner } from '@/components/spinner';
 import { formatFileSize } from '../lib/files';
-import { isBusy, type AttachmentError, type AttachmentRefusal, type ComposerAttachment } from '../stores/attachment-store';
+import { isBusy, type AttachmentError, type AttachmentRefusal, type ComposerAttachment } from '../stores/attachments';
 import { AlertIcon, DocumentIcon, ImageIcon } from './chat-icons';
 import styles from './attachment-tray.module.css';
 

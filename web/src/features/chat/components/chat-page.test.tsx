@@ -4,14 +4,15 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { SidebarSlotProvider } from '@/components/layout/sidebar-slot';
 import { useSidebarHost } from '@/components/layout/sidebar-slot-context';
 import { useAuthStore } from '@/features/auth';
-import { startSubscriptionSync, useSubscriptionStore } from '@/features/subscription';
+import { startSocketRouter } from '@/app/socket-router';
+import { useSubscriptionStore } from '@/features/subscription';
 import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { anna, jsonResponse } from '@/test/fixtures';
 import type { Plan } from '@/types/generated';
 import type { ImageIo } from '../lib/image-prep';
-import { setImageIo, useAttachmentStore } from '../stores/attachment-store';
-import { useChatStore } from '../stores/chat-store';
+import { setImageIo, useAttachmentStore } from '../stores/attachments';
+import { useChatStore } from '../stores/chat';
 import {
   answer,
   basePlan,
@@ -27,7 +28,7 @@ import {
   withDocuments,
   withoutImages,
   withoutSearch,
-} from '../test/fixtures';
+} from '@/test/chat-fixtures';
 import { ChatPage } from './chat-page';
 
 const fetchMock = vi.fn<typeof fetch>();
@@ -104,8 +105,8 @@ beforeEach(async () => {
   emit.mockReset().mockReturnValue(true);
   vi.spyOn(chatSocket, 'emit').mockImplementation(emit);
   useAuthStore.setState({ status: 'authenticated', token: 't', user: anna, settings: anna.settings });
-  // The plan and the counters come from the subscription feature, fed by its frames (as at start-up).
-  startSubscriptionSync();
+  // Every frame reaches its slices through the app's router (as at start-up).
+  startSocketRouter();
   useChatStore.getState().reset();
   useSubscriptionStore.getState().reset();
   useAttachmentStore.getState().reset();

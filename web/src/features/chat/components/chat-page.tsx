@@ -2,10 +2,9 @@ import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useParams, useSearchParams } from 'react-router';
 import { LayoutSidebar } from '@/components/layout/sidebar-slot';
+import { useProjectStore } from '@/features/projects';
 import { useSubscriptionStore } from '@/features/subscription';
-import { newChatKey, useChatStore } from '../stores/chat-store';
-import { startChatSync } from '../stores/chat-sync';
-import { useProjectStore } from '../stores/project-store';
+import { newChatKey, useChatStore } from '../stores/chat';
 import styles from './chat-page.module.css';
 import { ConversationSidebar } from './conversation-sidebar';
 import { ConversationView } from './conversation-view';
@@ -23,7 +22,6 @@ export function ChatPage() {
   const projectId = conversationId ? null : search.get('project') || null;
 
   useEffect(() => {
-    startChatSync();
     const chat = useChatStore.getState();
     if (chat.listStatus === 'idle' || chat.listStatus === 'error') void chat.loadConversations();
     const projects = useProjectStore.getState();

@@ -2,7 +2,7 @@ import { cleanup, render, screen } from '@testing-library/react';
 import { MemoryRouter } from 'react-router';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { i18n } from '@/lib/i18n';
-import type { ChatError } from '../stores/chat-store';
+import type { ChatError } from '../stores/chat';
 import { ChatErrorNotice } from './composer-notices';
 
 beforeEach(async () => {

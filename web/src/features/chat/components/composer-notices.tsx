@@ -7,7 +7,7 @@ import { errorText } from '@/lib/error-codes';
 import { normalizeLanguage } from '@/lib/i18n';
 import type { Usage } from '@/types/generated';
 import { exhaustedPeriod, offersUpgrade } from '../lib/gating';
-import type { ChatError } from '../stores/chat-store';
+import type { ChatError } from '../stores/chat';
 import type { ComposerNoticeKind } from './composer';
 import styles from './composer-notices.module.css';
 

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { useToastStore } from '@/components/toast';
 import { i18n } from '@/lib/i18n';
 import type { Plan } from '@/types/generated';
-import { useAttachmentStore, type ComposerAttachment } from '../stores/attachment-store';
+import { useAttachmentStore, type ComposerAttachment } from '../stores/attachments';
 import {
   basePlan,
   freePlan,
@@ -13,7 +13,7 @@ import {
   withoutImageGeneration,
   withoutImages,
   withoutSearch,
-} from '../test/fixtures';
+} from '@/test/chat-fixtures';
 import { Composer, type ComposerProps } from './composer';
 
 const KEY = 'k';

@@ -25,8 +25,8 @@ import {
   type GateNoticeKind,
 } from '../lib/gating';
 import { attachFiles, isAttachable } from '../stores/attach-files';
-import { isBusy, selectAttachments, useAttachmentStore } from '../stores/attachment-store';
-import { useChatStore } from '../stores/chat-store';
+import { isBusy, selectAttachments, useAttachmentStore } from '../stores/attachments';
+import { useChatStore } from '../stores/chat';
 import { AttachMenu } from './attach-menu';
 import { AttachmentTray } from './attachment-tray';
 import { CameraDialog } from './camera-dialog';
@@ -42,7 +42,7 @@ export type ComposerNoticeKind = GateNoticeKind;
 export const IMAGE_ACCEPT = 'image/*,.heic,.heif';
 
 export interface ComposerProps {
-  /** Where its files are kept (attachment-store): the conversation id, or a new chat's key (newChatKey). */
+  /** Where its files are kept (stores/attachments): the conversation id, or a new chat's key (newChatKey). */
   attachmentKey: string;
   text: string;
   onTextChange: (text: string) => void;

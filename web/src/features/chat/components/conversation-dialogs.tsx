@@ -5,12 +5,9 @@ import { Dialog } from '@/components/dialog';
 import { FormAlert } from '@/components/form-alert';
 import { TextField } from '@/components/text-field';
 import { useAsyncAction } from '@/hooks/use-async-action';
-import type { Conversation } from '@/types/generated';
-import { useChatStore } from '../stores/chat-store';
+import { MAX_TITLE_CHARS, type Conversation } from '@/types/generated';
+import { useChatStore } from '../stores/chat';
 import styles from './conversation-dialogs.module.css';
-
-/** docs/api.md PATCH /api/conversations/{id}: 1–200 characters after trimming. */
-export const TITLE_MAX = 200;
 
 export function RenameConversationDialog({
   conversation,
@@ -52,7 +49,7 @@ export function RenameConversationDialog({
         <TextField
           label={t('rename.label')}
           value={title}
-          maxLength={TITLE_MAX}
+          maxLength={MAX_TITLE_CHARS}
           error={fieldError}
           data-testid="rename-input"
           onChange={(event) => setTitle(event.target.value)}

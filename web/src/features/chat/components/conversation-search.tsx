@@ -5,17 +5,16 @@ import { Button } from '@/components/button';
 import { CloseIcon } from '@/components/icons';
 import { Spinner } from '@/components/spinner';
 import { errorMessage } from '@/lib/api-client';
-import type { SearchHit } from '@/types/generated';
+import { MAX_SEARCH_QUERY_CHARS, type SearchHit } from '@/types/generated';
 import { chatApi } from '../api/chat-api';
 import { splitHighlights } from '../lib/highlight';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { SearchIcon } from './chat-icons';
 import styles from './conversation-search.module.css';
 
 /** Typing pauses this long before a search goes out (search as you type). */
 export const SEARCH_DEBOUNCE_MS = 250;
 /** docs/api.md: a longer query is refused; the field stops there. */
-export const SEARCH_MAX = 200;
 
 interface Results {
   query: string;
@@ -157,7 +156,7 @@ export function ConversationSearch({ onSearchingChange }: { onSearchingChange: (
           type="text"
           className={styles.input}
           value={query}
-          maxLength={SEARCH_MAX}
+          maxLength={MAX_SEARCH_QUERY_CHARS}
           placeholder={t('find.placeholder')}
           aria-label={t('find.label')}
           aria-keyshortcuts="Control+K Meta+K"

@@ -5,21 +5,27 @@ import { Button } from '@/components/button';
 import { useCloseDrawer } from '@/components/layout/sidebar-slot-context';
 import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
+import { useProjectStore } from '@/features/projects';
+import {
+  DeleteProjectDialog,
+  MoveConversationDialog,
+  ProjectFormDialog,
+  ProjectPanel,
+  ProjectSection,
+  type ProjectFormMode,
+} from '@/features/projects/ui';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import type { Conversation, Project } from '@/types/generated';
 import { projectGate } from '../lib/gating';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { patchConversation } from '../stores/conversation-flags';
 import type { ConversationList } from '../stores/conversation-list';
-import { useProjectStore } from '../stores/project-store';
 import { ArchivedDialog } from './archived-dialog';
 import { ArchiveIcon, PinIcon, PlusIcon } from './chat-icons';
 import { DeleteConversationDialog, RenameConversationDialog } from './conversation-dialogs';
 import { ConversationMenu } from './conversation-menu';
 import { ConversationSearch } from './conversation-search';
 import styles from './conversation-sidebar.module.css';
-import { DeleteProjectDialog, MoveConversationDialog, ProjectFormDialog, type ProjectFormMode } from './project-dialogs';
-import { ProjectPanel, ProjectSection } from './project-section';
 import { ShareDialog } from './share-dialog';
 
 /**

@@ -4,6 +4,7 @@ import { useNavigate } from 'react-router';
 import { Button } from '@/components/button';
 import { Spinner } from '@/components/spinner';
 import { toast } from '@/components/toast';
+import { projectOf, useProjectStore } from '@/features/projects';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { useChatSocket, useOpenConversation } from '@/hooks/use-chat-socket';
 import { useDocumentTitle } from '@/hooks/use-document-title';
@@ -19,9 +20,21 @@ import {
 } from '../lib/gating';
 import { ConversationActionsContext, type ConversationActions } from '../lib/conversation-actions';
 import { attachFiles } from '../stores/attach-files';
-import { sendable, useAttachmentStore } from '../stores/attachment-store';
-import { DEFAULT_OPTIONS, newChatKey, useChatStore, type PendingSend } from '../stores/chat-store';
-import { projectOf, useProjectStore } from '../stores/project-store';
+import { sendable, useAttachmentStore } from '../stores/attachments';
+import {
+  DEFAULT_OPTIONS,
+  newChatKey,
+  selectDraft,
+  selectError,
+  selectFound,
+  selectListed,
+  selectOptions,
+  selectRegenerating,
+  selectStopping,
+  selectThread,
+  useChatStore,
+  type PendingSend,
+} from '../stores/chat';
 import { FolderIcon, ShareIcon } from './chat-icons';
 import { EMPTY_THREAD, onOtherBranch, pathTo, streamingMessage, versionIndex, visiblePath } from '../stores/thread';
 import { Composer, type ComposerNoticeKind } from './composer';
@@ -64,12 +77,12 @@ export function ConversationView({
 
   useOpenConversation(conversationId);
 
-  const entry = useChatStore((s) => (conversationId ? s.threads[conversationId] : undefined));
+  const entry = useChatStore(selectThread(conversationId));
   const allPending = useChatStore((s) => s.pending);
-  const draft = useChatStore((s) => s.drafts[key] ?? '');
-  const error = useChatStore((s) => s.errors[key]);
-  const options = useChatStore((s) => s.options[key]) ?? DEFAULT_OPTIONS;
-  const stopping = useChatStore((s) => (conversationId ? s.cancelling[conversationId] === true : false));
+  const draft = useChatStore(selectDraft(key));
+  const error = useChatStore(selectError(key));
+  const options = useChatStore(selectOptions(key)) ?? DEFAULT_OPTIONS;
+  const stopping = useChatStore(selectStopping(conversationId));
   const plan = useSubscriptionStore(selectPlan);
   const usage = useSubscriptionStore((s) => s.usage);
   const [notice, setNotice] = useState<ComposerNoticeKind | null>(null);
@@ -77,7 +90,7 @@ export function ConversationView({
   const [dragging, setDragging] = useState(false);
   const [sharing, setSharing] = useState(false);
   // A search hit in this conversation, to show on its branch and scroll to.
-  const found = useChatStore((s) => (conversationId && s.found?.conversationId === conversationId ? s.found : null));
+  const found = useChatStore(selectFound(conversationId));
   // dragenter and dragleave fire for every child crossed: count to know when it left.
   const dragDepth = useRef(0);
   const createdId = useChatStore((s) => (sentClientId ? s.createdFor[sentClientId] : undefined));
@@ -87,7 +100,7 @@ export function ConversationView({
   const stale = entry?.staleStream ?? false;
   // An answer of any branch: the conversation takes no send or regenerate meanwhile.
   const streaming = stale ? undefined : streamingMessage(thread);
-  const regenerating = useChatStore((s) => Object.values(s.regenerating).some((r) => r.conversationId === conversationId));
+  const regenerating = useChatStore(selectRegenerating(conversationId));
   const pending = useMemo(
     () =>
       Object.values(allPending)
@@ -103,7 +116,7 @@ export function ConversationView({
     [thread, currentId, pendingEdit],
   );
   const versions = useMemo(() => versionIndex(thread), [thread]);
-  const listed = useChatStore((s) => (conversationId ? s.list.items.find((c) => c._id === conversationId) : undefined));
+  const listed = useChatStore(selectListed(conversationId));
   const conversation = entry?.conversation ?? listed ?? null;
   const projects = useProjectStore((s) => s.projects);
   const projectsStatus = useProjectStore((s) => s.status);

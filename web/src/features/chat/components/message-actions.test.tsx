@@ -5,9 +5,9 @@ import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { jsonResponse } from '@/test/fixtures';
 import { ConversationActionsContext } from '../lib/conversation-actions';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { fromServer } from '../stores/thread';
-import { answer, basePlan, conversation, CONVERSATION_ID, subscriptionAnswer, userMessage } from '../test/fixtures';
+import { answer, basePlan, conversation, CONVERSATION_ID, subscriptionAnswer, userMessage } from '@/test/chat-fixtures';
 import { AssistantBubble, UserBubble } from './message-bubble';
 import { COPIED_MS } from './message-actions';
 

@@ -10,10 +10,10 @@ import { Button } from '@/components/button';
 import { toast } from '@/components/toast';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { errorMessage } from '@/lib/api-client';
-import type { Feedback, Rating } from '@/types/generated';
+import { MAX_FEEDBACK_CHARS, type Feedback, type Rating } from '@/types/generated';
 import { useConversationActions } from '../lib/conversation-actions';
 import { allowedModels } from '../lib/gating';
-import { useChatStore } from '../stores/chat-store';
+import { useChatStore } from '../stores/chat';
 import { MAX_MESSAGE_CHARS } from './composer';
 import {
   CheckIcon,
@@ -30,9 +30,6 @@ import { onMenuKeyDown } from '../lib/menu-keys';
 
 /** How long "Copied" shows after a copy. */
 export const COPIED_MS = 2000;
-
-/** docs/api.md PUT /api/messages/{id}/feedback: `comment` at most 2000 characters. */
-export const MAX_FEEDBACK_CHARS = 2000;
 
 /** Where a message stands among its versions, as plain values (the bubbles are memoised). */
 export interface VersionProps {

@@ -4,7 +4,7 @@ import { i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import type { SearchProgress, SearchStep } from '../lib/search-progress';
 import { fromServer } from '../stores/thread';
-import { answer, CONVERSATION_ID, storedDocument, storedFile } from '../test/fixtures';
+import { answer, CONVERSATION_ID, storedDocument, storedFile } from '@/test/chat-fixtures';
 import { AssistantBubble, UserBubble } from './message-bubble';
 
 beforeEach(async () => {

@@ -6,7 +6,7 @@ import { sourceHref, webSourceHref } from '../lib/files';
 import { assistantStatus } from '../lib/message-status';
 import { stepText, type SearchProgress } from '../lib/search-progress';
 import { splitSources, type NumberedWebSource } from '../lib/split-sources';
-import { useChatStore } from '../stores/chat-store';
+import { selectEdit, useChatStore } from '../stores/chat';
 import type { ChatMessage } from '../stores/thread';
 import { MarkdownContent } from './markdown-content';
 import { AnswerActions, EditBox, QuestionActions, type VersionProps } from './message-actions';
@@ -51,7 +51,7 @@ export const UserBubble = memo(function UserBubble({
   ...versions
 }: UserBubbleProps & MessagePlace) {
   const { t } = useTranslation('chat');
-  const editing = useChatStore((s) => (messageId ? s.edits[messageId] : undefined));
+  const editing = useChatStore(selectEdit(messageId));
   const [images, documents] = useMemo(() => {
     const files = sent ?? attachments.map((file) => ({ file }));
     const images = files.filter(({ file }) => file.kind !== 'document');

@@ -4,7 +4,7 @@ import { Button } from '@/components/button';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { isImageModel } from '../lib/gating';
 import { assistantStatus } from '../lib/message-status';
-import { useChatStore, type PendingSend } from '../stores/chat-store';
+import { useChatStore, type PendingSend } from '../stores/chat';
 import type { ChatMessage, Versions } from '../stores/thread';
 import { ArrowDownIcon } from './chat-icons';
 import { AssistantBubble, UserBubble } from './message-bubble';

@@ -1,13 +1,13 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { useProjectStore } from '@/features/projects';
 import { useSubscriptionStore } from '@/features/subscription';
 import { i18n } from '@/lib/i18n';
 import { jsonResponse } from '@/test/fixtures';
 import type { Plan } from '@/types/generated';
-import { useChatStore } from '../stores/chat-store';
-import { useProjectStore } from '../stores/project-store';
-import { conversation, freePlan, plusPlan, project, PROJECT_ID, storedDocument, subscriptionOn } from '../test/fixtures';
+import { useChatStore } from '../stores/chat';
+import { conversation, freePlan, plusPlan, project, PROJECT_ID, storedDocument, subscriptionOn } from '@/test/chat-fixtures';
 import { ConversationSidebar } from './conversation-sidebar';
 
 const fetchMock = vi.fn<typeof fetch>();

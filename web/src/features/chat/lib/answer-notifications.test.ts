@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startSocketRouter } from '@/app/socket-router';
 import { useLocalSettingsStore } from '@/features/settings';
 import { i18n } from '@/lib/i18n';
 import { setNavigate } from '@/lib/navigation';
@@ -54,6 +55,8 @@ function stubNotification(permission: NotificationPermission) {
 }
 
 beforeEach(async () => {
+  // The frames reach the notifier through the app's router (as at start-up).
+  startSocketRouter();
   visibility = 'hidden';
   vi.spyOn(document, 'visibilityState', 'get').mockImplementation(() => visibility);
   stubNotification('granted');

@@ -17,9 +17,9 @@ import { useLocalSettingsStore } from '@/features/settings';
 import { i18n } from '@/lib/i18n';
 import { navigateTo } from '@/lib/navigation';
 import { randomId } from '@/lib/random-id';
-import { chatSocket } from '@/lib/socket';
-import type { ServerFrames } from '@/lib/socket-protocol';
+import type { ServerFrames, SliceFrames } from '@/lib/socket-protocol';
 import type { FinishReason } from '@/types/generated';
+import { useChatStore } from '../stores/chat';
 
 export const NOTIFY_CHANNEL = 'chat-notify';
 /** How long a tab waits for its siblings' announcements before deciding. */
@@ -139,11 +139,17 @@ export function createClaimCoordinator({
 }
 
 type TitleLookup = (conversationId: string) => string | null | undefined;
-let titleLookup: TitleLookup = () => undefined;
 
-/** The chat store tells the notifier the titles it knows (registered by chat-sync). */
-export function setConversationTitleLookup(lookup: TitleLookup): void {
-  titleLookup = lookup;
+/** A notification's title: the conversation as this tab's list or thread knows it. */
+const chatTitle: TitleLookup = (id) => {
+  const { list, threads } = useChatStore.getState();
+  return list.items.find((c) => c._id === id)?.title ?? threads[id]?.conversation?.title;
+};
+let titleLookup: TitleLookup = chatTitle;
+
+/** Where titles come from: the chat store (tests give their own; null: the store again). */
+export function setConversationTitleLookup(lookup: TitleLookup | null): void {
+  titleLookup = lookup ?? chatTitle;
 }
 
 const isVisible = () => document.visibilityState === 'visible';
@@ -164,42 +170,48 @@ export function showAnswerNotification(conversationId: string, { title, options 
   }
 }
 
-let stop: (() => void) | null = null;
+/** While started: the tabs' agreement on who notifies, and the titles seen in frames. */
+let active: { coordinator: ClaimCoordinator; titles: Map<string, string | null> } | null = null;
+
+const remember = ({ conversation }: { conversation: { _id: string; title: string | null } }) => {
+  active?.titles.set(conversation._id, conversation.title);
+};
+
+async function onCompleted({ conversationId, message, finishReason }: ServerFrames['message.completed']) {
+  if (!active) return;
+  const { coordinator, titles } = active;
+  const conditions = {
+    finishReason,
+    enabled: useLocalSettingsStore.getState().notifications,
+    permission: notificationPermission(),
+  };
+  // A visible tab still announces itself, so that hidden ones stay quiet.
+  if (!wantsNotification({ ...conditions, visible: false })) return;
+  if (!(await coordinator.claim(message._id, isVisible))) return;
+  // Read after the wait: a new conversation's title may have come meanwhile.
+  const title = titleLookup(conversationId) ?? titles.get(conversationId);
+  showAnswerNotification(conversationId, answerNotification(conversationId, title, message.content));
+}
 
 /**
- * Listens for finished answers on this tab's socket, on every page, for the tab's life.
- * Titles come from the chat store when it is loaded, else from the frames seen here.
+ * The frames the notifier follows, for the app's socket router: finished answers, and
+ * the titles of conversations (for a conversation the chat store does not know).
+ */
+export const answerNotificationFrames: SliceFrames<'conversation.created' | 'conversation.updated' | 'message.completed'> = {
+  'conversation.created': remember,
+  'conversation.updated': remember,
+  'message.completed': (frame) => void onCompleted(frame),
+};
+
+/**
+ * Announces finished answers (the router hands the frames over) on every page, for the
+ * tab's life. Titles come from the chat store when it is loaded, else from the frames seen
+ * here. Returns the function that stops it.
  */
 export function startAnswerNotifications(): () => void {
-  if (stop) return stop;
-  const coordinator = createClaimCoordinator();
-  const titles = new Map<string, string | null>();
-  const remember = ({ conversation }: { conversation: { _id: string; title: string | null } }) =>
-    titles.set(conversation._id, conversation.title);
-  const offs = [
-    chatSocket.on('conversation.created', remember),
-    chatSocket.on('conversation.updated', remember),
-    chatSocket.on('message.completed', (frame) => void onCompleted(frame)),
-  ];
-
-  async function onCompleted({ conversationId, message, finishReason }: ServerFrames['message.completed']) {
-    const conditions = {
-      finishReason,
-      enabled: useLocalSettingsStore.getState().notifications,
-      permission: notificationPermission(),
-    };
-    // A visible tab still announces itself, so that hidden ones stay quiet.
-    if (!wantsNotification({ ...conditions, visible: false })) return;
-    if (!(await coordinator.claim(message._id, isVisible))) return;
-    // Read after the wait: a new conversation's title may have come meanwhile.
-    const title = titleLookup(conversationId) ?? titles.get(conversationId);
-    showAnswerNotification(conversationId, answerNotification(conversationId, title, message.content));
-  }
-
-  stop = () => {
-    for (const off of offs) off();
-    coordinator.close();
-    stop = null;
+  if (!active) active = { coordinator: createClaimCoordinator(), titles: new Map() };
+  return () => {
+    active?.coordinator.close();
+    active = null;
   };
-  return stop;
 }

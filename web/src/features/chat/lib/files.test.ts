@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { storedDocument } from '../test/fixtures';
+import { storedDocument } from '@/test/chat-fixtures';
 import {
   DOCUMENT_ACCEPT,
   formatFileSize,

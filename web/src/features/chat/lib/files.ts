@@ -20,9 +20,6 @@ const DOCUMENT_TYPES = new Set([
 /** The document picker: the extensions first (the types vary by system: a CSV may be `application/vnd.ms-excel`). */
 export const DOCUMENT_ACCEPT = ['.pdf', '.docx', '.txt', '.md', '.csv', ...DOCUMENT_TYPES].join(',');
 
-/** Documents one message may carry (docs/protocol.md `too_many_documents`); the same on every plan. */
-export const MAX_DOCUMENTS_PER_MESSAGE = 10;
-
 function extension(name: string): string {
   const dot = name.lastIndexOf('.');
   return dot === -1 ? '' : name.slice(dot + 1).toLowerCase();

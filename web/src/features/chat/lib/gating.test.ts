@@ -10,7 +10,7 @@ import {
   withoutImageGeneration,
   withoutImages,
   withoutSearch,
-} from '../test/fixtures';
+} from '@/test/chat-fixtures';
 import {
   allowedModels,
   attachButtonGate,

@@ -3,10 +3,9 @@
  * object"). The server checks everything again: this only decides what the controls do.
  */
 import type { AppErrorCode } from '@/lib/error-codes';
-import type { ErrorCode, Plan, UsageService } from '@/types/generated';
-import type { AttachmentLimits } from '../stores/attachment-store';
+import { MAX_DOCUMENTS_PER_MESSAGE, type ErrorCode, type Plan, type UsageService } from '@/types/generated';
+import type { AttachmentLimits } from '../stores/attachments';
 import type { ChatMessage } from '../stores/thread';
-import { MAX_DOCUMENTS_PER_MESSAGE } from './files';
 
 export type WebSearchGate =
   /** The toggle works: a web search feature of the plan has a provider on this server. */

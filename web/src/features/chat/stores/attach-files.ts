@@ -8,7 +8,7 @@ import type { Plan } from '@/types/generated';
 import { isDocument } from '../lib/files';
 import { attachButtonGate, attachmentLimits, documentGate, documentNotice, type GateNoticeKind } from '../lib/gating';
 import { classifyImage } from '../lib/image-prep';
-import { useAttachmentStore } from './attachment-store';
+import { useAttachmentStore } from './attachments';
 
 /** A file that goes up as a document (an image's name or type wins: it goes up as an image). */
 export function isDocumentFile(file: File): boolean {

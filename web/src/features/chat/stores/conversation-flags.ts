@@ -1,6 +1,6 @@
 import { toast } from '@/components/toast';
 import { errorMessage } from '@/lib/api-client';
-import { useChatStore } from './chat-store';
+import { useChatStore } from './chat';
 
 /**
  * Pins, unpins, archives or unarchives from a menu or the archived view: a refusal is

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Conversation } from '@/types/generated';
-import { conversation } from '../test/fixtures';
+import { conversation } from '@/test/chat-fixtures';
 import {
   appendPage,
   EMPTY_LIST,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answer, CONVERSATION_ID, storedDocument, storedFile, userMessage } from '../test/fixtures';
+import { answer, CONVERSATION_ID, storedDocument, storedFile, userMessage } from '@/test/chat-fixtures';
 import {
   applyCompleted,
   applyCreated,

@@ -1,6 +1,7 @@
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { startSocketRouter } from '@/app/socket-router';
 import { useToastStore } from '@/components/toast';
 import { useAuthDialogStore, useAuthStore } from '@/features/auth';
 import { useSubscriptionStore } from '@/features/subscription';
@@ -49,6 +50,8 @@ const type = (label: string | RegExp, value: string) =>
 const section = (name: string) => screen.getByRole('region', { name });
 
 beforeEach(async () => {
+  // The frames reach the auth store through the app's router (as at start-up).
+  startSocketRouter();
   routes = {};
   vi.stubGlobal('fetch', fetchMock);
   fetchMock.mockReset();

@@ -2,7 +2,6 @@ import { useTranslation } from 'react-i18next';
 import { PageSpinner } from '@/components/spinner';
 import { selectUser, useAuthStore } from '@/features/auth';
 import { useDocumentTitle } from '@/hooks/use-document-title';
-import { useProfileUpdates } from '../hooks/use-profile-updates';
 import { ChangePasswordForm } from './change-password-form';
 import { DeleteAccountSection } from './delete-account-section';
 import { ProfileDetailsForm } from './profile-details-form';
@@ -13,7 +12,6 @@ import styles from './profile-page.module.css';
 export function ProfilePage() {
   const { t } = useTranslation('profile');
   useDocumentTitle(t('title'));
-  useProfileUpdates();
   const user = useAuthStore(selectUser);
   // The guard renders this page only once signed in; the user can still vanish on logout.
   if (!user) return <PageSpinner />;

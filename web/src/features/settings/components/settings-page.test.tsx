@@ -2,7 +2,8 @@ import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { useAuthStore } from '@/features/auth';
-import { startSubscriptionSync, useSubscriptionStore } from '@/features/subscription';
+import { startSocketRouter } from '@/app/socket-router';
+import { useSubscriptionStore } from '@/features/subscription';
 import { currentLanguage, i18n } from '@/lib/i18n';
 import { chatSocket } from '@/lib/socket';
 import { setToken } from '@/lib/token';
@@ -106,7 +107,7 @@ beforeEach(async () => {
   useAuthStore.setState({ status: 'authenticated', token: 't', user, settings });
   useLocalSettingsStore.setState(DEFAULT_LOCAL_SETTINGS);
   // The counters' frames reach the store as they do from start-up.
-  startSubscriptionSync();
+  startSocketRouter();
   useSubscriptionStore.getState().reset();
   cookies.open.mockReset();
   await i18n.changeLanguage('en-US');

@@ -4,7 +4,6 @@ import { useLocation } from 'react-router';
 import { PageSpinner } from '@/components/spinner';
 import { selectUser, useAuthStore } from '@/features/auth';
 import { SharedLinksList } from '@/features/chat';
-import { useProfileUpdates } from '@/features/profile';
 import { useDocumentTitle } from '@/hooks/use-document-title';
 import { AccountSection } from './account-section';
 import { AiPersonalizationForm } from './ai-personalization-form';
@@ -23,7 +22,6 @@ import { UsageSection } from './usage-section';
 export function SettingsPage() {
   const { t } = useTranslation('settings');
   useDocumentTitle(t('title'));
-  useProfileUpdates();
   useScrollToHash();
   const user = useAuthStore(selectUser);
   const settings = useAuthStore((s) => s.settings);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_AI_USER_INFO_CHARS } from '@/types/generated';
 import {
-  AI_USER_INFO_MAX,
   AI_USER_NAME_MAX,
   normalizeAiPersonalization,
   validateAiPersonalization,
@@ -14,12 +14,12 @@ describe('AI personalisation rules (docs/api.md PUT /api/settings)', () => {
 
   it('allows 100 characters for the form of address and 2000 for the text about the user', () => {
     expect(
-      validateAiPersonalization({ userName: 'a'.repeat(AI_USER_NAME_MAX), userInfo: 'b'.repeat(AI_USER_INFO_MAX) }),
+      validateAiPersonalization({ userName: 'a'.repeat(AI_USER_NAME_MAX), userInfo: 'b'.repeat(MAX_AI_USER_INFO_CHARS) }),
     ).toEqual({});
     expect(
       validateAiPersonalization({
         userName: 'a'.repeat(AI_USER_NAME_MAX + 1),
-        userInfo: 'b'.repeat(AI_USER_INFO_MAX + 1),
+        userInfo: 'b'.repeat(MAX_AI_USER_INFO_CHARS + 1),
       }),
     ).toEqual({ userName: 'tooLong', userInfo: 'tooLong' });
   });

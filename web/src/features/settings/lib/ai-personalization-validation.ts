@@ -3,16 +3,15 @@
  * both texts trimmed, at most 100 and 2000 characters, no control characters other than
  * line breaks and tabs.
  */
-import type { AiPersonalization } from '@/types/generated';
+import { MAX_AI_USER_INFO_CHARS, type AiPersonalization } from '@/types/generated';
 
 export const AI_USER_NAME_MAX = 100;
-export const AI_USER_INFO_MAX = 2000;
 
 export type AiField = 'userName' | 'userInfo';
 export type AiFieldError = 'tooLong' | 'invalidCharacters';
 export type AiErrors = Partial<Record<AiField, AiFieldError>>;
 
-export const AI_LIMITS: Record<AiField, number> = { userName: AI_USER_NAME_MAX, userInfo: AI_USER_INFO_MAX };
+export const AI_LIMITS: Record<AiField, number> = { userName: AI_USER_NAME_MAX, userInfo: MAX_AI_USER_INFO_CHARS };
 
 // Unicode Cc (what the server's char::is_control means), minus tab, LF and CR.
 // eslint-disable-next-line no-control-regex
@@ -33,7 +32,7 @@ export function validateAiPersonalization({ userName, userInfo }: Pick<AiPersona
   const errors: AiErrors = {};
   const name = validateAiText(userName, AI_USER_NAME_MAX);
   if (name) errors.userName = name;
-  const info = validateAiText(userInfo, AI_USER_INFO_MAX);
+  const info = validateAiText(userInfo, MAX_AI_USER_INFO_CHARS);
   if (info) errors.userInfo = info;
   return errors;
 }

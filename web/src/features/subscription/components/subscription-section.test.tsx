@@ -240,7 +240,7 @@ describe('SubscriptionSection', () => {
     await screen.findByTestId('current-plan');
     const invoicesRead = calls('GET', '/api/invoices').length;
     const frame: SocketEventMap['subscription.updated'] = { subscription: subscriptionOn('pro') };
-    // The store takes the frame's subscription (subscription-sync.ts, tested there); the
+    // The store takes the frame's subscription (subscription-frames.ts, tested there); the
     // section reads what a plan change may have brought.
     act(() => useSubscriptionStore.getState().applySubscription(frame.subscription));
     socketListeners.get('subscription.updated')!(frame);

@@ -63,7 +63,7 @@ export function SubscriptionSection() {
   }, [ready, hash]);
 
   // Every tab follows a change made in another one, a payment, or the scheduler.
-  // (The subscription itself is the store's: see subscription-sync.ts.)
+  // (The subscription itself is the store's: see subscription-frames.ts.)
   useSocketEvent('subscription.updated', () => {
     void loadPayments().catch(noop);
     void loadInvoices().catch(noop);

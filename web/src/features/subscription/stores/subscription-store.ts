@@ -5,7 +5,7 @@
  * catalogue, billing info and invoices of the subscription screens.
  *
  * REST loads it (the subscription at login, the rest when a screen opens); the frames
- * keep it current (subscription-sync.ts: `subscription.updated`, `usage.updated`, and
+ * keep it current (subscription-frames.ts: `subscription.updated`, `usage.updated`, and
  * `ready`, which carries the counters), and so do the answers of the calls here. A frame
  * wins over a fetch that was already on its way when it came.
  */

@@ -1,0 +1,31 @@
+/**
+ * The composer's files: one zustand store, its state (state.ts), the composer's actions
+ * (actions.ts) and the uploads they start (uploads.ts), the frames it applies (frames.ts,
+ * routed by the app's socket router) and its selectors (selectors.ts).
+ */
+import { create } from 'zustand';
+import { attachmentActions, type AttachmentActions } from './actions';
+import { createAttachmentContext } from './context';
+import { attachmentFrameHandlers, type AttachmentFrameHandlers } from './frames';
+import { initialState, type AttachmentData } from './state';
+
+export type AttachmentState = AttachmentData & AttachmentActions & AttachmentFrameHandlers;
+
+export const useAttachmentStore = create<AttachmentState>()((set, get) => {
+  const ctx = createAttachmentContext(set, get);
+  return { ...initialState, ...attachmentActions(ctx), ...attachmentFrameHandlers(ctx) };
+});
+
+export type { AttachmentActions } from './actions';
+export type { AttachmentFrameHandlers } from './frames';
+export {
+  releaseSent,
+  type AttachmentError,
+  type AttachmentLimits,
+  type AttachmentRefusal,
+  type AttachmentStatus,
+  type ComposerAttachment,
+  type SentAttachment,
+} from './state';
+export { BUSY_RETRIES, setImageIo } from './uploads';
+export { isBusy, selectAttachments, sendable } from './selectors';
