@@ -16,6 +16,6 @@ export {
   upsertConversation,
   type ConversationList,
 } from './stores/conversation-list';
-export { ConversationPager, type LoadStatus, type PagedList } from './stores/conversation-paging';
+export { ConversationPager, listFieldsAccess, type LoadStatus, type PagedList } from './stores/conversation-paging';
 export { DOCUMENT_ACCEPT, formatFileSize, newerFile } from './lib/files';
 export { attachmentLimits, documentNotice, projectGate, type GateNoticeKind } from './lib/gating';

@@ -28,6 +28,34 @@ export interface ConversationPagerOptions {
   belongs?: (conversation: Conversation) => boolean;
 }
 
+/** The fields a store keeps its main list in (the chat's list and a project's alike). */
+export interface ListFields {
+  list: ConversationList;
+  listStatus: LoadStatus;
+  loadingMore: boolean;
+  loadMoreFailed: boolean;
+}
+
+/** The pager's `read` and `write` over a store's {@link ListFields}. */
+export function listFieldsAccess(
+  get: () => ListFields,
+  set: (change: Partial<ListFields>) => void,
+): Pick<ConversationPagerOptions, 'read' | 'write'> {
+  return {
+    read: () => {
+      const { list, listStatus, loadingMore, loadMoreFailed } = get();
+      return { list, status: listStatus, loadingMore, loadMoreFailed };
+    },
+    write: ({ list, status, loadingMore, loadMoreFailed }) =>
+      set({
+        ...(list ? { list } : {}),
+        ...(status ? { listStatus: status } : {}),
+        ...(loadingMore !== undefined ? { loadingMore } : {}),
+        ...(loadMoreFailed !== undefined ? { loadMoreFailed } : {}),
+      }),
+  };
+}
+
 export class ConversationPager {
   private request = 0;
   private touched = new Set<string>();

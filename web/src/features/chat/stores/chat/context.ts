@@ -6,7 +6,7 @@
 import type { StoreApi } from 'zustand';
 import { chatApi } from '../../api/chat-api';
 import { placeConversation, touchConversation } from '../conversation-list';
-import { ConversationPager, type PagedList } from '../conversation-paging';
+import { ConversationPager, listFieldsAccess, type PagedList } from '../conversation-paging';
 import { streamingMessage, type Thread } from '../thread';
 import type { ChatActions } from './actions';
 import type { ChatFrameHandlers } from './frames';
@@ -52,17 +52,7 @@ export function createChatContext(set: ChatContext['set'], get: ChatContext['get
 
   const listPager = new ConversationPager({
     fetchPage: (cursor) => chatApi.listConversations(cursor),
-    read: () => {
-      const { list, listStatus, loadingMore, loadMoreFailed } = get();
-      return { list, status: listStatus, loadingMore, loadMoreFailed };
-    },
-    write: ({ list, status, loadingMore, loadMoreFailed }: Partial<PagedList>) =>
-      set({
-        ...(list ? { list } : {}),
-        ...(status ? { listStatus: status } : {}),
-        ...(loadingMore !== undefined ? { loadingMore } : {}),
-        ...(loadMoreFailed !== undefined ? { loadMoreFailed } : {}),
-      }),
+    ...listFieldsAccess(get, (change) => set(change)),
   });
 
   const archivedPager = new ConversationPager({

@@ -4,7 +4,7 @@
  * wins over them), the uploads in flight, and the few steps all take.
  */
 import type { StoreApi } from 'zustand';
-import { chatApi, ConversationPager, EMPTY_LIST, newerFile, type PagedList } from '@/features/chat';
+import { chatApi, ConversationPager, EMPTY_LIST, listFieldsAccess, newerFile } from '@/features/chat';
 import type { Attachment } from '@/types/generated';
 import { removeProject } from '../project-list';
 import type { ProjectActions } from './actions';
@@ -57,17 +57,7 @@ export function createProjectContext(set: ProjectContext['set'], get: ProjectCon
 
   const listPager = new ConversationPager({
     fetchPage: (cursor) => chatApi.listConversations(cursor, undefined, get().selectedId),
-    read: () => {
-      const { list, listStatus, loadingMore, loadMoreFailed } = get();
-      return { list, status: listStatus, loadingMore, loadMoreFailed };
-    },
-    write: ({ list, status, loadingMore, loadMoreFailed }: Partial<PagedList>) =>
-      set({
-        ...(list ? { list } : {}),
-        ...(status ? { listStatus: status } : {}),
-        ...(loadingMore !== undefined ? { loadingMore } : {}),
-        ...(loadMoreFailed !== undefined ? { loadMoreFailed } : {}),
-      }),
+    ...listFieldsAccess(get, (change) => set(change)),
     // Only what is still in the project (a frame may have moved one out meanwhile).
     belongs: (c) => c.projectId === get().selectedId,
   });
