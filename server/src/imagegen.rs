@@ -20,7 +20,7 @@ use serde_json::json;
 use crate::clock::SharedClock;
 use crate::db::files::FileRow;
 use crate::db::Db;
-use crate::files::FileStore;
+use crate::files::store::FileStore;
 use crate::images::ImageDecoder;
 
 /// An image a model made, as its bytes (any format we decode), and the prompt the model

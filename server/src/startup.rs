@@ -10,7 +10,6 @@ use actix_web::dev::ServerHandle;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
-use futures_util::future::BoxFuture;
 use secrecy::ExposeSecret;
 
 use chat_actors::shard::Shards;
@@ -19,22 +18,30 @@ use crate::accounts::codes::{new_token, CodeKey};
 use crate::accounts::jwt::Tokens;
 use crate::accounts::password::PasswordHasher;
 use crate::accounts::Accounts;
+use crate::announce::Announcer;
+use crate::billing::providers::PaymentProvider;
 use crate::billing::Billing;
 use crate::chat::context::ContextSizes;
+use crate::chat::Chat;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{is_set, Settings};
 use crate::db::Db;
-use crate::files::FileStore;
+use crate::documents::Documents;
+use crate::files::store::FileStore;
+use crate::files::Files;
 use crate::images::ImageDecoder;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
+use crate::portability::export::Exporter;
 use crate::projects::Projects;
 use crate::quota::Quotas;
 use crate::rate_limit::RateLimits;
 use crate::realtime::Realtime;
 use crate::redis_conn::Redis;
 use crate::scheduler::Scheduler;
+use crate::search::WebSearch;
 use crate::state::AppState;
+use crate::views::PlanViews;
 use crate::{http, i18n};
 
 pub struct Application {
@@ -137,13 +144,13 @@ fn realtime(settings: &Settings, redis: &Option<Redis>) -> (Realtime, Shards) {
 }
 
 /// The image generation service: the model endpoint's generator, or the demo's.
-fn image_gen(parts: &Parts, files: &Arc<FileStore>, images: &ImageDecoder) -> crate::imagegen::ImageGen {
+fn image_gen(parts: &Parts) -> crate::imagegen::ImageGen {
     let settings = &parts.settings;
     crate::imagegen::ImageGen {
         generator: crate::imagegen::for_settings(&settings.model),
         db: parts.db.clone(),
-        files: files.clone(),
-        images: images.clone(),
+        files: parts.store.clone(),
+        images: parts.images.clone(),
         clock: parts.clock.clone(),
         max_px: settings.files.image_max_px,
         thumb_px: settings.files.thumbnail_px,
@@ -213,12 +220,7 @@ async fn secrets(settings: &Settings, db: &Db, clock: &SharedClock) -> anyhow::R
 }
 
 /// The accounts service: what the account rules need.
-fn accounts(
-    parts: &Parts,
-    secrets: Secrets,
-    limits: &Arc<RateLimits>,
-    images: &ImageDecoder,
-) -> anyhow::Result<Accounts> {
+fn accounts(parts: &Parts, secrets: Secrets) -> anyhow::Result<Accounts> {
     let settings = &parts.settings;
     Ok(Accounts {
         db: parts.db.clone(),
@@ -227,8 +229,8 @@ fn accounts(
         codes: CodeKey::new(secrets.code_key.as_bytes()),
         hasher: PasswordHasher::new(&settings.auth)?,
         mailer: parts.mailer.clone(),
-        limits: limits.clone(),
-        images: images.clone(),
+        limits: parts.limits.clone(),
+        images: parts.images.clone(),
         realtime: parts.realtime.clone(),
         settings: settings.clone(),
     })
@@ -237,92 +239,187 @@ fn accounts(
 /// What several services share, made once.
 struct Parts {
     db: Db,
+    redis: Option<Redis>,
     clock: SharedClock,
     mailer: Mailer,
     realtime: Arc<Realtime>,
     settings: Arc<Settings>,
+    catalogue: Arc<Catalogue>,
+    quotas: Quotas,
+    images: ImageDecoder,
+    store: Arc<FileStore>,
+    limits: Arc<RateLimits>,
 }
 
-/// The composition root: every part made once, the domain services built from them, and
-/// the state the handlers reach them through.
-async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::Data<AppState>> {
+/// How plans are shown: with what works here, and the seller's domestic VAT.
+fn plan_views(parts: &Parts, search: &WebSearch) -> PlanViews {
+    let seller_country = &parts.settings.invoice.seller_country;
+    PlanViews {
+        catalogue: parts.catalogue.clone(),
+        search: search.providers.clone(),
+        deep_searches: parts.settings.search.deep_searches,
+        domestic_vat: parts.catalogue.vat.for_buyer(seller_country, None).rate,
+    }
+}
+
+/// The files service, with the documents service it hands documents to.
+fn files(parts: &Parts) -> anyhow::Result<Files> {
+    let settings = &parts.settings;
+    let documents = Documents::new(
+        &settings.uploads,
+        crate::documents::Parts {
+            db: parts.db.clone(),
+            store: parts.store.clone(),
+            images: parts.images.clone(),
+            realtime: parts.realtime.clone(),
+        },
+    )?;
+    Ok(Files {
+        db: parts.db.clone(),
+        clock: parts.clock.clone(),
+        store: parts.store.clone(),
+        images: parts.images.clone(),
+        documents: Arc::new(documents),
+        image_max_px: settings.files.image_max_px,
+        thumbnail_px: settings.files.thumbnail_px,
+        unsent: Duration::from_secs(settings.files.unsent_hours.max(1) * 3600),
+    })
+}
+
+/// The chat service, over the services an answer uses.
+fn chat(
+    parts: &Parts,
+    accounts: &Accounts,
+    files: &Arc<Files>,
+    search: Arc<WebSearch>,
+    announce: &Arc<Announcer>,
+) -> anyhow::Result<Chat> {
+    let context_sizes = ContextSizes::load(&parts.settings.config_dir)?;
+    context_sizes.warm_up();
+    Ok(Chat {
+        db: parts.db.clone(),
+        clock: parts.clock.clone(),
+        realtime: parts.realtime.clone(),
+        quotas: parts.quotas.clone(),
+        catalogue: parts.catalogue.clone(),
+        context_sizes,
+        tokens: accounts.tokens.clone(),
+        settings: parts.settings.clone(),
+        search,
+        documents: files.documents.clone(),
+        files: files.clone(),
+        imagegen: image_gen(parts),
+        announce: announce.clone(),
+    })
+}
+
+/// The parts the services share, made once: storage, the actors, the catalogue, the
+/// file store; with the secrets and the payment provider, which one service each takes.
+async fn parts(
+    settings: Settings,
+    clock: SharedClock,
+) -> anyhow::Result<(Parts, Secrets, Arc<dyn PaymentProvider>)> {
     let (db, redis) = connect(&settings).await?;
     let (realtime, shards) = realtime(&settings, &redis);
     let secrets = secrets(&settings, &db, &clock).await?;
     let mailer = Mailer::new(&settings.mail)?;
     let catalogue = catalogue(&settings)?;
-    let context_sizes = ContextSizes::load(&settings.config_dir)?;
-    context_sizes.warm_up();
     let quotas = quotas(&settings, &db, &redis, &catalogue, &clock, shards);
     let payments = crate::billing::providers::choose(&settings, &db, &catalogue).await?;
-    let files = Arc::new(FileStore::from_settings(&settings)?);
+    let store = Arc::new(FileStore::from_settings(&settings)?);
+    let model = realtime.provider.name();
     log_backends(
         &db,
         redis.is_some(),
         &settings,
         &mailer,
-        &files,
+        &store,
         payments.name(),
-        realtime.provider.name(),
+        model,
     );
     let redis_limits = redis.clone().map(|conn| (conn, settings.redis.prefix.clone()));
-    let limits = Arc::new(RateLimits::new(
-        &settings.rate_limit,
-        redis_limits,
-        clock.clone(),
-    )?);
-    let (settings, realtime) = (Arc::new(settings), Arc::new(realtime));
+    let limits = RateLimits::new(&settings.rate_limit, redis_limits, clock.clone())?;
     let images = ImageDecoder::new(&settings.uploads);
     let parts = Parts {
-        db: db.clone(),
-        clock: clock.clone(),
-        mailer: mailer.clone(),
-        realtime: realtime.clone(),
-        settings: settings.clone(),
-    };
-    let accounts = accounts(&parts, secrets, &limits, &images)?;
-    let projects = Projects {
-        db: db.clone(),
-        clock: clock.clone(),
-        catalogue: catalogue.clone(),
-    };
-    let site = crate::http::origin::SiteOrigin::from_settings(&settings)?;
-    let documents = crate::documents::Documents::new(&settings.uploads)?;
-    let imagegen = image_gen(&parts, &files, &images);
-    let search = crate::search::SearchState::new(&settings.search, realtime.provider.name() != "demo");
-    // Billing tells the tabs of plan changes through the whole state (see `BillingNews`),
-    // which owns billing: so the state is built knowing its own address.
-    Ok(web::Data::from(Arc::new_cyclic(|weak| AppState {
-        billing: Billing::new(
-            crate::billing::Parts {
-                db: db.clone(),
-                clock: clock.clone(),
-                catalogue: catalogue.clone(),
-                payments,
-                mailer: mailer.clone(),
-                announce: Arc::new(BillingNews(weak.clone())),
-            },
-            &settings,
-        ),
         db,
         redis,
+        clock,
+        mailer,
+        realtime: Arc::new(realtime),
+        settings: Arc::new(settings),
+        catalogue,
+        quotas,
+        images,
+        store,
+        limits: Arc::new(limits),
+    };
+    Ok((parts, secrets, payments))
+}
+
+/// Billing, which tells the tabs of plan changes through `announce`.
+fn billing(p: &Parts, payments: Arc<dyn PaymentProvider>, announce: &Arc<Announcer>) -> Billing {
+    let parts = crate::billing::Parts {
+        db: p.db.clone(),
+        clock: p.clock.clone(),
+        catalogue: p.catalogue.clone(),
+        payments,
+        mailer: p.mailer.clone(),
+        announce: announce.clone(),
+    };
+    Billing::new(parts, &p.settings)
+}
+
+/// The composition root: every part made once, the domain services built from them, and
+/// the state the handlers reach them through.
+async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::Data<AppState>> {
+    let (p, secrets, payments) = parts(settings, clock).await?;
+    let accounts = accounts(&p, secrets)?;
+    let model_timeout = Duration::from_secs(p.settings.model.timeout_secs.max(1));
+    let search = WebSearch::new(&p.settings.search, model_timeout, p.realtime.clone());
+    let plans = Arc::new(plan_views(&p, &search));
+    let announce = Arc::new(Announcer {
+        db: p.db.clone(),
+        clock: p.clock.clone(),
+        quotas: p.quotas.clone(),
+        realtime: p.realtime.clone(),
+        plans: plans.clone(),
+    });
+    let billing = Arc::new(billing(&p, payments, &announce));
+    let files = Arc::new(files(&p)?);
+    let chat = Arc::new(chat(&p, &accounts, &files, Arc::new(search), &announce)?);
+    let exporter = Arc::new(Exporter {
+        db: p.db.clone(),
+        clock: p.clock.clone(),
+        files: p.store.clone(),
+        billing: billing.clone(),
+        plans: plans.clone(),
+    });
+    let projects = Projects {
+        db: p.db.clone(),
+        clock: p.clock.clone(),
+        catalogue: p.catalogue.clone(),
+    };
+    Ok(web::Data::new(AppState {
+        site: crate::http::origin::SiteOrigin::from_settings(&p.settings)?,
+        db: p.db,
+        redis: p.redis,
         accounts,
         projects,
-        mailer,
-        limits,
-        site,
-        images,
+        chat,
         files,
-        documents,
-        search,
-        imagegen,
-        catalogue,
-        context_sizes,
-        quotas,
-        realtime,
-        clock,
-        settings,
-    })))
+        billing,
+        announce,
+        exporter,
+        plans,
+        mailer: p.mailer,
+        limits: p.limits,
+        images: p.images,
+        catalogue: p.catalogue,
+        quotas: p.quotas,
+        realtime: p.realtime,
+        clock: p.clock,
+        settings: p.settings,
+    }))
 }
 
 /// The HTTP server on its address, not yet running: its port, and the server.
@@ -369,9 +466,9 @@ fn serve(state: &web::Data<AppState>) -> anyhow::Result<(u16, actix_web::dev::Se
 /// orphaned answers, housekeeping, the file sweep and the scheduler.
 fn start_background(state: &web::Data<AppState>) -> actix::Addr<Scheduler> {
     state.realtime.attach_relay();
-    crate::chat::orphans::spawn(state.clone());
+    crate::chat::orphans::spawn(state.chat.clone());
     spawn_housekeeping(state.clone());
-    actix_web::rt::spawn(crate::files::sweep_forever(state.clone()));
+    actix_web::rt::spawn(state.files.clone().sweep_forever());
     let interval = Duration::from_secs(state.settings.billing.scheduler_interval_secs.max(1));
     if state.billing.provider().name() == "demo" {
         tracing::warn!("payments: the demo provider completes every checkout without a card; do not expose it to real users");
@@ -559,38 +656,6 @@ fn describe_db(db: &Db, data_dir: &Path) -> String {
     match db {
         Db::Sqlite(..) => format!("sqlite ({})", data_dir.join("chat.db").display()),
         Db::Postgres(_) => "postgres".into(),
-    }
-}
-
-/// What billing announces, sent through `announce` with the whole state: the frames'
-/// views need the search set-up and the quotas, which billing does not hold. Weak,
-/// because the state owns billing, which owns this.
-struct BillingNews(std::sync::Weak<AppState>);
-
-impl crate::billing::Announce for BillingNews {
-    fn subscription(&self, user_id: &str) -> BoxFuture<'static, ()> {
-        let (state, user_id) = (self.0.upgrade(), user_id.to_owned());
-        Box::pin(async move {
-            if let Some(state) = state {
-                crate::announce::subscription(&state, &user_id).await;
-            }
-        })
-    }
-
-    fn billing_info(&self, user_id: &str) -> BoxFuture<'static, ()> {
-        let (state, user_id) = (self.0.upgrade(), user_id.to_owned());
-        Box::pin(async move {
-            let Some(state) = state else { return };
-            match state.db.user_by_id(&user_id).await {
-                Ok(Some(user)) => {
-                    if let Err(e) = crate::announce::settings(&state, &user).await {
-                        tracing::warn!(error = ?e, "announcing a new VIES check");
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => tracing::warn!(error = ?e, "reading a user to announce a new VIES check"),
-            }
-        })
     }
 }
 

@@ -3,6 +3,8 @@
 //! are the contract's (`chat-contract`); the usage counters are built by
 //! [`crate::quota::Quotas::limit_info_of`], which knows the quota window.
 
+use std::sync::Arc;
+
 use chat_contract::answers;
 use chat_contract::frames::{self, Attachment};
 use chat_contract::states::{BillingCycle, FileKind, PlanType};
@@ -20,7 +22,9 @@ use crate::db::projects::ProjectRow;
 use crate::db::shares::ShareRow;
 use crate::db::subscriptions::SubscriptionRow;
 use crate::db::users::UserRow;
+use crate::plans::{Catalogue, Plan};
 use crate::quota::iso;
+use crate::search::Providers;
 use crate::shares::Snapshot;
 
 /// The user as registration, login, the profile call and the websocket's `ready` show it.
@@ -65,11 +69,45 @@ fn vat_check(json: Option<&str>) -> Option<views::VatCheck> {
     crate::billing::vies::Check::from_json(json).map(|c| c.view())
 }
 
+/// How this server shows its plans: what of each works here (its search set-up) and the
+/// seller's domestic VAT, the list prices' VAT. Made once at start-up.
+pub struct PlanViews {
+    pub catalogue: Arc<Catalogue>,
+    pub search: Providers,
+    /// `[search] deep_searches`, shown for the plans that can deep-search here.
+    pub deep_searches: u32,
+    pub domestic_vat: f64,
+}
+
+impl PlanViews {
+    /// `plan` as the API shows it, its prices with `vat_rate`.
+    pub fn plan(&self, plan: &Plan, vat_rate: f64) -> views::Plan {
+        let available = crate::plans::available_with_search(
+            self.search.google_available(),
+            self.search.openai_available(),
+        );
+        // 0 where this server cannot deep-search for the plan: clients show no toggle.
+        let deep_searches = match self.search.engine(plan, true) {
+            Some(_) => self.deep_searches,
+            None => 0,
+        };
+        plan.view(vat_rate, available, deep_searches)
+    }
+
+    /// The user's subscription as the API shows it, its plans' prices with the seller's
+    /// domestic VAT.
+    pub fn subscription(&self, sub: &SubscriptionRow) -> Subscription {
+        subscription(sub, |plan| {
+            self.plan(self.catalogue.plan(plan), self.domestic_vat)
+        })
+    }
+}
+
 /// `GET /api/subscription`, the answer of every call that changes it, and
 /// `subscription.updated`. Its plans' prices carry the seller's domestic VAT, as list
 /// prices; the buyer's own VAT is in `GET /api/plans` and on each payment. `plan_view`
-/// shows a plan as this server sells it (`AppState::subscription_view` passes it).
-pub fn subscription(sub: &SubscriptionRow, plan_view: impl Fn(PlanType) -> views::Plan) -> Subscription {
+/// shows a plan as this server sells it ([`PlanViews::subscription`] passes it).
+fn subscription(sub: &SubscriptionRow, plan_view: impl Fn(PlanType) -> views::Plan) -> Subscription {
     let pending = sub.pending_plan_type;
     Subscription {
         data: SubscriptionData {

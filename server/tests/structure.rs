@@ -28,35 +28,6 @@ const MAY_USE_APP_STATE: &[&str] = &[
     "scheduler.rs",
 ];
 
-/// Not moved yet: the chat side's modules that still take the whole `AppState` instead of
-/// a service of their own. The list may only shrink: a file that no longer reaches
-/// `AppState` fails the test until it is taken off.
-const NOT_YET_SERVICES: &[&str] = &[
-    "announce.rs",
-    "chat/answer.rs",
-    "chat/mod.rs",
-    "chat/orphans.rs",
-    "chat/prompt.rs",
-    "chat/reservation.rs",
-    "chat/send.rs",
-    "chat/tree.rs",
-    "documents/mod.rs",
-    "files.rs",
-    "portability/export.rs",
-    "search/mod.rs",
-];
-
-/// Not untangled yet: the one loop left, through `state.rs`, which holds the file store,
-/// documents, search and image generator whose modules still take `AppState`. It goes when
-/// they become services; the list may only shrink, as [`NOT_YET_SERVICES`].
-const NOT_YET_ACYCLIC: &[&str] = &[
-    "server/src/documents/mod.rs",
-    "server/src/files.rs",
-    "server/src/imagegen.rs",
-    "server/src/search/mod.rs",
-    "server/src/state.rs",
-];
-
 /// The files whose functions must stay short enough to hold in one's head.
 const SHORT_FUNCTIONS: &[&str] = &[
     "server/src/chat/send.rs",
@@ -352,15 +323,10 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 #[test]
 fn no_crate_has_an_import_cycle() {
     let mut report = String::new();
-    let mut looping = BTreeSet::new();
     for name in CRATES {
         let krate = read_crate(name);
         let graph = edges(&krate);
         for group in cycles(&graph) {
-            looping.extend(group.clone());
-            if group.iter().all(|file| NOT_YET_ACYCLIC.contains(&file.as_str())) {
-                continue;
-            }
             report.push_str(&format!("\n{}: a cycle of {} files:\n", krate.name, group.len()));
             for file in &group {
                 let back: Vec<&String> = graph[file].iter().filter(|t| group.contains(t)).collect();
@@ -369,41 +335,21 @@ fn no_crate_has_an_import_cycle() {
         }
     }
     assert!(report.is_empty(), "import cycles:{report}");
-    let untangled: Vec<&&str> = NOT_YET_ACYCLIC
-        .iter()
-        .filter(|f| !looping.contains(**f))
-        .collect();
-    assert!(
-        untangled.is_empty(),
-        "in no cycle any more, take them off NOT_YET_ACYCLIC: {untangled:?}"
-    );
 }
 
 #[test]
 fn only_the_transport_reaches_the_composition_root() {
     let krate = read_crate("server/src");
     let graph = edges(&krate);
-    let reaching: Vec<&str> = graph
+    let offenders: Vec<&str> = graph
         .iter()
         .filter(|(_, uses)| uses.contains("server/src/state.rs"))
         .map(|(file, _)| file.trim_start_matches("server/src/"))
         .filter(|file| !MAY_USE_APP_STATE.iter().any(|allowed| file.starts_with(allowed)))
         .collect();
-    let offenders: Vec<&&str> = reaching
-        .iter()
-        .filter(|f| !NOT_YET_SERVICES.contains(f))
-        .collect();
     assert!(
         offenders.is_empty(),
         "domain modules that reach AppState: {offenders:?}"
-    );
-    let moved: Vec<&&str> = NOT_YET_SERVICES
-        .iter()
-        .filter(|f| !reaching.contains(f))
-        .collect();
-    assert!(
-        moved.is_empty(),
-        "services now, take them off NOT_YET_SERVICES: {moved:?}"
     );
 }
 

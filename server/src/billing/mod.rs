@@ -23,9 +23,9 @@ use std::sync::Arc;
 
 use chat_contract::states::BillingCycle;
 use chrono::{DateTime, Months};
-use futures_util::future::BoxFuture;
 use secrecy::SecretString;
 
+use crate::announce::Announcer;
 use crate::clock::SharedClock;
 use crate::config::Settings;
 use crate::db::billing::BillingRow;
@@ -35,17 +35,6 @@ use crate::plans::Catalogue;
 use providers::PaymentProvider;
 use vat::BuyerVat;
 use vies::Vies;
-
-/// What billing tells a user's open tabs. Billing does not build those frames itself:
-/// the plan views in them depend on the search set-up and the counters on the quotas,
-/// which are none of billing's business. The composition root implements it.
-pub trait Announce: Send + Sync {
-    /// `subscription.updated`, then the counters of its plan.
-    fn subscription(&self, user_id: &str) -> BoxFuture<'static, ()>;
-
-    /// `settings.updated`: the billing info changed (a new VIES check).
-    fn billing_info(&self, user_id: &str) -> BoxFuture<'static, ()>;
-}
 
 /// The seller on invoices; `country` is also where domestic VAT applies.
 struct Seller {
@@ -75,7 +64,8 @@ pub struct Billing {
     payments: Arc<dyn PaymentProvider>,
     vies: Vies,
     mailer: Mailer,
-    announce: Arc<dyn Announce>,
+    /// Tells the user's tabs of a plan change or a new VIES check.
+    announce: Arc<Announcer>,
     terms: Terms,
 }
 
@@ -86,7 +76,7 @@ pub struct Parts {
     pub catalogue: Arc<Catalogue>,
     pub payments: Arc<dyn PaymentProvider>,
     pub mailer: Mailer,
-    pub announce: Arc<dyn Announce>,
+    pub announce: Arc<Announcer>,
 }
 
 impl Billing {

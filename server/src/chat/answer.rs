@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::web;
 use chat_actors::generation::{Outcome, Start};
 use chat_actors::model::{time_limited, ModelError, ModelRequest, Turn};
 use chat_actors::quota::Counted;
@@ -19,17 +18,16 @@ use tokio::sync::oneshot;
 
 use crate::chat::checked::{mode_of, Checked, Place};
 use crate::chat::reservation::Reservation;
+use crate::chat::Chat;
 use crate::chat::{context, prompt};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
 use crate::db::projects::ProjectRow;
 use crate::db::users::UserRow;
-use crate::documents;
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
 use crate::plans::PlanType;
 use crate::search::{Engine, Search};
-use crate::state::AppState;
 use crate::views::{conversation_view, message_view, message_with_files};
 
 /// How long a title may take before the conversation is named by its first words.
@@ -41,7 +39,7 @@ const TITLE_TIMEOUT: Duration = Duration::from_secs(20);
 /// handed to a generation, whose end [`Finished::settle`]s it; each step gets from the
 /// one before what it needs.
 pub async fn start(
-    state: &web::Data<AppState>,
+    chat: &Arc<Chat>,
     checked: Checked,
     conversation_id: String,
     send: ChatSend,
@@ -49,7 +47,7 @@ pub async fn start(
     counted: Counted,
 ) -> Result<(), ApiError> {
     let user = &checked.account.user;
-    let now = state.now();
+    let now = chat.now();
     let conversation = match checked.existing {
         Some(c) => (c, false),
         None => {
@@ -60,32 +58,32 @@ pub async fn start(
     };
     let (content, model_used) = (&checked.content, checked.model_used);
     let mut exchange = Exchange::new(conversation, checked.place, &send, content, &model_used, now);
-    if let Err(e) = exchange.store(state, checked.files).await {
+    if let Err(e) = exchange.store(chat, checked.files).await {
         reservation.cancel().await;
         return Err(e);
     }
-    let mut intro = exchange.intro(state, &send.client_id).await;
+    let mut intro = exchange.intro(chat, &send.client_id).await;
     let plan = checked.account.plan;
-    intro.push(crate::announce::counted_usage_frame(state, plan, &counted.usage));
+    intro.push(chat.announce.counted_usage_frame(plan, &counted.usage));
     let asking = Asking {
         user,
         exchange: &exchange,
         project: checked.project.as_ref(),
     };
-    let prompt = match read_prompt(state, asking, model_used).await {
+    let prompt = match read_prompt(chat, asking, model_used).await {
         Ok(prompt) => prompt,
         Err(e) => {
             for frame in &intro {
-                state.realtime.publish(&user.id, frame);
+                chat.realtime.publish(&user.id, frame);
             }
-            fail_before_streaming(state, &user.id, &exchange.conversation, &exchange.answer).await;
+            fail_before_streaming(chat, &user.id, &exchange.conversation, &exchange.answer).await;
             reservation.cancel().await;
             return Err(e);
         }
     };
     let engine = checked.engine.as_ref();
     let how = how_of(
-        state,
+        chat,
         &exchange,
         engine,
         plan,
@@ -93,9 +91,9 @@ pub async fn start(
         &prompt.history,
         &reservation,
     );
-    let (stream, streamed) = stream(state, prompt.request, prompt.window, how);
+    let (stream, streamed) = stream(chat, prompt.request, prompt.window, how);
     let done = Finished {
-        state: state.clone(),
+        chat: chat.clone(),
         user_id: user.id.clone(),
         lang: user.language,
         conversation: exchange.conversation.clone(),
@@ -106,27 +104,27 @@ pub async fn start(
         streamed,
         reservation,
     };
-    hand_over(state, &exchange, stream, intro, done).await
+    hand_over(chat, &exchange, stream, intro, done).await
 }
 
 /// Hands the answer's stream to a generation on the user's shard, which sends `intro`
 /// ahead of its first delta and settles the answer (`done`) at its end.
 async fn hand_over(
-    state: &AppState,
+    chat: &Chat,
     exchange: &Exchange,
     stream: BoxStream<'static, Result<String, ModelError>>,
     intro: Vec<ServerFrame>,
     done: Finished,
 ) -> Result<(), ApiError> {
     let user_id = &exchange.conversation.user_id;
-    let started = state.realtime.generations.start(Start {
+    let started = chat.realtime.generations.start(Start {
         user: user_id.clone(),
         conversation_id: exchange.conversation.id.clone(),
         message_id: exchange.answer.id.clone(),
         stream,
         intro,
-        batch: Duration::from_millis(state.settings.chat.batch_ms.max(1)),
-        timestamps: state.settings.chat.frame_timestamps,
+        batch: Duration::from_millis(chat.settings.chat.batch_ms.max(1)),
+        timestamps: chat.settings.chat.frame_timestamps,
         on_done: Box::new(move |outcome| Box::pin(done.settle(outcome))),
     });
     let Err(refused) = started else {
@@ -136,7 +134,7 @@ async fn hand_over(
     // possible without Redis, whose claim would have refused this send): end this one as
     // failed before its first delta, which gives everything back.
     for frame in &refused.intro {
-        state.realtime.publish(user_id, frame);
+        chat.realtime.publish(user_id, frame);
     }
     let never = Outcome {
         content: String::new(),
@@ -151,7 +149,7 @@ async fn hand_over(
 /// How the answer is made: a search by our providers first, an image, or the model
 /// alone (which may be the plan's search model, searching by itself).
 fn how_of(
-    state: &AppState,
+    chat: &Chat,
     exchange: &Exchange,
     engine: Option<&Engine>,
     plan: PlanType,
@@ -162,7 +160,7 @@ fn how_of(
     let question = exchange.question.content.clone();
     match engine {
         Some(Engine::Provider(provider)) => {
-            let models = &state.catalogue.plan(plan).models;
+            let models = &chat.catalogue.plan(plan).models;
             How::Search(Search {
                 provider: provider.clone(),
                 deep: send.deep_search,
@@ -304,7 +302,7 @@ impl Exchange {
     }
 
     /// Stores the exchange in one transaction, and `files` as the question's.
-    async fn store(&mut self, state: &AppState, files: Vec<FileRow>) -> Result<(), ApiError> {
+    async fn store(&mut self, chat: &Chat, files: Vec<FileRow>) -> Result<(), ApiError> {
         // All or nothing: a failure (the database going away) never leaves a question
         // without its answer, or an empty new conversation. A question answered again
         // has its files already.
@@ -312,7 +310,7 @@ impl Exchange {
             true => files.iter().map(|f| f.id.clone()).collect(),
             false => Vec::new(),
         };
-        let stored = state
+        let stored = chat
             .db
             .insert_exchange(
                 self.is_new.then_some(&self.conversation),
@@ -342,7 +340,7 @@ impl Exchange {
 
     /// The frames that tell the tabs of the exchange: sent by the generation, ahead of
     /// its first delta (the counters' frame is added by the caller).
-    async fn intro(&self, state: &AppState, client_id: &str) -> Vec<ServerFrame> {
+    async fn intro(&self, chat: &Chat, client_id: &str) -> Vec<ServerFrame> {
         let conversation = &self.conversation;
         let user_id = &conversation.user_id;
         let mut intro = Vec::with_capacity(4);
@@ -353,7 +351,7 @@ impl Exchange {
             });
             // A conversation started in a project: its count grew.
             if let Some(project) = &conversation.project_id {
-                if let Ok(Some(project)) = state.db.project(user_id, project).await {
+                if let Ok(Some(project)) = chat.db.project(user_id, project).await {
                     intro.push(ServerFrame::ProjectUpdated {
                         project: crate::views::project_view(&project),
                     });
@@ -412,25 +410,25 @@ struct Prompt {
 
 /// The prompt step: the history, its images and the documents' excerpts, fitted to the
 /// window of `model_used`.
-async fn read_prompt(state: &AppState, asking: Asking<'_>, model_used: String) -> Result<Prompt, ApiError> {
+async fn read_prompt(chat: &Chat, asking: Asking<'_>, model_used: String) -> Result<Prompt, ApiError> {
     let Asking {
         user,
         exchange,
         project,
     } = asking;
     let (conversation, question, files) = (&exchange.conversation, &exchange.question, &exchange.files);
-    if let Some(relay) = &state.realtime.relay {
+    if let Some(relay) = &chat.realtime.relay {
         // Other instances see the answer as streaming before its first delta.
         relay
             .start_live(&user.id, &conversation.id, &exchange.answer.id)
             .await?;
     }
     // A new conversation's history is its question: nothing to read back.
-    let keep = state.settings.chat.history_messages.max(1);
+    let keep = chat.settings.chat.history_messages.max(1);
     let (history, history_files) = if exchange.is_new {
         (vec![question.clone()], files.to_vec())
     } else {
-        let history = state
+        let history = chat
             .db
             .recent_messages(&conversation.id, &question.id, keep as i64)
             .await?;
@@ -438,32 +436,35 @@ async fn read_prompt(state: &AppState, asking: Asking<'_>, model_used: String) -
         // files: a text conversation makes one read. Other versions' files are not
         // the model's to see.
         let files = if history.has_documents || history.messages.iter().any(|(_, files)| *files > 0) {
-            state.db.files_of_branch(&conversation.id, &question.id).await?
+            chat.db.files_of_branch(&conversation.id, &question.id).await?
         } else {
             Vec::new()
         };
         (history.messages.into_iter().map(|(m, _)| m).collect(), files)
     };
-    let images = prompt::images_of(state, &history, &history_files).await?;
+    let images = prompt::images_of(chat, &history, &history_files).await?;
     let fresh: Vec<String> = files.iter().map(|f| f.id.clone()).collect();
     // A project's documents are read like the conversation's own.
     let readable = match project {
         Some(p) => {
             let mut all = history_files.clone();
-            all.extend(state.db.files_of_project(&p.id).await?);
+            all.extend(chat.db.files_of_project(&p.id).await?);
             all
         }
         None => history_files.clone(),
     };
-    let retrieved = documents::retrieve(state, &readable, &fresh, &question.content).await?;
-    let settings = &state.settings.model;
+    let retrieved = chat
+        .documents
+        .retrieve(&readable, &fresh, &question.content)
+        .await?;
+    let settings = &chat.settings.model;
     let mut messages = prompt::turns(user, &history, images, retrieved.prompt);
     if let Some(instructions) = project.and_then(prompt::project_instructions) {
         // Right after the service's own system turn: the user's standing orders.
         messages.insert(1, instructions);
     }
     // The answer's limit is part of the window: at most half of a small one.
-    let window = state.context_sizes.window(&model_used, settings.max_tokens);
+    let window = chat.context_sizes.window(&model_used, settings.max_tokens);
     let request = ModelRequest {
         model: model_used,
         messages: context::fit(messages, window).await?,
@@ -500,12 +501,12 @@ struct Streamed {
 
 /// The stream step: the answer's text as it comes, and what settling it needs to know.
 fn stream(
-    state: &web::Data<AppState>,
+    chat: &Arc<Chat>,
     request: ModelRequest,
     window: context::Window,
     how: How,
 ) -> (BoxStream<'static, Result<String, ModelError>>, Streamed) {
-    let settings = &state.settings.model;
+    let settings = &chat.settings.model;
     let (per_chunk, total) = (
         Duration::from_secs(settings.timeout_secs.max(1)),
         Duration::from_secs(settings.total_timeout_secs.max(1)),
@@ -518,16 +519,16 @@ fn stream(
     };
     let stream = match how {
         How::Model => noting_the_ask(
-            time_limited(state.realtime.provider.stream(request), per_chunk, total),
+            time_limited(chat.realtime.provider.stream(request), per_chunk, total),
             asked,
         ),
         How::Image { owner, prompt } => {
             let (made, made_rx) = oneshot::channel();
             streamed.made = Some(made_rx);
-            let (state, model) = (state.clone(), request.model);
+            let (chat, model) = (chat.clone(), request.model);
             // One chunk, once the image is stored: an answer with text has its image.
             let made_image = futures_util::stream::once(async move {
-                let (file, said) = state.imagegen.make(&model, &prompt, &owner, total).await?;
+                let (file, said) = chat.imagegen.make(&model, &prompt, &owner, total).await?;
                 let _ = made.send(file);
                 Ok(said)
             })
@@ -539,11 +540,11 @@ fn stream(
         How::Search(search) => {
             let (found_sources, web_rx) = oneshot::channel();
             streamed.web_sources = Some(web_rx);
-            let state = state.clone();
+            let chat = chat.clone();
             futures_util::stream::once(async move {
                 // Every step is bounded; this bounds them all (a model that answers each
                 // step just in time): past it, the answer is written without web results.
-                let found = tokio::time::timeout(total, search.run(&state))
+                let found = tokio::time::timeout(total, search.run(&chat.search))
                     .await
                     .unwrap_or_else(|_| {
                         tracing::warn!("a web search ran out of time; answering without it");
@@ -554,7 +555,7 @@ fn stream(
                     Err(failed) => return futures_util::stream::once(async { Err(failed) }).boxed(),
                 };
                 let _ = found_sources.send(found.sources);
-                let answer = time_limited(state.realtime.provider.stream(request), per_chunk, total);
+                let answer = time_limited(chat.realtime.provider.stream(request), per_chunk, total);
                 noting_the_ask(answer, asked)
             })
             .flatten()
@@ -615,13 +616,13 @@ fn image_owner(exchange: &Exchange) -> FileRow {
 
 /// Tabs were told an answer is coming: tell them it will not.
 async fn fail_before_streaming(
-    state: &AppState,
+    chat: &Chat,
     user_id: &str,
     conversation: &ConversationRow,
     answer: &MessageRow,
 ) {
-    let now = state.now();
-    let finished = state
+    let now = chat.now();
+    let finished = chat
         .db
         .finish_message(
             &answer.id,
@@ -642,12 +643,12 @@ async fn fail_before_streaming(
         message: message_view(&failed),
         finish_reason: FinishReason::Error,
     };
-    state.realtime.publish(user_id, &frame);
+    chat.realtime.publish(user_id, &frame);
 }
 
 /// What to do when an answer ends.
 struct Finished {
-    state: web::Data<AppState>,
+    chat: Arc<Chat>,
     user_id: String,
     lang: Lang,
     conversation: ConversationRow,
@@ -669,7 +670,7 @@ impl Finished {
     /// tells the tabs.
     async fn settle(self, outcome: Outcome) {
         let Finished {
-            state,
+            chat,
             user_id,
             lang,
             conversation,
@@ -713,7 +714,7 @@ impl Finished {
         }
         let gives_back = reservation.gives_back(refund);
         let ended = Ended {
-            state: &state,
+            chat: &chat,
             user_id: &user_id,
             lang,
             conversation: &conversation,
@@ -725,7 +726,7 @@ impl Finished {
         // The text first, across a database restart: the units and the slot are in
         // Redis, which may be slow or away meanwhile.
         let (message, stored) = ended.store(&outcome).await;
-        if let Some(relay) = &state.realtime.relay {
+        if let Some(relay) = &chat.realtime.relay {
             // Stored (or given up): no other instance is to take it over now.
             relay.settled(&conversation.id);
         }
@@ -742,7 +743,7 @@ impl Finished {
 pub(crate) const STORE_FOR: Duration = Duration::from_secs(30);
 
 struct Ended<'a> {
-    state: &'a AppState,
+    chat: &'a Chat,
     user_id: &'a str,
     lang: Lang,
     conversation: &'a ConversationRow,
@@ -756,7 +757,7 @@ impl Ended<'_> {
     /// Stores the answer's end (retried while the database is away); the message as
     /// stored, or as it would have been.
     async fn store(&self, outcome: &Outcome) -> (MessageRow, anyhow::Result<()>) {
-        let state = self.state;
+        let chat = self.chat;
         let status = match outcome.finish {
             FinishReason::Stop => MessageStatus::Complete,
             FinishReason::Cancelled => MessageStatus::Cancelled,
@@ -766,13 +767,13 @@ impl Ended<'_> {
         let sources =
             (!self.sources.is_empty()).then(|| serde_json::to_string(&self.sources).unwrap_or_default());
         let stored = crate::outage::until_available(STORE_FOR, "storing an answer's end", || {
-            state.db.finish_message(
+            chat.db.finish_message(
                 &self.answer.id,
                 &outcome.content,
                 status,
                 outcome.finish,
                 sources.clone(),
-                state.now(),
+                chat.now(),
             )
         })
         .await;
@@ -786,8 +787,8 @@ impl Ended<'_> {
     /// Tells the tabs the answer ended (even if it could not be stored: they have its
     /// text, and must not wait for more), and titles a new conversation.
     async fn tell(&self, message: MessageRow, outcome: Outcome, refunded: bool) -> anyhow::Result<()> {
-        let state = self.state;
-        let realtime = &state.realtime;
+        let chat = self.chat;
+        let realtime = &chat.realtime;
         realtime.publish(
             self.user_id,
             &ServerFrame::MessageCompleted {
@@ -811,7 +812,7 @@ impl Ended<'_> {
             realtime.publish(self.user_id, &frame);
         }
         if refunded {
-            crate::announce::usage(state, self.user_id).await;
+            chat.announce.usage(self.user_id).await;
         }
         if outcome.finish != FinishReason::Stop {
             return Ok(());
@@ -824,9 +825,9 @@ impl Ended<'_> {
 
     /// Names a new conversation after its first exchange.
     async fn title(&self, first: &str) -> anyhow::Result<()> {
-        let state = self.state;
+        let chat = self.chat;
         let model = self.answer.model.clone().unwrap_or_default();
-        let title = tokio::time::timeout(TITLE_TIMEOUT, state.realtime.provider.title(&model, first)).await;
+        let title = tokio::time::timeout(TITLE_TIMEOUT, chat.realtime.provider.title(&model, first)).await;
         // Made from the user's words, so it may carry their bidi overrides.
         let clean = |t: &str| crate::domain::without_hidden_chars(t).trim().to_owned();
         let title = match title {
@@ -837,12 +838,10 @@ impl Ended<'_> {
         if title.is_empty() {
             return Ok(());
         }
-        if state
-            .db
-            .set_generated_title(&self.conversation.id, &title)
-            .await?
-        {
-            crate::announce::conversation(state, self.user_id, &self.conversation.id).await?;
+        if chat.db.set_generated_title(&self.conversation.id, &title).await? {
+            chat.announce
+                .conversation(self.user_id, &self.conversation.id)
+                .await?;
         }
         Ok(())
     }

@@ -20,19 +20,60 @@ pub mod reservation;
 pub mod send;
 pub mod tree;
 
+use std::sync::Arc;
+
 use chat_actors::hub::Event;
 use chat_contract::frames::ServerFrame;
 
-use crate::state::AppState;
+use crate::accounts::jwt::Tokens;
+use crate::announce::Announcer;
+use crate::clock::SharedClock;
+use crate::config::Settings;
+use crate::db::Db;
+use crate::documents::Documents;
+use crate::files::Files;
+use crate::imagegen::ImageGen;
+use crate::plans::Catalogue;
+use crate::quota::Quotas;
+use crate::realtime::Realtime;
+use crate::search::WebSearch;
+
+/// The chat service: what sends, answers and conversations need. Shared as an `Arc`: an
+/// answer holds it until it is settled.
+pub struct Chat {
+    pub db: Db,
+    pub clock: SharedClock,
+    /// The tabs, the generations, the model, and the relay between instances.
+    pub realtime: Arc<Realtime>,
+    pub quotas: Quotas,
+    pub catalogue: Arc<Catalogue>,
+    /// The models' context windows (`config/models.toml`).
+    pub context_sizes: context::ContextSizes,
+    /// Checks the token a tab sent with, on every send.
+    pub tokens: Arc<Tokens>,
+    /// `[chat]`, `[model]` and `[search]` are read.
+    pub settings: Arc<Settings>,
+    pub search: Arc<WebSearch>,
+    pub documents: Arc<Documents>,
+    pub files: Arc<Files>,
+    pub imagegen: ImageGen,
+    pub announce: Arc<Announcer>,
+}
+
+impl Chat {
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}
 
 /// Stops a conversation's answer wherever it runs.
-pub fn cancel_everywhere(state: &AppState, user_id: &str, conversation_id: &str) {
-    let stopped_here = state.realtime.generations.cancel(conversation_id);
-    if !stopped_here && state.realtime.relay.is_some() {
+pub fn cancel_everywhere(chat: &Chat, user_id: &str, conversation_id: &str) {
+    let stopped_here = chat.realtime.generations.cancel(conversation_id);
+    if !stopped_here && chat.realtime.relay.is_some() {
         let event = Event::Cancel {
             conversation_id: conversation_id.to_owned(),
         };
-        state.realtime.hubs.publish(user_id, event);
+        chat.realtime.hubs.publish(user_id, event);
     }
 }
 
@@ -40,16 +81,16 @@ pub fn cancel_everywhere(state: &AppState, user_id: &str, conversation_id: &str)
 /// it does not write into a deleted conversation), its attachments go from the store
 /// now rather than at the next sweep, and every tab is told. `false` when it is not the
 /// user's.
-pub async fn delete_conversation(state: &AppState, user_id: &str, id: &str) -> anyhow::Result<bool> {
-    let Some(conversation) = state.db.conversation(user_id, id).await? else {
+pub async fn delete_conversation(chat: &Chat, user_id: &str, id: &str) -> anyhow::Result<bool> {
+    let Some(conversation) = chat.db.conversation(user_id, id).await? else {
         return Ok(false);
     };
-    cancel_everywhere(state, user_id, id);
-    if !state.db.delete_conversation(user_id, id).await? {
+    cancel_everywhere(chat, user_id, id);
+    if !chat.db.delete_conversation(user_id, id).await? {
         return Ok(false);
     }
-    state.files.sweep_soon();
-    state.realtime.publish(
+    chat.files.store.sweep_soon();
+    chat.realtime.publish(
         user_id,
         &ServerFrame::ConversationDeleted {
             conversation_id: id.to_owned(),
@@ -57,7 +98,7 @@ pub async fn delete_conversation(state: &AppState, user_id: &str, id: &str) -> a
     );
     // Its project holds one conversation fewer (a project deleted meanwhile says nothing).
     if let Some(project) = &conversation.project_id {
-        let _ = crate::announce::project(state, user_id, project).await;
+        let _ = chat.announce.project(user_id, project).await;
     }
     Ok(true)
 }

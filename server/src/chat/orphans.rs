@@ -13,21 +13,22 @@
 //! here that stops growing; once Redis answers, it is looked up and its tabs get its
 //! `message.completed` from the database.
 
-use actix_web::web;
+use std::sync::Arc;
+
 use chat_actors::hub::{CopyOf, Event, IdleCopies};
 use chat_contract::frames::{ServerFrame, Snapshot};
 use chat_contract::states::{FinishReason, MessageStatus, Service};
 
 use crate::chat::answer::STORE_FOR;
+use crate::chat::Chat;
 use crate::outage::until_available;
 use crate::realtime::redis_relay::{Lapsed, RedisRelay};
-use crate::state::AppState;
 use crate::views::message_view;
 
 /// Renews this instance's leases and takes over lapsed ones, for as long as the server
 /// runs (with Redis; without it there is one instance, whose answers a restart closes).
-pub fn spawn(state: web::Data<AppState>) {
-    let Some(relay) = state.realtime.relay.clone() else {
+pub fn spawn(chat: Arc<Chat>) {
+    let Some(relay) = chat.realtime.relay.clone() else {
         return;
     };
     actix_web::rt::spawn(async move {
@@ -37,7 +38,7 @@ pub fn spawn(state: web::Data<AppState>) {
         let mut failing = false;
         loop {
             ticks.tick().await;
-            match tend(&state, &relay).await {
+            match tend(&chat, &relay).await {
                 Ok(()) if failing => {
                     failing = false;
                     tracing::info!("answer leases are renewed again");
@@ -53,15 +54,15 @@ pub fn spawn(state: web::Data<AppState>) {
     });
 }
 
-async fn tend(state: &AppState, relay: &RedisRelay) -> anyhow::Result<()> {
-    take_over_lapsed(state, relay).await?;
-    tell_missed_ends(state, relay).await
+async fn tend(chat: &Chat, relay: &RedisRelay) -> anyhow::Result<()> {
+    take_over_lapsed(chat, relay).await?;
+    tell_missed_ends(chat, relay).await
 }
 
 /// Ends answers whose instance stopped renewing their leases.
-async fn take_over_lapsed(state: &AppState, relay: &RedisRelay) -> anyhow::Result<()> {
+async fn take_over_lapsed(chat: &Chat, relay: &RedisRelay) -> anyhow::Result<()> {
     for lapsed in relay.tend_leases().await? {
-        let hub = state.realtime.hubs.of(&lapsed.user);
+        let hub = chat.realtime.hubs.of(&lapsed.user);
         let ask = |take| CopyOf {
             user: lapsed.user.clone(),
             conversation_id: lapsed.conversation_id.clone(),
@@ -81,7 +82,7 @@ async fn take_over_lapsed(state: &AppState, relay: &RedisRelay) -> anyhow::Resul
             chars = copy.as_ref().map_or(0, |c| c.content.len()),
             "an answer's instance stopped renewing its lease: storing it as interrupted"
         );
-        if let Err(e) = end(state, &lapsed, copy).await {
+        if let Err(e) = end(chat, &lapsed, copy).await {
             tracing::error!(error = %format!("{e:#}"), conversation = %lapsed.conversation_id, "ending an orphaned answer");
         }
     }
@@ -91,13 +92,12 @@ async fn take_over_lapsed(state: &AppState, relay: &RedisRelay) -> anyhow::Resul
 /// Stores the answer as interrupted with the copy's text, releases what its instance
 /// held (the conversation's claim, an answer slot, the response it counted: the user is
 /// not to blame), and tells every tab.
-async fn end(state: &AppState, lapsed: &Lapsed, copy: Option<Snapshot>) -> anyhow::Result<()> {
+async fn end(chat: &Chat, lapsed: &Lapsed, copy: Option<Snapshot>) -> anyhow::Result<()> {
     let user = &lapsed.user;
     let content = copy.map(|c| c.content);
     let interrupted = until_available(STORE_FOR, "storing an orphaned answer", || {
-        state
-            .db
-            .interrupt_message(&lapsed.message_id, content.as_deref(), state.now())
+        chat.db
+            .interrupt_message(&lapsed.message_id, content.as_deref(), chat.now())
     })
     .await?;
     if !interrupted {
@@ -106,23 +106,23 @@ async fn end(state: &AppState, lapsed: &Lapsed, copy: Option<Snapshot>) -> anyho
         return Ok(());
     }
     // What its own end would have done: the claim goes, other instances drop their copies.
-    state.realtime.hubs.publish(
+    chat.realtime.hubs.publish(
         user,
         Event::Ended {
             conversation_id: lapsed.conversation_id.clone(),
         },
     );
-    if let Some(message) = state.db.message(&lapsed.message_id).await? {
+    if let Some(message) = chat.db.message(&lapsed.message_id).await? {
         let frame = ServerFrame::MessageCompleted {
             conversation_id: lapsed.conversation_id.clone(),
             message: message_view(&message),
             finish_reason: FinishReason::Interrupted,
         };
-        state.realtime.publish(user, &frame);
+        chat.realtime.publish(user, &frame);
     }
-    state.realtime.answers.give_back(user).await;
-    state.quotas.refund(user, Service::Responses).await?;
-    crate::announce::usage(state, user).await;
+    chat.realtime.answers.give_back(user).await;
+    chat.quotas.refund(user, Service::Responses).await?;
+    chat.announce.usage(user).await;
     Ok(())
 }
 
@@ -131,8 +131,8 @@ async fn end(state: &AppState, lapsed: &Lapsed, copy: Option<Snapshot>) -> anyho
 /// growing, of an answer Redis no longer has as running and the database has as ended,
 /// gets its `message.completed` from the stored message, on this instance only (each
 /// instance tells its own tabs).
-async fn tell_missed_ends(state: &AppState, relay: &RedisRelay) -> anyhow::Result<()> {
-    let hubs = &state.realtime.hubs;
+async fn tell_missed_ends(chat: &Chat, relay: &RedisRelay) -> anyhow::Result<()> {
+    let hubs = &chat.realtime.hubs;
     let mut idle = Vec::new();
     for hub in hubs.started() {
         let ask = IdleCopies { idle: relay.lease() };
@@ -144,7 +144,7 @@ async fn tell_missed_ends(state: &AppState, relay: &RedisRelay) -> anyhow::Resul
         if running {
             continue;
         }
-        let Some(message) = state.db.message(&message_id).await? else {
+        let Some(message) = chat.db.message(&message_id).await? else {
             continue;
         };
         if message.status == MessageStatus::Streaming {

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 
 use chat_actors::model::{ImagePart, Turn};
 
+use crate::chat::Chat;
 use crate::db::conversations::MessageRow;
 use crate::db::files::FileRow;
 use crate::db::users::UserRow;
 use crate::error::ApiError;
 use crate::i18n::Lang;
-use crate::state::AppState;
 
 pub fn system_prompt(user: &UserRow) -> String {
     let mut prompt = String::from("You are a helpful assistant. Format answers in Markdown.");
@@ -39,7 +39,7 @@ const MAX_PROMPT_IMAGES: usize = 10;
 /// The images of `history`'s messages (from `files`, which may hold others), read from the
 /// store: at most [`MAX_PROMPT_IMAGES`], the newest kept.
 pub async fn images_of(
-    state: &AppState,
+    chat: &Chat,
     history: &[MessageRow],
     files: &[FileRow],
 ) -> Result<HashMap<String, Vec<ImagePart>>, ApiError> {
@@ -57,7 +57,7 @@ pub async fn images_of(
         }
     }
     wanted.reverse();
-    let parts = crate::files::image_parts(state, &wanted).await?;
+    let parts = chat.files.image_parts(&wanted).await?;
     let mut by_message: HashMap<String, Vec<ImagePart>> = HashMap::new();
     for (f, part) in wanted.iter().zip(parts) {
         // An image the store lost is left out rather than failing the answer.

@@ -4,13 +4,12 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use actix_web::web;
 use chat_actors::quota::{Counted, Decision};
 use chat_contract::states::Service;
 
+use crate::chat::Chat;
 use crate::error::{ApiError, ErrorCode};
 use crate::plans::PlanType;
-use crate::state::AppState;
 
 /// What a send counts besides its response.
 #[derive(Debug, Clone, Copy, Default)]
@@ -25,7 +24,7 @@ pub struct Units {
 /// slots, the conversation (on every instance, with Redis), and the units counted. The
 /// one place that takes them and gives them back.
 pub struct Reservation {
-    state: web::Data<AppState>,
+    chat: Arc<Chat>,
     user_id: String,
     conversation_id: String,
     /// Web searches counted for this answer (reserved before it starts).
@@ -41,15 +40,15 @@ impl Reservation {
     /// searches, all or none); what fails gives back what was taken before it. Answers
     /// the counters as the check left them.
     pub async fn take(
-        state: &web::Data<AppState>,
+        chat: &Arc<Chat>,
         user_id: &str,
         plan: PlanType,
         conversation_id: &str,
         units: Units,
     ) -> Result<(Reservation, Counted), ApiError> {
-        let mut held = Reservation::hold(state, user_id, conversation_id).await?;
+        let mut held = Reservation::hold(chat, user_id, conversation_id).await?;
         // Counted before anything is stored.
-        let counted = match state.quotas.consume_response_on(user_id, plan).await {
+        let counted = match chat.quotas.consume_response_on(user_id, plan).await {
             Ok(counted) => counted,
             Err(e) => {
                 held.release_claim_and_slot().await;
@@ -67,12 +66,8 @@ impl Reservation {
 
     /// Takes one of the user's answer slots and the conversation (on every instance,
     /// with Redis), nothing counted yet; what fails gives back what was taken.
-    async fn hold(
-        state: &web::Data<AppState>,
-        user_id: &str,
-        conversation_id: &str,
-    ) -> Result<Reservation, ApiError> {
-        let realtime = &state.realtime;
+    async fn hold(chat: &Arc<Chat>, user_id: &str, conversation_id: &str) -> Result<Reservation, ApiError> {
+        let realtime = &chat.realtime;
         let slots = &realtime.answers;
         if !slots.take(user_id).await? {
             let max = slots.max() as u64;
@@ -98,7 +93,7 @@ impl Reservation {
             }
         }
         Ok(Reservation {
-            state: state.clone(),
+            chat: chat.clone(),
             user_id: user_id.to_owned(),
             conversation_id: conversation_id.to_owned(),
             // Nothing counted yet: a refusal gives back only the response.
@@ -117,7 +112,7 @@ impl Reservation {
         units: Units,
         mut counted: Counted,
     ) -> Result<Counted, ApiError> {
-        let quotas = &self.state.quotas;
+        let quotas = &self.chat.quotas;
         let user_id = self.user_id.as_str();
         let searches = units.searches;
         // One unit at a time, each checked atomically: parallel sends never pass the
@@ -164,7 +159,7 @@ impl Reservation {
     }
 
     async fn release_claim_and_slot(&self) {
-        let realtime = &self.state.realtime;
+        let realtime = &self.chat.realtime;
         if let Some(relay) = &realtime.relay {
             relay.release(&self.conversation_id).await;
         }
@@ -173,7 +168,7 @@ impl Reservation {
 
     /// Gives back the response (when `response`) and the searches not made.
     async fn refund(&self, response: bool) -> anyhow::Result<()> {
-        let quotas = &self.state.quotas;
+        let quotas = &self.chat.quotas;
         let responses = match response {
             true => quotas.refund(&self.user_id, Service::Responses).await,
             false => Ok(()),
@@ -197,7 +192,7 @@ impl Reservation {
             crate::outage::log_failure(&e, "giving back units after a failed send");
         }
         self.release_claim_and_slot().await;
-        crate::announce::usage(&self.state, &self.user_id).await;
+        self.chat.announce.usage(&self.user_id).await;
     }
 
     /// The web searches reserved.
@@ -222,7 +217,7 @@ impl Reservation {
     /// searches free. The conversation's claim is released by the relay once the
     /// answer's end is written, after its last delta.
     pub async fn settle(self, refund: bool) -> anyhow::Result<()> {
-        self.state.realtime.answers.give_back(&self.user_id).await;
+        self.chat.realtime.answers.give_back(&self.user_id).await;
         self.refund(refund).await
     }
 }

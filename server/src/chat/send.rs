@@ -4,7 +4,6 @@
 
 use chat_contract::states::{FileKind, MessageRole};
 
-use actix_web::web;
 use chat_actors::model::Turn;
 use chat_contract::frames::{ChatRegenerate, ChatSend};
 
@@ -13,6 +12,7 @@ use std::sync::Arc;
 use crate::chat::cache::Account;
 use crate::chat::checked::{Checked, Place};
 use crate::chat::reservation::{Reservation, Units};
+use crate::chat::Chat;
 use crate::chat::{answer, context, prompt};
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
@@ -21,7 +21,6 @@ use crate::entitlements::{self, MAX_ATTACHMENTS};
 use crate::error::{ApiError, ErrorCode};
 use crate::plans::Plan;
 use crate::search::Engine;
-use crate::state::AppState;
 
 /// How a send ended, when it was not refused.
 #[derive(Debug, PartialEq, Eq)]
@@ -34,7 +33,7 @@ pub enum Sent {
 
 /// The message alone: text (none only with attachments), not too long, and the ids of
 /// its attachments without repeats.
-fn content_of(state: &AppState, send: &ChatSend) -> Result<(String, Vec<String>), ApiError> {
+fn content_of(chat: &Chat, send: &ChatSend) -> Result<(String, Vec<String>), ApiError> {
     let content = send.content.trim().to_owned();
     let mut attachments: Vec<String> = Vec::with_capacity(send.attachments.len());
     for id in &send.attachments {
@@ -49,7 +48,7 @@ fn content_of(state: &AppState, send: &ChatSend) -> Result<(String, Vec<String>)
     if content.is_empty() && attachments.is_empty() {
         return Err(ErrorCode::MessageEmpty.into());
     }
-    let max = state.settings.chat.max_message_chars;
+    let max = chat.settings.chat.max_message_chars;
     if content.chars().count() > max {
         return Err(ApiError::with_max(ErrorCode::MessageTooLong, None, max as u64));
     }
@@ -105,7 +104,7 @@ struct Loaded {
 /// Reads what [`check`] needs; `None` when the token no longer works (a bad signature,
 /// expired, of another user, or older than a password change) or the user is gone.
 async fn load(
-    state: &AppState,
+    chat: &Chat,
     user_id: &str,
     token: &str,
     send: &ChatSend,
@@ -118,24 +117,19 @@ async fn load(
         attachment_ids
     };
     // The token's signature and expiry here; its version (a password change since) below.
-    let Some(claims) = state
-        .accounts
-        .tokens
-        .verify(token, state.now())
-        .filter(|c| c.sub == user_id)
-    else {
+    let Some(claims) = chat.tokens.verify(token, chat.now()).filter(|c| c.sub == user_id) else {
         return Ok(None);
     };
     let edited = async {
         match &send.edit_of {
-            Some(id) => state.db.message_of_user(user_id, id).await,
+            Some(id) => chat.db.message_of_user(user_id, id).await,
             None => Ok(None),
         }
     };
     let (account, context, found, edited) = futures_util::join!(
-        state.realtime.accounts.get(&state.db, &*state.clock, user_id),
-        state.db.send_context(user_id, send.conversation_id.as_deref()),
-        state.db.files_of_user(user_id, lookup),
+        chat.realtime.accounts.get(&chat.db, &*chat.clock, user_id),
+        chat.db.send_context(user_id, send.conversation_id.as_deref()),
+        chat.db.files_of_user(user_id, lookup),
         edited,
     );
     let Some(context) = context? else {
@@ -151,11 +145,11 @@ async fn load(
     // line or another instance (whose event may not reach this one) counts from the next
     // send. The cache is read again only when the two differ.
     if context.plan.is_some_and(|stored| stored != account.plan) {
-        state.realtime.accounts.forget(user_id);
-        match state
+        chat.realtime.accounts.forget(user_id);
+        match chat
             .realtime
             .accounts
-            .get(&state.db, &*state.clock, user_id)
+            .get(&chat.db, &*chat.clock, user_id)
             .await?
         {
             Some(fresh) => account = fresh,
@@ -197,7 +191,7 @@ fn place_of(
 /// The project the answer follows: a new conversation may start in one (if the plan
 /// has projects); an existing one stays where it is.
 async fn project_of(
-    state: &AppState,
+    chat: &Chat,
     user_id: &str,
     plan: &Plan,
     existing: Option<&ConversationRow>,
@@ -206,7 +200,7 @@ async fn project_of(
     match (existing, send.project_id.as_deref().filter(|p| !p.is_empty())) {
         (None, Some(wanted)) => {
             entitlements::projects(plan)?;
-            let project = state.db.project(user_id, wanted).await?;
+            let project = chat.db.project(user_id, wanted).await?;
             Ok(Some(project.ok_or(ErrorCode::NotFound)?))
         }
         (
@@ -214,14 +208,14 @@ async fn project_of(
                 project_id: Some(id), ..
             }),
             _,
-        ) => Ok(state.db.project(user_id, id).await?),
+        ) => Ok(chat.db.project(user_id, id).await?),
         _ => Ok(None),
     }
 }
 
 /// How the web is searched for the answer, if it is: the send's options must go
 /// together and fit the plan, and this server must have a search for it.
-fn engine_of(state: &AppState, plan: &Plan, send: &ChatSend) -> Result<Option<Engine>, ApiError> {
+fn engine_of(chat: &Chat, plan: &Plan, send: &ChatSend) -> Result<Option<Engine>, ApiError> {
     let searching = send.web_search || send.deep_search;
     if send.image_generation {
         if searching {
@@ -239,7 +233,7 @@ fn engine_of(state: &AppState, plan: &Plan, send: &ChatSend) -> Result<Option<En
     } else {
         "webSearch"
     };
-    let engine = state.search.providers.engine(plan, send.deep_search);
+    let engine = chat.search.providers.engine(plan, send.deep_search);
     Ok(Some(engine.ok_or_else(|| {
         ApiError::field(ErrorCode::SearchUnavailable, field)
     })?))
@@ -249,7 +243,7 @@ fn engine_of(state: &AppState, plan: &Plan, send: &ChatSend) -> Result<Option<En
 /// see images hands the message to the plan's image model; with our own search the
 /// chosen model answers from the notes.
 fn model_used(
-    state: &AppState,
+    chat: &Chat,
     plan: &Plan,
     send: &ChatSend,
     model: &str,
@@ -261,7 +255,7 @@ fn model_used(
         &plan.models.image_generation_preprocessing_model
     } else if matches!(engine, Some(Engine::Model)) {
         &plan.models.web_search_model
-    } else if has_images && !state.settings.model.vision_models.iter().any(|m| m == model) {
+    } else if has_images && !chat.settings.model.vision_models.iter().any(|m| m == model) {
         &plan.models.image_analysis_model
     } else {
         &None
@@ -272,16 +266,16 @@ fn model_used(
 /// Before anything is counted: a question that cannot reach `model_used` whole (with its
 /// system turns and images) is refused.
 async fn fits_window(
-    state: &AppState,
+    chat: &Chat,
     account: &Account,
     project: Option<&ProjectRow>,
     content: &str,
     files: &[FileRow],
     model_used: &str,
 ) -> Result<(), ApiError> {
-    let window = state
+    let window = chat
         .context_sizes
-        .window(model_used, state.settings.model.max_tokens);
+        .window(model_used, chat.settings.model.max_tokens);
     let mut system = vec![Turn {
         role: "system",
         content: prompt::system_prompt(&account.user),
@@ -296,7 +290,7 @@ async fn fits_window(
             context::image_tokens(side(f.width), side(f.height))
         })
         .sum();
-    let max_chars = state.settings.chat.max_message_chars;
+    let max_chars = chat.settings.chat.max_message_chars;
     context::check_question(system, content, images, window, max_chars).await?;
     Ok(())
 }
@@ -304,7 +298,7 @@ async fn fits_window(
 /// Checks a send of the user whose tab holds `token`; `again`: the stored question a
 /// regenerate answers again (its text and files were checked when it was sent).
 async fn check(
-    state: &AppState,
+    chat: &Chat,
     user_id: &str,
     token: &str,
     send: &ChatSend,
@@ -312,9 +306,9 @@ async fn check(
 ) -> Result<Option<Checked>, ApiError> {
     let (content, attachment_ids) = match &again {
         Some(question) => (question.content.clone(), Vec::new()),
-        None => content_of(state, send)?,
+        None => content_of(chat, send)?,
     };
-    let Some(loaded) = load(state, user_id, token, send, &attachment_ids).await? else {
+    let Some(loaded) = load(chat, user_id, token, send, &attachment_ids).await? else {
         return Ok(None);
     };
     let Loaded {
@@ -327,19 +321,19 @@ async fn check(
         return Err(ErrorCode::NotFound.into());
     }
     let place = place_of(again, send, edited, existing.as_ref())?;
-    let plan = state.catalogue.plan(account.plan);
+    let plan = chat.catalogue.plan(account.plan);
     // A follow-up keeps its conversation's model unless the user picks another.
     let requested = send.model.as_deref().map(str::trim).filter(|m| !m.is_empty());
     let model = entitlements::chat_model(plan, requested, existing.as_ref().map(|c| c.model.as_str()))?;
-    let project = project_of(state, user_id, plan, existing.as_ref(), send).await?;
-    let engine = engine_of(state, plan, send)?;
+    let project = project_of(chat, user_id, plan, existing.as_ref(), send).await?;
+    let engine = engine_of(chat, plan, send)?;
     let files = match &place {
-        Place::Again(question) => fits_plan(state.db.files_of_message(&question.id).await?, plan)?,
+        Place::Again(question) => fits_plan(chat.db.files_of_message(&question.id).await?, plan)?,
         Place::After(_) => attachments_of(&attachment_ids, found?, plan)?,
     };
-    let model_used = model_used(state, plan, send, &model, engine.as_ref(), &files);
+    let model_used = model_used(chat, plan, send, &model, engine.as_ref(), &files);
     if !send.image_generation {
-        fits_window(state, &account, project.as_ref(), &content, &files, &model_used).await?;
+        fits_window(chat, &account, project.as_ref(), &content, &files, &model_used).await?;
     }
     Ok(Some(Checked {
         account,
@@ -356,34 +350,29 @@ async fn check(
 }
 
 /// Handles a `chat.send` of the user whose tab holds `token`.
-pub async fn send(
-    state: &web::Data<AppState>,
-    user_id: &str,
-    token: &str,
-    send: ChatSend,
-) -> Result<Sent, ApiError> {
-    if state.realtime.is_draining() {
+pub async fn send(chat: &Arc<Chat>, user_id: &str, token: &str, send: ChatSend) -> Result<Sent, ApiError> {
+    if chat.realtime.is_draining() {
         return Err(ErrorCode::ServerShuttingDown.into());
     }
-    let Some(checked) = check(state, user_id, token, &send, None).await? else {
+    let Some(checked) = check(chat, user_id, token, &send, None).await? else {
         return Ok(Sent::TokenRevoked);
     };
-    start(state, user_id, checked, send).await
+    start(chat, user_id, checked, send).await
 }
 
 /// Handles a `chat.regenerate`: a new answer to the question of an answer, with the
 /// question's files and send options, checked and counted like a send.
 pub async fn regenerate(
-    state: &web::Data<AppState>,
+    chat: &Arc<Chat>,
     user_id: &str,
     token: &str,
     frame: ChatRegenerate,
 ) -> Result<Sent, ApiError> {
-    if state.realtime.is_draining() {
+    if chat.realtime.is_draining() {
         return Err(ErrorCode::ServerShuttingDown.into());
     }
     let not_found = || ApiError::field(ErrorCode::NotFound, "messageId");
-    let answer = state
+    let answer = chat
         .db
         .message_of_user(user_id, &frame.message_id)
         .await?
@@ -393,7 +382,7 @@ pub async fn regenerate(
         return Err(ApiError::field(ErrorCode::AnswerRequired, "messageId"));
     }
     let question = match &answer.parent_id {
-        Some(id) => state.db.message(id).await?,
+        Some(id) => chat.db.message(id).await?,
         None => None,
     }
     .ok_or_else(not_found)?;
@@ -410,19 +399,14 @@ pub async fn regenerate(
         attachments: Vec::new(),
         edit_of: None,
     };
-    let Some(checked) = check(state, user_id, token, &send, Some(question)).await? else {
+    let Some(checked) = check(chat, user_id, token, &send, Some(question)).await? else {
         return Ok(Sent::TokenRevoked);
     };
-    start(state, user_id, checked, send).await
+    start(chat, user_id, checked, send).await
 }
 
 /// Counts a checked send and starts its answer.
-async fn start(
-    state: &web::Data<AppState>,
-    user_id: &str,
-    checked: Checked,
-    send: ChatSend,
-) -> Result<Sent, ApiError> {
+async fn start(chat: &Arc<Chat>, user_id: &str, checked: Checked, send: ChatSend) -> Result<Sent, ApiError> {
     // A new conversation's id is chosen here so that it is claimed like any other: a
     // follow-up sent to another instance meanwhile waits for this answer.
     let conversation_id = checked
@@ -430,11 +414,11 @@ async fn start(
         .as_ref()
         .map_or_else(|| uuid::Uuid::now_v7().to_string(), |c| c.id.clone());
     let units = Units {
-        searches: checked.searches(state.settings.search.deep_searches, send.deep_search),
+        searches: checked.searches(chat.settings.search.deep_searches, send.deep_search),
         image: checked.image_generation,
     };
     let (reservation, counted) =
-        Reservation::take(state, user_id, checked.account.plan, &conversation_id, units).await?;
-    answer::start(state, checked, conversation_id, send, reservation, counted).await?;
+        Reservation::take(chat, user_id, checked.account.plan, &conversation_id, units).await?;
+    answer::start(chat, checked, conversation_id, send, reservation, counted).await?;
     Ok(Sent::Accepted)
 }

@@ -5,39 +5,38 @@ use chat_contract::frames::{Feedback, Rating, ServerFrame};
 use chat_contract::limits::MAX_FEEDBACK_CHARS;
 use chat_contract::states::MessageRole;
 
+use crate::chat::Chat;
 use crate::error::{ApiError, ErrorCode};
-use crate::state::AppState;
 
 /// `conversation.select`: the user's conversation shows the branch through `message_id`
 /// (its newest message below it becomes current), and every tab of the user, on every
 /// instance, gets `conversation.updated`. Allowed while an answer streams: the answer
 /// goes on in its own branch.
 pub async fn select(
-    state: &AppState,
+    chat: &Chat,
     user_id: &str,
     conversation_id: &str,
     message_id: &str,
 ) -> Result<(), ApiError> {
-    state
-        .db
+    chat.db
         .conversation(user_id, conversation_id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    if !state
+    if !chat
         .db
         .select_branch(user_id, conversation_id, message_id)
         .await?
     {
         return Err(ApiError::field(ErrorCode::NotFound, "messageId"));
     }
-    crate::announce::conversation(state, user_id, conversation_id).await?;
+    chat.announce.conversation(user_id, conversation_id).await?;
     Ok(())
 }
 
 /// Sets (or with `rating: None`, takes back) the user's feedback on their answer, and
 /// tells every tab. Another user's message is not found; a question cannot be rated.
 pub async fn set_feedback(
-    state: &AppState,
+    chat: &Chat,
     user_id: &str,
     message_id: &str,
     rating: Option<Rating>,
@@ -53,7 +52,7 @@ pub async fn set_feedback(
             ));
         }
     }
-    let message = state
+    let message = chat
         .db
         .message_of_user(user_id, message_id)
         .await?
@@ -71,8 +70,8 @@ pub async fn set_feedback(
         Rating::Down => "down",
     });
     let comment = feedback.as_ref().and_then(|f| f.comment.as_deref());
-    state.db.set_feedback(&message.id, stored, comment).await?;
-    state.realtime.publish(
+    chat.db.set_feedback(&message.id, stored, comment).await?;
+    chat.realtime.publish(
         user_id,
         &ServerFrame::MessageFeedback {
             conversation_id: message.conversation_id,

@@ -163,7 +163,7 @@ async fn update_profile(
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
     let updated = state.accounts.update_profile(user.id(), &body).await?;
-    crate::announce::profile(&state, &updated);
+    state.announce.profile(&updated);
     Ok(HttpResponse::Ok().json(crate::views::user(&updated)))
 }
 
@@ -173,7 +173,7 @@ async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
     state.billing.end_for_deleted_account(user.id()).await?;
     state.accounts.delete(&user.user).await?;
     // The account's attachments go from the store now rather than at the next sweep.
-    state.files.sweep_soon();
+    state.files.store.sweep_soon();
     Ok(HttpResponse::Ok().json(answers::Done::new()))
 }
 
@@ -181,7 +181,7 @@ async fn delete_profile(state: Data, user: AuthUser) -> Result<HttpResponse> {
 /// best effort.
 async fn announce_profile(state: &AppState, user_id: &str) {
     if let Ok(Some(updated)) = state.accounts.current(user_id).await {
-        crate::announce::profile(state, &updated);
+        state.announce.profile(&updated);
     }
 }
 

@@ -139,7 +139,9 @@ async fn change(
     {
         return Err(ErrorCode::NotFound.into());
     }
-    let view = crate::announce::conversation(&state, user.id(), &id)
+    let view = state
+        .announce
+        .conversation(user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
     Ok(HttpResponse::Ok().json(answers::Data::new(view)))
@@ -173,7 +175,7 @@ async fn search(state: Data, user: AuthUser, params: web::Query<SearchParams>) -
 }
 
 async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    if !crate::chat::delete_conversation(&state, user.id(), &id).await? {
+    if !crate::chat::delete_conversation(&state.chat, user.id(), &id).await? {
         return Err(ErrorCode::NotFound.into());
     }
     Ok(HttpResponse::Ok().json(answers::Done::new()))

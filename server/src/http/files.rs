@@ -9,7 +9,6 @@ use chat_contract::answers;
 
 use crate::db::files::FileRow;
 use crate::error::{ErrorCode, Result};
-use crate::files;
 use crate::http;
 use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
@@ -34,7 +33,7 @@ async fn upload(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpR
     let max = crate::entitlements::largest_upload(plan);
     let (name, bytes) =
         http::read_file_part(payload, max, ErrorCode::FileTooLarge, ErrorCode::FileUploadError).await?;
-    let file = files::upload(&state, user.id(), plan, &name, bytes).await?;
+    let file = state.files.upload(user.id(), plan, &name, bytes).await?;
     Ok(HttpResponse::Created().json(answers::Data::new(attachment_view(&file))))
 }
 
@@ -73,6 +72,7 @@ pub async fn file_response(
 ) -> Result<HttpResponse> {
     let bytes = state
         .files
+        .store
         .get(file, thumbnail)
         .await
         .map_err(crate::error::ApiError::Internal)?
@@ -118,10 +118,10 @@ async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<Ht
         // Sent by another tab a moment ago.
         return Err(ErrorCode::FileInUse.into());
     }
-    state.files.sweep_soon();
+    state.files.store.sweep_soon();
     // A project's document: every tab reads the project's documents again.
     if let Some(project) = &file.project_id {
-        let _ = crate::announce::project(&state, user.id(), project).await;
+        let _ = state.announce.project(user.id(), project).await;
     }
     Ok(HttpResponse::Ok().json(answers::Done::new()))
 }

@@ -32,6 +32,7 @@ async fn feedback(
     body: JsonAfterAuth<FeedbackBody>,
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
-    let feedback = tree::set_feedback(&state, user.id(), &id, body.rating, body.comment.as_deref()).await?;
+    let feedback =
+        tree::set_feedback(&state.chat, user.id(), &id, body.rating, body.comment.as_deref()).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(feedback)))
 }

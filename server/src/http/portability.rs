@@ -43,7 +43,7 @@ async fn export(state: Data, user: AuthUser) -> Result<HttpResponse> {
         })
         // The whole account: no shared cache keeps it.
         .insert_header(("Cache-Control", "private, no-store"))
-        .streaming(export::stream(state, user.user)))
+        .streaming(export::stream(state.exporter.clone(), user.user)))
 }
 
 /// Answers `{success, data: {conversations, messages}}`; nothing is stored unless all is.
@@ -75,7 +75,7 @@ async fn import(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpR
     let messages = state.db.import_conversations(parsed.conversations).await?;
     ids.sort_unstable_by(|a, b| b.cmp(a));
     for (_, id) in ids.iter().take(ANNOUNCED) {
-        crate::announce::conversation(&state, user.id(), id).await?;
+        state.announce.conversation(user.id(), id).await?;
     }
     Ok(HttpResponse::Ok().json(answers::Data::new(ImportResult {
         conversations,

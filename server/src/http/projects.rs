@@ -82,7 +82,7 @@ async fn add_file(
         .add_file(user.id(), &project, body.file_id.as_deref())
         .await?
     {
-        project = crate::announce::project(&state, user.id(), &project.id).await?;
+        project = state.announce.project(user.id(), &project.id).await?;
     }
     Ok(HttpResponse::Ok().json(answers::Data::new(with_files(&state, &project).await?)))
 }
@@ -90,7 +90,7 @@ async fn add_file(
 async fn create(state: Data, user: AuthUser, body: JsonAfterAuth<ProjectBody>) -> Result<HttpResponse> {
     let body = http::body(body)?;
     let id = state.projects.create(user.id(), body.change()).await?;
-    let project = crate::announce::project(&state, user.id(), &id).await?;
+    let project = state.announce.project(user.id(), &id).await?;
     Ok(HttpResponse::Created().json(answers::Data::new(project_view(&project))))
 }
 
@@ -102,7 +102,7 @@ async fn update(
 ) -> Result<HttpResponse> {
     let body = http::body(body)?;
     state.projects.update(user.id(), &id, body.change()).await?;
-    let project = crate::announce::project(&state, user.id(), &id).await?;
+    let project = state.announce.project(user.id(), &id).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(project_view(&project))))
 }
 
@@ -124,16 +124,16 @@ async fn delete(
     let conversations = state.db.project_conversations(user.id(), &id).await?;
     if query.delete_conversations {
         for conversation in &conversations {
-            crate::chat::delete_conversation(&state, user.id(), conversation).await?;
+            crate::chat::delete_conversation(&state.chat, user.id(), conversation).await?;
         }
     }
     state.projects.delete(user.id(), &id).await?;
     // Its files go from the store now rather than at the next sweep.
-    state.files.sweep_soon();
+    state.files.store.sweep_soon();
     if !query.delete_conversations {
         // Each conversation that left the project is shown where it now is.
         for conversation in &conversations {
-            crate::announce::conversation(&state, user.id(), conversation).await?;
+            state.announce.conversation(user.id(), conversation).await?;
         }
     }
     state.realtime.publish(
@@ -162,14 +162,16 @@ pub async fn move_conversation(
     let body = http::body(body)?;
     let into = body.project_id.as_deref().filter(|p| !p.is_empty());
     let before = state.projects.move_conversation(user.id(), &id, into).await?;
-    let view = crate::announce::conversation(&state, user.id(), &id)
+    let view = state
+        .announce
+        .conversation(user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
     // Both projects' conversation counts changed.
     if before.as_deref() != into {
         for project in [before.as_deref(), into].into_iter().flatten() {
             // A project deleted meanwhile has nothing to announce.
-            let _ = crate::announce::project(&state, user.id(), project).await;
+            let _ = state.announce.project(user.id(), project).await;
         }
     }
     Ok(HttpResponse::Ok().json(answers::Data::new(view)))

@@ -127,7 +127,7 @@ async fn put_settings(
         .user_by_id(user.id())
         .await?
         .ok_or(ErrorCode::Unauthorized)?;
-    crate::announce::settings(&state, &updated).await?;
+    state.announce.settings(&updated).await?;
     Ok(HttpResponse::Ok().json(SettingsAnswer {
         success: true,
         settings: views::settings(&updated),
@@ -203,7 +203,7 @@ async fn put_billing_info(
         vat_check: None,
     };
     let row = state.billing.put_billing_info(user.id(), row).await?;
-    crate::announce::settings(&state, &user.user).await?;
+    state.announce.settings(&user.user).await?;
     Ok(HttpResponse::Ok().json(BillingInfoAnswer {
         success: true,
         billing_info: views::billing_info(&row),

@@ -107,7 +107,9 @@ async fn shared_file(state: Data, req: HttpRequest, path: web::Path<FilePath>) -
 async fn continue_shared(state: Data, user: AuthUser, token: web::Path<String>) -> Result<HttpResponse> {
     state.limits.share_create(user.id()).await?;
     let copy = shares::copy(&state.db, user.id(), &token, state.now()).await?;
-    let view = crate::announce::conversation(&state, user.id(), &copy.id)
+    let view = state
+        .announce
+        .conversation(user.id(), &copy.id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
     Ok(HttpResponse::Created().json(answers::Data::new(view)))

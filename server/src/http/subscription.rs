@@ -43,7 +43,7 @@ async fn plans(state: Data, req: HttpRequest) -> Result<HttpResponse> {
         .catalogue
         .all()
         .into_iter()
-        .map(|p| state.plan_view(p, vat.rate))
+        .map(|p| state.plans.plan(p, vat.rate))
         .collect();
     Ok(HttpResponse::Ok().json(PlansAnswer {
         success: true,
@@ -75,7 +75,7 @@ fn subscription_answer(
 ) -> SubscriptionAnswer {
     SubscriptionAnswer {
         success: true,
-        subscription: state.subscription_view(sub),
+        subscription: state.plans.subscription(sub),
         requires_payment,
     }
 }

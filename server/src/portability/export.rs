@@ -8,8 +8,9 @@
 //! ends. Database reads run on the server's runtime (`Handle::block_on`) from the task.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
-use actix_web::web::{self, Bytes};
+use actix_web::web::Bytes;
 use anyhow::Context;
 use chat_contract::frames::Source;
 use chat_contract::states::MessageRole;
@@ -21,13 +22,16 @@ use zip::write::{SimpleFileOptions, StreamWriter};
 use zip::{CompressionMethod, ZipWriter};
 
 use super::format;
+use crate::billing::Billing;
+use crate::clock::SharedClock;
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
 use crate::db::portability::After;
 use crate::db::users::UserRow;
+use crate::db::Db;
+use crate::files::store::FileStore;
 use crate::quota::iso;
-use crate::state::AppState;
-use crate::views;
+use crate::views::{self, PlanViews};
 
 /// Bytes per chunk sent to the download.
 const CHUNK: usize = 64 * 1024;
@@ -39,8 +43,17 @@ const FILES_PAGE: i64 = 100;
 
 static README: &str = include_str!("README.txt");
 
+/// What an export reads: the account's rows, its files' bytes, its invoices' PDFs.
+pub struct Exporter {
+    pub db: Db,
+    pub clock: SharedClock,
+    pub files: Arc<FileStore>,
+    pub billing: Arc<Billing>,
+    pub plans: Arc<PlanViews>,
+}
+
 /// The export of `user`, as the bytes of a zip; they are written as they are read.
-pub fn stream(state: web::Data<AppState>, user: UserRow) -> impl Stream<Item = io::Result<Bytes>> {
+pub fn stream(source: Arc<Exporter>, user: UserRow) -> impl Stream<Item = io::Result<Bytes>> {
     let (tx, rx) = mpsc::channel(CHUNKS_QUEUED);
     let runtime = Handle::current();
     let failed = tx.clone();
@@ -49,7 +62,7 @@ pub fn stream(state: web::Data<AppState>, user: UserRow) -> impl Stream<Item = i
             tx,
             buf: Vec::with_capacity(CHUNK),
         };
-        match write(&runtime, &state, &user, out) {
+        match write(&runtime, &source, &user, out) {
             Ok(counts) => tracing::info!(user = %user.id, ?counts, "account exported"),
             Err(e) if closed(&e) => tracing::info!(user = %user.id, "export download closed"),
             Err(e) => {
@@ -129,7 +142,7 @@ struct Counts {
 /// The parts of one export, and how each is read and written.
 struct Export<'a> {
     runtime: &'a Handle,
-    state: &'a AppState,
+    source: &'a Exporter,
     user: &'a UserRow,
     zip: Zip,
     /// Every entry's time: when the export was made.
@@ -138,14 +151,14 @@ struct Export<'a> {
     counts: Counts,
 }
 
-fn write(runtime: &Handle, state: &AppState, user: &UserRow, out: ChannelWriter) -> anyhow::Result<Counts> {
-    let now = state.now();
+fn write(runtime: &Handle, source: &Exporter, user: &UserRow, out: ChannelWriter) -> anyhow::Result<Counts> {
+    let now = source.clock.now_ms();
     let options = SimpleFileOptions::default()
         .compression_method(CompressionMethod::Deflated)
         .last_modified_time(zip_time(now));
     let mut export = Export {
         runtime,
-        state,
+        source,
         user,
         zip: ZipWriter::new_stream(out),
         options,
@@ -200,7 +213,7 @@ impl Export<'_> {
     ) -> anyhow::Result<()> {
         let mut after: After = None;
         loop {
-            let page = self.read(self.state.db.conversations_page(
+            let page = self.read(self.source.db.conversations_page(
                 &self.user.id,
                 &after,
                 CONVERSATIONS_PAGE,
@@ -227,7 +240,7 @@ impl Export<'_> {
         let mut after: After = None;
         loop {
             let page = self.read(
-                self.state
+                self.source
                     .db
                     .messages_page(conversation_id, &after, MESSAGES_PAGE),
             )?;
@@ -260,7 +273,7 @@ impl Export<'_> {
             if !std::mem::take(&mut first) {
                 export.zip.write_all(b",")?;
             }
-            let files = export.read(export.state.db.files_of_conversation(&conversation.id))?;
+            let files = export.read(export.source.db.files_of_conversation(&conversation.id))?;
             // Its fields without `messages` (empty, so left out), the object left open.
             let fields = serde_json::to_vec(&format::conversation(conversation))?;
             export.zip.write_all(b"\n")?;
@@ -288,7 +301,7 @@ impl Export<'_> {
     fn conversations_markdown(&mut self) -> anyhow::Result<()> {
         self.each_conversation(|export, conversation| {
             let branch = export.shown_branch(conversation)?;
-            let files = export.read(export.state.db.files_of_conversation(&conversation.id))?;
+            let files = export.read(export.source.db.files_of_conversation(&conversation.id))?;
             export.entry(&super::markdown_path(conversation))?;
             let title = conversation.title.as_deref().unwrap_or("Untitled");
             write!(
@@ -312,7 +325,7 @@ impl Export<'_> {
         &self,
         conversation: &ConversationRow,
     ) -> anyhow::Result<std::collections::HashSet<String>> {
-        let links = self.read(self.state.db.message_links(&conversation.id))?;
+        let links = self.read(self.source.db.message_links(&conversation.id))?;
         let parent: std::collections::HashMap<String, Option<String>> = links.into_iter().collect();
         let mut branch = std::collections::HashSet::new();
         let mut next = conversation.current_message_id.clone();
@@ -333,7 +346,7 @@ impl Export<'_> {
             user: chat_contract::views::User,
             projects: Vec<chat_contract::frames::Project>,
         }
-        let projects = self.read(self.state.db.projects(&self.user.id))?;
+        let projects = self.read(self.source.db.projects(&self.user.id))?;
         let profile = Profile {
             user: views::user(self.user),
             projects: projects.iter().map(views::project_view).collect(),
@@ -353,20 +366,20 @@ impl Export<'_> {
             payments: Vec<chat_contract::views::Payment>,
             invoices: Vec<chat_contract::views::Invoice>,
         }
-        let (state, user_id) = (self.state, &self.user.id);
-        let billing_info = self.read(state.db.billing_info(user_id))?;
-        let subscription = self.read(state.db.subscription(user_id, state.now()))?;
-        let payments = self.read(state.db.payments_of(user_id))?;
-        let invoices = self.read(state.db.invoices_of(user_id))?;
+        let (source, user_id) = (self.source, &self.user.id);
+        let billing_info = self.read(source.db.billing_info(user_id))?;
+        let subscription = self.read(source.db.subscription(user_id, source.clock.now_ms()))?;
+        let payments = self.read(source.db.payments_of(user_id))?;
+        let invoices = self.read(source.db.invoices_of(user_id))?;
         let billing = Billing {
             billing_info: billing_info.as_ref().map(views::billing_info),
-            subscription: state.subscription_view(&subscription),
+            subscription: source.plans.subscription(&subscription),
             payments: payments.iter().map(views::payment).collect(),
             invoices: invoices.iter().map(views::invoice).collect(),
         };
         self.json("billing.json", &billing)?;
         for invoice in &invoices {
-            let pdf = state
+            let pdf = source
                 .billing
                 .invoice_pdf(invoice)
                 .with_context(|| format!("rendering invoice {}", invoice.number))?;
@@ -381,7 +394,7 @@ impl Export<'_> {
     fn files(&mut self) -> anyhow::Result<()> {
         let mut after: After = None;
         loop {
-            let page = self.read(self.state.db.files_page(&self.user.id, &after, FILES_PAGE))?;
+            let page = self.read(self.source.db.files_page(&self.user.id, &after, FILES_PAGE))?;
             for file in &page {
                 self.file(file)?;
             }
@@ -398,7 +411,7 @@ impl Export<'_> {
         let path = super::file_path(file);
         let Some(bytes) = self
             .runtime
-            .block_on(self.state.files.get(file, false))
+            .block_on(self.source.files.get(file, false))
             .with_context(|| format!("reading file {}", file.id))?
         else {
             tracing::warn!(file = %file.id, "a file to export is not in the store");

@@ -116,7 +116,7 @@ impl ChatService for SessionService {
         let span = tracing::info_span!("frame", kind = "chat.send", user = %session.id, client_id = %frame.client_id);
         Box::pin(
             async move {
-                match send::send(&state, &session.id, &token, frame).await {
+                match send::send(&state.chat, &session.id, &token, frame).await {
                     Ok(sent) => Ok(sent == Sent::Accepted),
                     Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
                 }
@@ -136,7 +136,7 @@ impl ChatService for SessionService {
         let span = tracing::info_span!("frame", kind = "chat.regenerate", user = %session.id, client_id = %frame.client_id);
         Box::pin(
             async move {
-                match send::regenerate(&state, &session.id, &token, frame).await {
+                match send::regenerate(&state.chat, &session.id, &token, frame).await {
                     Ok(sent) => Ok(sent == Sent::Accepted),
                     Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
                 }
@@ -156,7 +156,7 @@ impl ChatService for SessionService {
         let span = frame_span("conversation.select", &session.id);
         Box::pin(
             async move {
-                match tree::select(&state, &session.id, &conversation_id, &message_id).await {
+                match tree::select(&state.chat, &session.id, &conversation_id, &message_id).await {
                     Ok(()) => Ok(()),
                     Err(e) => Err(frame_error(e, current_lang(&state, &session).await)),
                 }
@@ -178,7 +178,7 @@ impl ChatService for SessionService {
                 let owned = state.db.conversation(&session.id, &conversation_id).await;
                 match owned {
                     Ok(Some(_)) => {
-                        crate::chat::cancel_everywhere(&state, &session.id, &conversation_id);
+                        crate::chat::cancel_everywhere(&state.chat, &session.id, &conversation_id);
                         Ok(())
                     }
                     Ok(None) => Err(frame_error(

@@ -29,7 +29,7 @@ pub use providers::{Google, Hit, SearchProvider, Searxng};
 
 use crate::config::SearchSettings;
 use crate::plans::Plan;
-use crate::state::AppState;
+use crate::realtime::Realtime;
 
 /// How a plan's web search is done on this server.
 #[derive(Clone)]
@@ -129,12 +129,12 @@ struct Note {
 }
 
 impl Search {
-    pub async fn run(self, state: &AppState) -> Found {
-        let s = &state.settings.search;
+    pub async fn run(self, web: &WebSearch) -> Found {
+        let s = &web.settings;
         let rounds = if self.deep { s.deep_rounds.max(1) as u32 } else { 1 };
         let mut pages_left = if self.deep { s.deep_pages } else { s.max_pages };
         let mut notes: Vec<Note> = Vec::new();
-        let mut queries = self.queries(state).await;
+        let mut queries = self.queries(web).await;
         for round in 1..=rounds {
             // A deep search's queries are its budget; a web search's are one unit.
             let allowed = if self.deep {
@@ -146,15 +146,8 @@ impl Search {
             if queries.is_empty() {
                 break;
             }
-            self.progress(
-                state,
-                SearchStage::Searching,
-                queries.clone(),
-                None,
-                round,
-                rounds,
-            );
-            let hits = self.search(state, &queries).await;
+            self.progress(web, SearchStage::Searching, queries.clone(), None, round, rounds);
+            let hits = self.search(web, &queries).await;
             let per_round = if self.deep {
                 pages_left.div_ceil((rounds - round + 1) as usize)
             } else {
@@ -168,28 +161,28 @@ impl Search {
             pages_left -= fresh.len();
             if !fresh.is_empty() {
                 self.progress(
-                    state,
+                    web,
                     SearchStage::Reading,
                     Vec::new(),
                     Some(fresh.len() as u32),
                     round,
                     rounds,
                 );
-                notes.extend(self.read(state, fresh).await);
+                notes.extend(self.read(web, fresh).await);
             }
             if round == rounds || pages_left == 0 || self.used.load(Ordering::SeqCst) >= self.budget {
                 break;
             }
-            self.progress(state, SearchStage::Reflecting, Vec::new(), None, round, rounds);
-            queries = self.reflect(state, &notes, round, rounds).await;
+            self.progress(web, SearchStage::Reflecting, Vec::new(), None, round, rounds);
+            queries = self.reflect(web, &notes, round, rounds).await;
         }
-        self.progress(state, SearchStage::Writing, Vec::new(), None, rounds, rounds);
+        self.progress(web, SearchStage::Writing, Vec::new(), None, rounds, rounds);
         self.found(notes)
     }
 
     fn progress(
         &self,
-        state: &AppState,
+        web: &WebSearch,
         stage: SearchStage,
         queries: Vec<String>,
         pages: Option<u32>,
@@ -206,20 +199,20 @@ impl Search {
             rounds,
             deep: self.deep,
         };
-        state.realtime.publish(&self.user_id, &frame);
+        web.realtime.publish(&self.user_id, &frame);
     }
 
     /// A completion of the preprocessing or content model, `None` when it fails or
     /// takes longer than the model timeout (the search goes on without it).
-    async fn complete(&self, state: &AppState, model: &str, task: Task, context: String) -> Option<String> {
+    async fn complete(&self, web: &WebSearch, model: &str, task: Task, context: String) -> Option<String> {
         let request = Completion {
             model: model.to_owned(),
             task,
             question: self.question.clone(),
             context,
         };
-        let limit = Duration::from_secs(state.settings.model.timeout_secs.max(1));
-        match tokio::time::timeout(limit, state.realtime.provider.complete(request)).await {
+        let limit = web.model_timeout;
+        match tokio::time::timeout(limit, web.realtime.provider.complete(request)).await {
             Ok(Ok(text)) => Some(text),
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, ?task, "web search model step failed");
@@ -233,10 +226,10 @@ impl Search {
     }
 
     /// The first queries; the question itself when the model gives none.
-    async fn queries(&self, state: &AppState) -> Vec<String> {
+    async fn queries(&self, web: &WebSearch) -> Vec<String> {
         let planned = self
             .complete(
-                state,
+                web,
                 &self.preprocessing_model,
                 Task::Queries,
                 self.context.clone(),
@@ -252,7 +245,7 @@ impl Search {
     }
 
     /// A deep search's next queries; none when the model says it is done (or fails).
-    async fn reflect(&self, state: &AppState, notes: &[Note], round: u32, rounds: u32) -> Vec<String> {
+    async fn reflect(&self, web: &WebSearch, notes: &[Note], round: u32, rounds: u32) -> Vec<String> {
         let context = notes
             .iter()
             .enumerate()
@@ -261,7 +254,7 @@ impl Search {
             .join("\n\n");
         let next = self
             .complete(
-                state,
+                web,
                 &self.preprocessing_model,
                 Task::Reflect { round, rounds },
                 context,
@@ -277,8 +270,8 @@ impl Search {
     /// Every query at once; the hits of those that answered, best first and without
     /// repeats. Each query that found something counts as a search: one that failed or
     /// found nothing gave the user nothing, so it is not charged.
-    async fn search(&self, state: &AppState, queries: &[String]) -> Vec<Hit> {
-        let count = state.settings.search.results_per_query.max(1);
+    async fn search(&self, web: &WebSearch, queries: &[String]) -> Vec<Hit> {
+        let count = web.settings.results_per_query.max(1);
         let answered = join_all(queries.iter().map(|q| self.provider.search(q, count))).await;
         let mut hits: Vec<Hit> = Vec::new();
         let mut searched = 0;
@@ -307,11 +300,11 @@ impl Search {
     }
 
     /// Reads the pages at once: fetched, extracted and condensed, or the snippet.
-    async fn read(&self, state: &AppState, hits: Vec<Hit>) -> Vec<Note> {
-        join_all(hits.into_iter().map(|hit| self.note(state, hit))).await
+    async fn read(&self, web: &WebSearch, hits: Vec<Hit>) -> Vec<Note> {
+        join_all(hits.into_iter().map(|hit| self.note(web, hit))).await
     }
 
-    async fn note(&self, state: &AppState, hit: Hit) -> Note {
+    async fn note(&self, web: &WebSearch, hit: Hit) -> Note {
         let source = WebSource {
             site: site_of(&hit.url),
             url: hit.url.clone(),
@@ -321,16 +314,16 @@ impl Search {
                 hit.title.trim().chars().take(200).collect()
             },
         };
-        let text = match state.search.fetcher.fetch(&hit.url).await {
+        let text = match web.fetcher.fetch(&hit.url).await {
             Ok(page) => {
-                let limit = state.settings.search.page_text_chars;
+                let limit = web.settings.page_text_chars;
                 let text = tokio::task::spawn_blocking(move || extract::main_text(&page, limit))
                     .await
                     .ok()
                     .flatten();
                 match text {
                     Some(text) => self
-                        .complete(state, &self.content_model, Task::PageNotes, text)
+                        .complete(web, &self.content_model, Task::PageNotes, text)
                         .await
                         .map(|t| t.trim().to_owned())
                         .filter(|t| !t.is_empty() && t != "NOTHING"),
@@ -405,21 +398,30 @@ fn site_of(url: &str) -> String {
         .unwrap_or_default()
 }
 
-/// What the server keeps for searching: the providers and the page fetcher.
-pub struct SearchState {
+/// The web search service: the providers, the page fetcher, the bounds of `[search]`, the
+/// model its steps ask, and the tabs its progress is told to.
+pub struct WebSearch {
     pub providers: Providers,
     pub fetcher: fetch::Fetcher,
+    settings: SearchSettings,
+    /// How long one of the model's steps may take.
+    model_timeout: Duration,
+    realtime: Arc<Realtime>,
 }
 
-impl SearchState {
-    pub fn new(settings: &SearchSettings, real_model: bool) -> SearchState {
-        SearchState {
+impl WebSearch {
+    pub fn new(settings: &SearchSettings, model_timeout: Duration, realtime: Arc<Realtime>) -> WebSearch {
+        let real_model = realtime.provider.name() != "demo";
+        WebSearch {
             providers: Providers::new(settings, real_model),
             fetcher: fetch::Fetcher::new(
                 Duration::from_secs(settings.page_timeout_secs.max(1)),
                 settings.page_max_kb.max(1) * 1024,
                 settings.fetch_allow.clone(),
             ),
+            settings: settings.clone(),
+            model_timeout,
+            realtime,
         }
     }
 }

@@ -743,9 +743,7 @@ async fn a_documents_pieces_leave_with_its_conversation_and_a_stalled_one_fails(
     };
     app.state.db.insert_file(&stalled).await.unwrap();
     let unsent = std::time::Duration::from_secs(24 * 3600);
-    chat_server::files::sweep_once(&app.state, unsent, false)
-        .await
-        .unwrap();
+    app.state.files.sweep_once(unsent, false).await.unwrap();
     assert_eq!(
         app.state
             .db
@@ -758,9 +756,7 @@ async fn a_documents_pieces_leave_with_its_conversation_and_a_stalled_one_fails(
         "processing"
     );
     app.advance_minutes(31);
-    chat_server::files::sweep_once(&app.state, unsent, false)
-        .await
-        .unwrap();
+    app.state.files.sweep_once(unsent, false).await.unwrap();
     assert_eq!(
         app.state
             .db

@@ -546,20 +546,10 @@ async fn files_never_sent_and_files_of_deleted_accounts_leave_the_store() {
     uploaded(&app, &bob, "bob.png").await;
     let day = Duration::from_secs(24 * 3600);
     // Within the day nothing goes.
-    assert_eq!(
-        chat_server::files::sweep_once(&app.state, day, true)
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(app.state.files.sweep_once(day, true).await.unwrap(), 0);
     app.advance_minutes(24 * 60 + 1);
     let bobs_new = uploaded(&app, &bob, "new.png").await;
-    assert_eq!(
-        chat_server::files::sweep_once(&app.state, day, false)
-            .await
-            .unwrap(),
-        2
-    );
+    assert_eq!(app.state.files.sweep_once(day, false).await.unwrap(), 2);
     assert_eq!(stored_objects(&app, &ann), 0);
     let id = bobs_new["_id"].as_str().unwrap();
     assert_eq!(

@@ -308,7 +308,7 @@ async fn a_web_search_reads_the_pages_and_the_answer_cites_them_in_every_tab() {
 #[actix_web::test]
 async fn pages_are_fetched_only_from_public_addresses() {
     let (app, stubs) = search_app(|_, _| {}).await;
-    let fetcher = &app.state.search.fetcher;
+    let fetcher = &app.state.chat.search.fetcher;
     let inside = stubs.inside;
     let port = stubs.pages.port();
     for (url, refused) in [
@@ -381,7 +381,7 @@ async fn pages_are_fetched_only_from_public_addresses() {
 #[actix_web::test]
 async fn slow_huge_binary_and_hostile_pages_give_way_to_their_snippets() {
     let (app, stubs) = search_app(|s, _| s.search.page_max_kb = 1024).await;
-    let fetcher = &app.state.search.fetcher;
+    let fetcher = &app.state.chat.search.fetcher;
     assert_eq!(
         fetcher.fetch(&stubs.page("huge.html")).await.err(),
         Some(Refused::TooLarge)
