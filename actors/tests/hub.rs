@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chat_actors::generation::{Generations, Start};
+use chat_actors::generation::{Generations, Reply, Start};
 use chat_actors::hub::{
     Connect, Disconnect, Event, FanOut, FromRemote, Hubs, Presence, RemoteSnapshot, SessionCount,
 };
@@ -200,7 +200,7 @@ async fn a_user_is_shared_with_other_instances_only_while_one_watches() {
         user: "u1".into(),
         conversation_id: "c1".into(),
         message_id: "m1".into(),
-        stream: model.boxed(),
+        stream: Reply::SelfLimited(model.boxed()),
         intro: Vec::new(),
         batch: Duration::from_millis(1),
         timestamps: false,

@@ -4,16 +4,13 @@
 //! delta, titled).
 
 use chat_contract::states::{FileKind, FileStatus, FinishReason, MessageRole, MessageStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web;
-use chat_actors::generation::{Outcome, Start};
-use chat_actors::model::{time_limited, ModelError, ModelRequest, Turn};
+use chat_actors::generation::{Limits, Outcome, Reply, Start};
+use chat_actors::model::{ModelError, ModelRequest, Turn};
 use chat_actors::quota::Counted;
 use chat_contract::frames::{ChatSend, ServerFrame, Source, WebSource};
-use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use tokio::sync::oneshot;
 
@@ -114,7 +111,7 @@ pub async fn start(
 async fn hand_over(
     state: &AppState,
     exchange: &Exchange,
-    stream: BoxStream<'static, Result<String, ModelError>>,
+    stream: Reply,
     intro: Vec<ServerFrame>,
     done: Finished,
 ) -> Result<(), ApiError> {
@@ -143,6 +140,7 @@ async fn hand_over(
         finish: FinishReason::Error,
         error: None,
         seq: 0,
+        asked: false,
     };
     (refused.on_done)(never).await;
     Err(ErrorCode::GenerationInProgress.into())
@@ -490,49 +488,44 @@ enum How {
 /// What the stream step hands to the settle step, read once the answer ended: each part
 /// is written once, by the stream, before its answer's text.
 struct Streamed {
-    /// Set once the model (or the images API) is asked: from then on a cancel counts.
-    asked: Arc<AtomicBool>,
     /// The pages a search gave the model excerpts of, in the order it cites them.
     web_sources: Option<oneshot::Receiver<Vec<WebSource>>>,
     /// The image the answer made.
     made: Option<oneshot::Receiver<FileRow>>,
 }
 
-/// The stream step: the answer's text as it comes, and what settling it needs to know.
+/// The stream step: where the answer's text comes from (the generation polls it, under
+/// the model's time limits, and notes when the model is asked), and what settling it
+/// needs to know.
 fn stream(
     state: &web::Data<AppState>,
     request: ModelRequest,
     window: context::Window,
     how: How,
-) -> (BoxStream<'static, Result<String, ModelError>>, Streamed) {
+) -> (Reply, Streamed) {
     let settings = &state.settings.model;
-    let (per_chunk, total) = (
-        Duration::from_secs(settings.timeout_secs.max(1)),
-        Duration::from_secs(settings.total_timeout_secs.max(1)),
-    );
-    let asked = Arc::new(AtomicBool::new(false));
+    let limits = Limits {
+        per_chunk: Duration::from_secs(settings.timeout_secs.max(1)),
+        total: Duration::from_secs(settings.total_timeout_secs.max(1)),
+    };
     let mut streamed = Streamed {
-        asked: asked.clone(),
         web_sources: None,
         made: None,
     };
-    let stream = match how {
-        How::Model => noting_the_ask(
-            time_limited(state.realtime.provider.stream(request), per_chunk, total),
-            asked,
-        ),
+    let reply = match how {
+        How::Model => Reply::Model(state.realtime.provider.stream(request), limits),
         How::Image { owner, prompt } => {
             let (made, made_rx) = oneshot::channel();
             streamed.made = Some(made_rx);
             let (state, model) = (state.clone(), request.model);
             // One chunk, once the image is stored: an answer with text has its image.
             let made_image = futures_util::stream::once(async move {
-                let (file, said) = state.imagegen.make(&model, &prompt, &owner, total).await?;
+                let (file, said) = state.imagegen.make(&model, &prompt, &owner, limits.total).await?;
                 let _ = made.send(file);
                 Ok(said)
             })
             .boxed();
-            noting_the_ask(made_image, asked)
+            Reply::SelfLimited(made_image)
         }
         // The search runs inside the answer's stream: its steps reach the tabs after the
         // exchange is announced, and a cancel drops it where it is.
@@ -540,28 +533,23 @@ fn stream(
             let (found_sources, web_rx) = oneshot::channel();
             streamed.web_sources = Some(web_rx);
             let state = state.clone();
-            futures_util::stream::once(async move {
+            let searched = async move {
                 // Every step is bounded; this bounds them all (a model that answers each
                 // step just in time): past it, the answer is written without web results.
-                let found = tokio::time::timeout(total, search.run(&state))
+                let found = tokio::time::timeout(limits.total, search.run(&state))
                     .await
                     .unwrap_or_else(|_| {
                         tracing::warn!("a web search ran out of time; answering without it");
                         Default::default()
                     });
-                let request = match with_results(request, found.prompt, window).await {
-                    Ok(request) => request,
-                    Err(failed) => return futures_util::stream::once(async { Err(failed) }).boxed(),
-                };
+                let request = with_results(request, found.prompt, window).await?;
                 let _ = found_sources.send(found.sources);
-                let answer = time_limited(state.realtime.provider.stream(request), per_chunk, total);
-                noting_the_ask(answer, asked)
-            })
-            .flatten()
-            .boxed()
+                Ok(state.realtime.provider.stream(request))
+            };
+            Reply::ModelAfter(Box::pin(searched), limits)
         }
     };
-    (stream, streamed)
+    (reply, streamed)
 }
 
 /// `request` with a search's results (if it found any) just before the question, like
@@ -658,8 +646,7 @@ struct Finished {
     documents: Vec<Source>,
     /// The plan's search model searched by itself: its links are the sources.
     model_searches: bool,
-    /// What the stream noted: whether the model was asked, the pages of a search, the
-    /// image made.
+    /// What the stream noted: the pages of a search, the image made.
     streamed: Streamed,
     reservation: Reservation,
 }
@@ -686,11 +673,10 @@ impl Finished {
         // (the whole history), so a cancel counts even before the first word, or sending
         // long questions and cancelling them would make model calls free. An answer our
         // own shutdown interrupted is given back: no user can cause that.
-        let asked = streamed.asked.load(Ordering::SeqCst);
         let refund = match outcome.finish {
             FinishReason::Stop => false,
             FinishReason::Interrupted => true,
-            FinishReason::Cancelled => outcome.seq == 0 && !asked,
+            FinishReason::Cancelled => outcome.seq == 0 && !outcome.asked,
             FinishReason::Error => outcome.seq == 0,
         };
         // Sent before the answer's text, so there by now if the stream got that far.
@@ -895,19 +881,6 @@ fn links_of(content: &str) -> Vec<WebSource> {
         rest = &after[end..];
     }
     found
-}
-
-/// `stream`, noting in `asked` when it is first polled: the moment the model (or the
-/// images API) is asked, since the providers' streams send their request then.
-fn noting_the_ask<T: Send + 'static>(
-    mut stream: BoxStream<'static, T>,
-    asked: Arc<AtomicBool>,
-) -> BoxStream<'static, T> {
-    futures_util::stream::poll_fn(move |cx| {
-        asked.store(true, Ordering::SeqCst);
-        stream.poll_next_unpin(cx)
-    })
-    .boxed()
 }
 
 #[cfg(test)]
