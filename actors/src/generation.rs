@@ -408,13 +408,21 @@ pub struct Generations {
 }
 
 impl Generations {
+    /// The registry of the generations that stream through `hubs`; the hubs stop them
+    /// on the cancels other instances publish.
     pub fn new(shards: Shards, hubs: Hubs) -> Arc<Generations> {
-        Arc::new(Generations {
+        let generations = Arc::new(Generations {
             shards,
-            hubs,
+            hubs: hubs.clone(),
             running: Mutex::new(HashMap::new()),
             unsettled: AtomicUsize::new(0),
-        })
+        });
+        // Weak: the registry holds the hubs, which would otherwise keep it alive.
+        let registry = Arc::downgrade(&generations);
+        hubs.cancel_with(Arc::new(move |conversation_id: &str| {
+            registry.upgrade().is_some_and(|g| g.cancel(conversation_id))
+        }));
+        generations
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Addr<Generation>>> {
