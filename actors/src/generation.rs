@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,11 +18,11 @@ use actix::prelude::*;
 use chat_contract::frames::{ServerFrame, Snapshot};
 use chat_contract::states::FinishReason;
 use futures_util::future::BoxFuture;
-use futures_util::stream::BoxStream;
+use futures_util::stream::{self, BoxStream, StreamExt};
 
 use crate::hub::{hold_here, publish_here, release_here, Event, Hubs, LiveAnswer, Publish, SessionHub};
 use crate::messages::Deliver;
-use crate::model::ModelError;
+use crate::model::{time_limited, ModelError};
 use crate::shard::Shards;
 
 #[derive(Debug, Clone)]
@@ -32,6 +32,8 @@ pub struct Outcome {
     pub error: Option<ModelError>,
     /// Deltas sent.
     pub seq: u64,
+    /// Whether the model (or the images API) was asked: its stream was polled.
+    pub asked: bool,
 }
 
 pub type OnDone = Box<dyn FnOnce(Outcome) -> BoxFuture<'static, ()> + Send>;
@@ -45,7 +47,9 @@ const WINDOW_STEP: Duration = Duration::from_millis(2);
 pub struct Generation {
     answer: Rc<RefCell<Answer>>,
     batch: Duration,
-    stream: Option<BoxStream<'static, Result<String, ModelError>>>,
+    stream: Option<Chunks>,
+    /// Set by the stream when the model is first polled (see [`chunks_of`]).
+    asked: Arc<AtomicBool>,
     /// Frames that announce the answer, published before its first delta.
     intro: Vec<ServerFrame>,
     timestamps: bool,
@@ -215,6 +219,7 @@ impl Generation {
             finish,
             error,
             seq: answer.seq,
+            asked: self.asked.load(Ordering::SeqCst),
         };
         actix::spawn(on_done(outcome));
         ctx.stop();
@@ -321,6 +326,61 @@ impl Handler<Interrupt> for Generation {
     }
 }
 
+// ---- what an answer streams ------------------------------------------------------------
+
+/// The chunks of an answer's text as they come.
+pub type Chunks = BoxStream<'static, Result<String, ModelError>>;
+
+/// How long the model may take: `per_chunk` for each chunk (the first one included),
+/// `total` for the whole answer. A model that trickles forever must not hold a claim
+/// and a quota unit forever.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub per_chunk: Duration,
+    pub total: Duration,
+}
+
+/// Where an answer's text comes from. The model (or the images API) counts as asked
+/// once its stream is first polled, since the providers' streams send their request
+/// then: from that moment the provider bills it, which decides whether a cancel gives
+/// the answer's unit back ([`Outcome::asked`]).
+pub enum Reply {
+    /// The model's stream, ended with [`ModelError::Timeout`] past its limits.
+    Model(Chunks, Limits),
+    /// A step that is not yet the ask (a web search, which bounds itself), then the
+    /// model's stream it gives, limited from then on; the step's error ends the answer
+    /// without asking.
+    ModelAfter(BoxFuture<'static, Result<Chunks, ModelError>>, Limits),
+    /// A stream that bounds itself (an image being made, in one chunk).
+    SelfLimited(Chunks),
+}
+
+/// The stream a generation polls for `reply`: limited, and setting `asked` when the
+/// model's stream is first polled. Made here rather than by the caller so that each
+/// chunk of the model is polled from the generation directly.
+fn chunks_of(reply: Reply, asked: Arc<AtomicBool>) -> Chunks {
+    let noted = move |mut chunks: Chunks| -> Chunks {
+        stream::poll_fn(move |cx| {
+            asked.store(true, Ordering::SeqCst);
+            chunks.poll_next_unpin(cx)
+        })
+        .boxed()
+    };
+    match reply {
+        Reply::Model(chunks, limits) => noted(time_limited(chunks, limits.per_chunk, limits.total)),
+        Reply::SelfLimited(chunks) => noted(chunks),
+        Reply::ModelAfter(step, limits) => stream::once(async move {
+            match step.await {
+                // The whole answer's limit runs from when the step is done.
+                Ok(chunks) => noted(time_limited(chunks, limits.per_chunk, limits.total)),
+                Err(e) => stream::once(async { Err(e) }).boxed(),
+            }
+        })
+        .flatten()
+        .boxed(),
+    }
+}
+
 // ---- the registry ----------------------------------------------------------------------
 
 /// Everything needed to start generating an answer.
@@ -328,7 +388,7 @@ pub struct Start {
     pub user: String,
     pub conversation_id: String,
     pub message_id: String,
-    pub stream: BoxStream<'static, Result<String, ModelError>>,
+    pub stream: Reply,
     /// Frames for the user's tabs before the first delta (the new messages).
     pub intro: Vec<ServerFrame>,
     pub batch: Duration,
@@ -348,13 +408,21 @@ pub struct Generations {
 }
 
 impl Generations {
+    /// The registry of the generations that stream through `hubs`; the hubs stop them
+    /// on the cancels other instances publish.
     pub fn new(shards: Shards, hubs: Hubs) -> Arc<Generations> {
-        Arc::new(Generations {
+        let generations = Arc::new(Generations {
             shards,
-            hubs,
+            hubs: hubs.clone(),
             running: Mutex::new(HashMap::new()),
             unsettled: AtomicUsize::new(0),
-        })
+        });
+        // Weak: the registry holds the hubs, which would otherwise keep it alive.
+        let registry = Arc::downgrade(&generations);
+        hubs.cancel_with(Arc::new(move |conversation_id: &str| {
+            registry.upgrade().is_some_and(|g| g.cancel(conversation_id))
+        }));
+        generations
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Addr<Generation>>> {
@@ -408,6 +476,9 @@ impl Generations {
             msg.intro,
             msg.timestamps,
         );
+        let asked = Arc::new(AtomicBool::new(false));
+        // Made now: the whole answer's limit runs from the start.
+        let stream = chunks_of(stream, asked.clone());
         self.unsettled.fetch_add(1, Ordering::SeqCst);
         // Made on the shard's thread: the answer is shared there with the shard's windows.
         let addr = Generation::start_in_arbiter(&shard, move |_| Generation {
@@ -423,6 +494,7 @@ impl Generations {
             })),
             batch,
             stream: Some(stream),
+            asked,
             intro,
             timestamps,
             on_done: Some(on_done),
@@ -473,6 +545,44 @@ mod tests {
     use crate::tab::TabSink;
     use futures_util::stream::{self, StreamExt};
     use serde_json::Value;
+    use tokio::sync::oneshot;
+
+    const HOUR_LIMITS: Limits = Limits {
+        per_chunk: Duration::from_secs(3600),
+        total: Duration::from_secs(3600),
+    };
+
+    /// Starts `reply` for user `u1` in conversation `conversation`, with no tab watching;
+    /// its outcome comes out of the receiver.
+    fn answer(
+        generations: &Arc<Generations>,
+        conversation: &str,
+        reply: Reply,
+    ) -> oneshot::Receiver<Outcome> {
+        let (done, outcome) = oneshot::channel();
+        let started = generations.start(Start {
+            user: "u1".into(),
+            conversation_id: conversation.into(),
+            message_id: format!("m-{conversation}"),
+            stream: reply,
+            intro: Vec::new(),
+            batch: Duration::from_millis(1),
+            timestamps: false,
+            on_done: Box::new(move |o| {
+                let _ = done.send(o);
+                Box::pin(async {})
+            }),
+        });
+        assert!(started.is_ok());
+        outcome
+    }
+
+    async fn outcome_of(outcome: oneshot::Receiver<Outcome>) -> Outcome {
+        tokio::time::timeout(Duration::from_secs(10), outcome)
+            .await
+            .expect("the answer ended")
+            .unwrap()
+    }
 
     #[actix_rt::test]
     async fn the_first_chunk_goes_out_at_once_and_the_rest_is_batched() {
@@ -496,7 +606,7 @@ mod tests {
             user: "u1".into(),
             conversation_id: "c1".into(),
             message_id: "m1".into(),
-            stream: chunks.boxed(),
+            stream: Reply::Model(chunks.boxed(), HOUR_LIMITS),
             intro: Vec::new(),
             // Far longer than the test: only the first chunk can arrive before a cancel.
             batch: Duration::from_secs(3600),
@@ -525,6 +635,7 @@ mod tests {
         let outcome = outcome.await.unwrap();
         assert_eq!(outcome.finish, FinishReason::Cancelled);
         assert_eq!((outcome.content.as_str(), outcome.seq), ("Hello world", 2));
+        assert!(outcome.asked);
         // The batched rest went out when the answer ended.
         let second = got.next_text().await.unwrap();
         assert_eq!(delta(second), (2, " world".to_owned()));
@@ -552,7 +663,7 @@ mod tests {
                 user: user.into(),
                 conversation_id: conversation.into(),
                 message_id: format!("m-{conversation}"),
-                stream: chunks.boxed(),
+                stream: Reply::SelfLimited(chunks.boxed()),
                 intro: Vec::new(),
                 batch: Duration::from_millis(50),
                 timestamps: false,
@@ -577,6 +688,83 @@ mod tests {
             assert_eq!(deltas, vec![(1, "a".to_owned()), (2, "bc".to_owned())]);
         }
         assert!(generations.cancel("c1") && generations.cancel("c2"));
+        shards.stop();
+    }
+
+    #[actix_rt::test]
+    async fn a_model_that_sends_nothing_in_time_ends_the_answer_with_a_timeout_once_asked() {
+        let shards = Shards::start(1);
+        let generations = Generations::new(shards.clone(), Hubs::start(&shards, None, 4));
+        let limits = Limits {
+            per_chunk: Duration::from_millis(100),
+            total: Duration::from_secs(3600),
+        };
+        let hang = stream::pending().boxed();
+        let outcome = outcome_of(answer(&generations, "c1", Reply::Model(hang, limits))).await;
+        assert_eq!(outcome.finish, FinishReason::Error);
+        assert!(matches!(outcome.error, Some(ModelError::Timeout)), "{outcome:?}");
+        assert_eq!(outcome.seq, 0);
+        assert!(outcome.asked);
+
+        // One that trickles is cut off at the whole answer's limit, its words kept.
+        let limits = Limits {
+            per_chunk: Duration::from_secs(3600),
+            total: Duration::from_millis(300),
+        };
+        let trickle = stream::unfold(0u32, |i| async move {
+            tokio::time::sleep(Duration::from_millis(40)).await;
+            Some((Ok(format!("w{i} ")), i + 1))
+        })
+        .boxed();
+        let outcome = outcome_of(answer(&generations, "c2", Reply::Model(trickle, limits))).await;
+        assert!(matches!(outcome.error, Some(ModelError::Timeout)), "{outcome:?}");
+        assert!(outcome.content.starts_with("w0 w1 "), "{outcome:?}");
+        shards.stop();
+    }
+
+    #[actix_rt::test]
+    async fn the_model_is_asked_only_once_the_step_before_it_is_done() {
+        let shards = Shards::start(1);
+        let generations = Generations::new(shards.clone(), Hubs::start(&shards, None, 4));
+        // Cancelled during the step: the model was never asked.
+        let step = Box::pin(std::future::pending());
+        let outcome = answer(&generations, "c1", Reply::ModelAfter(step, HOUR_LIMITS));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(generations.cancel("c1"));
+        let outcome = outcome_of(outcome).await;
+        assert_eq!((outcome.finish, outcome.asked), (FinishReason::Cancelled, false));
+
+        // A step that fails ends the answer with its error, unasked.
+        let failed = Box::pin(async { Err(ModelError::Upstream("no room".into())) });
+        let outcome = outcome_of(answer(&generations, "c2", Reply::ModelAfter(failed, HOUR_LIMITS))).await;
+        assert_eq!((outcome.finish, outcome.asked), (FinishReason::Error, false));
+        assert!(
+            matches!(outcome.error, Some(ModelError::Upstream(_))),
+            "{outcome:?}"
+        );
+
+        // A step that gives the model's stream: asked, and its words streamed; the
+        // per-chunk limit runs from the model's stream, not from the step's start.
+        let limits = Limits {
+            per_chunk: Duration::from_millis(200),
+            total: Duration::from_secs(3600),
+        };
+        let searched = Box::pin(async {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            Ok(stream::iter([Ok("found".to_owned())]).boxed())
+        });
+        let outcome = outcome_of(answer(&generations, "c3", Reply::ModelAfter(searched, limits))).await;
+        assert_eq!((outcome.finish, outcome.asked), (FinishReason::Stop, true));
+        assert_eq!(outcome.content, "found");
+
+        // A stream that bounds itself is asked when first polled, with no limit of ours.
+        let made = stream::once(async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok("an image".to_owned())
+        })
+        .boxed();
+        let outcome = outcome_of(answer(&generations, "c4", Reply::SelfLimited(made))).await;
+        assert_eq!((outcome.finish, outcome.asked), (FinishReason::Stop, true));
         shards.stop();
     }
 }

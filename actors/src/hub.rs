@@ -131,7 +131,9 @@ pub struct SessionCount {
 }
 
 /// Stops a local generation (a cancel another instance published); false if none runs.
-pub type CancelSink = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+/// The generations' registry gives it to the hubs it is made with (`hub` cannot import
+/// `generation`, which imports it).
+pub(crate) type CancelSink = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// A shard's hub. Its state is shared with the generations of its shard thread (see
 /// [`publish_here`]), which deliver without a trip through the hub's mailbox.
@@ -678,8 +680,9 @@ impl Hubs {
         self.of(user).do_send(Publish::frame(user, frame));
     }
 
-    /// Tells every hub how to stop a local generation (once).
-    pub fn set_generations(&self, cancel: CancelSink) {
+    /// Tells every hub how to stop a local generation (once: the registry made with
+    /// these hubs).
+    pub(crate) fn cancel_with(&self, cancel: CancelSink) {
         let _ = self.setup.generations.set(cancel);
     }
 }

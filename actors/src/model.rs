@@ -186,8 +186,9 @@ fn best_quote(body: &str, question: &str) -> Option<(String, String)> {
 
 /// The model's chunks, ending with `Timeout` when none comes for `per_chunk` or when the
 /// answer is still going after `total`: a model that trickles forever must not hold a
-/// claim and a quota unit forever.
-pub fn time_limited(
+/// claim and a quota unit forever. A generation applies it to the model's stream
+/// (`generation::Limits`).
+pub(crate) fn time_limited(
     stream: BoxStream<'static, Result<String, ModelError>>,
     per_chunk: Duration,
     total: Duration,

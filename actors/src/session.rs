@@ -11,6 +11,7 @@
 //! before every send, so a revoked or expired token ends the tab even if the revoke
 //! event never arrived.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -125,13 +126,16 @@ pub struct WsSession {
 
 impl WsSession {
     /// Starts the actor for an upgraded socket whose request payload is `payload`;
-    /// `token` is the one the upgrade carried. Answers the socket's response body.
+    /// `token` is the one the upgrade carried. Answers the socket's response body, which
+    /// holds `held` (whatever the server keeps while the socket is open) until the
+    /// HTTP layer drops it.
     pub fn start(
         payload: web::Payload,
         token: Option<String>,
         hubs: Hubs,
         service: Arc<dyn ChatService>,
         config: Arc<SessionConfig>,
+        held: Box<dyn Any + Send>,
     ) -> TabBody {
         let incoming = Frames::new(payload, MAX_MESSAGE_BYTES);
         let mut body = None;
@@ -148,7 +152,7 @@ impl WsSession {
                     }
                 }),
             );
-            body = Some(tab.body());
+            body = Some(tab.body(held));
             WsSession {
                 id: NEXT_SESSION.fetch_add(1, Ordering::Relaxed),
                 user: None,

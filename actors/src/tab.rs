@@ -15,6 +15,7 @@
 //! `idle_timeout` of silence or `write_timeout` of stuck writes, and a token recheck
 //! every `token_recheck`, each tab on its own schedule from when it joined.
 
+use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -133,12 +134,14 @@ impl TabSink {
         (sink.clone(), TabFrames(sink))
     }
 
-    /// The response body that writes this tab's frames to its socket.
-    pub(crate) fn body(&self) -> TabBody {
+    /// The response body that writes this tab's frames to its socket, holding `held`
+    /// until it is dropped.
+    pub(crate) fn body(&self, held: Box<dyn Any + Send>) -> TabBody {
         TabBody {
             tab: self.clone(),
             codec: Codec::new(),
             done: false,
+            _held: held,
         }
     }
 
@@ -346,6 +349,11 @@ pub struct TabBody {
     tab: TabSink,
     codec: Codec,
     done: bool,
+    /// What the server keeps for as long as the socket is open (its place in the count
+    /// of sockets per address): dropped with the body, since only then are the
+    /// connection and its buffers really gone. Held here, so the HTTP layer polls this
+    /// body itself rather than through a wrapper of the server's.
+    _held: Box<dyn Any + Send>,
 }
 
 impl MessageBody for TabBody {
@@ -358,7 +366,7 @@ impl MessageBody for TabBody {
     /// The close that jumps the queue, or what is queued (up to [`CHUNK_BYTES`] of it),
     /// encoded; the connection's task is woken when more comes.
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Self::Error>>> {
-        let TabBody { tab, codec, done } = self.get_mut();
+        let TabBody { tab, codec, done, .. } = self.get_mut();
         if *done {
             return Poll::Ready(None);
         }

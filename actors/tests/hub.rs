@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chat_actors::generation::{Generations, Start};
+use chat_actors::generation::{Generations, Reply, Start};
 use chat_actors::hub::{
     Connect, Disconnect, Event, FanOut, FromRemote, Hubs, Presence, RemoteSnapshot, SessionCount,
 };
@@ -200,7 +200,7 @@ async fn a_user_is_shared_with_other_instances_only_while_one_watches() {
         user: "u1".into(),
         conversation_id: "c1".into(),
         message_id: "m1".into(),
-        stream: model.boxed(),
+        stream: Reply::SelfLimited(model.boxed()),
         intro: Vec::new(),
         batch: Duration::from_millis(1),
         timestamps: false,
@@ -248,5 +248,42 @@ async fn a_user_is_shared_with_other_instances_only_while_one_watches() {
     .await
     .unwrap();
     assert_eq!(relay.take(), ["u2: frame", "u1: watch false"]);
+    shards.stop();
+}
+
+#[actix_rt::test]
+async fn a_cancel_another_instance_publishes_stops_the_answer_running_here() {
+    let shards = Shards::start(1);
+    let hubs = Hubs::start(&shards, Some(Arc::new(Recorder::default())), 4);
+    // The registry tells the hubs how to stop its answers itself.
+    let generations = Generations::new(shards.clone(), hubs.clone());
+    let (done, outcome) = tokio::sync::oneshot::channel();
+    let started = generations.start(Start {
+        user: "u1".into(),
+        conversation_id: "c1".into(),
+        message_id: "m1".into(),
+        stream: Reply::SelfLimited(stream::pending().boxed()),
+        intro: Vec::new(),
+        batch: Duration::from_millis(1),
+        timestamps: false,
+        on_done: Box::new(move |o| {
+            let _ = done.send(o);
+            Box::pin(async {})
+        }),
+    });
+    assert!(started.is_ok());
+    let cancel = FromRemote {
+        user: "u1".into(),
+        origin: "b".into(),
+        event: Event::Cancel {
+            conversation_id: "c1".into(),
+        },
+    };
+    hubs.of("u1").send(cancel).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), outcome)
+        .await
+        .expect("the answer was stopped")
+        .unwrap();
+    assert_eq!(outcome.finish, chat_contract::states::FinishReason::Cancelled);
     shards.stop();
 }

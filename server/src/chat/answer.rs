@@ -4,15 +4,13 @@
 //! delta, titled).
 
 use chat_contract::states::{FileKind, FileStatus, FinishReason, MessageRole, MessageStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chat_actors::generation::{Outcome, Start};
-use chat_actors::model::{time_limited, ModelError, ModelRequest, Turn};
+use chat_actors::generation::{Limits, Outcome, Reply, Start};
+use chat_actors::model::{ModelError, ModelRequest, Turn};
 use chat_actors::quota::Counted;
 use chat_contract::frames::{ChatSend, ServerFrame, Source, WebSource};
-use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use tokio::sync::oneshot;
 
@@ -112,7 +110,7 @@ pub async fn start(
 async fn hand_over(
     chat: &Chat,
     exchange: &Exchange,
-    stream: BoxStream<'static, Result<String, ModelError>>,
+    stream: Reply,
     intro: Vec<ServerFrame>,
     done: Finished,
 ) -> Result<(), ApiError> {
@@ -141,6 +139,7 @@ async fn hand_over(
         finish: FinishReason::Error,
         error: None,
         seq: 0,
+        asked: false,
     };
     (refused.on_done)(never).await;
     Err(ErrorCode::GenerationInProgress.into())
@@ -491,49 +490,39 @@ enum How {
 /// What the stream step hands to the settle step, read once the answer ended: each part
 /// is written once, by the stream, before its answer's text.
 struct Streamed {
-    /// Set once the model (or the images API) is asked: from then on a cancel counts.
-    asked: Arc<AtomicBool>,
     /// The pages a search gave the model excerpts of, in the order it cites them.
     web_sources: Option<oneshot::Receiver<Vec<WebSource>>>,
     /// The image the answer made.
     made: Option<oneshot::Receiver<FileRow>>,
 }
 
-/// The stream step: the answer's text as it comes, and what settling it needs to know.
-fn stream(
-    chat: &Arc<Chat>,
-    request: ModelRequest,
-    window: context::Window,
-    how: How,
-) -> (BoxStream<'static, Result<String, ModelError>>, Streamed) {
+/// The stream step: where the answer's text comes from (the generation polls it, under
+/// the model's time limits, and notes when the model is asked), and what settling it
+/// needs to know.
+fn stream(chat: &Arc<Chat>, request: ModelRequest, window: context::Window, how: How) -> (Reply, Streamed) {
     let settings = &chat.settings.model;
-    let (per_chunk, total) = (
-        Duration::from_secs(settings.timeout_secs.max(1)),
-        Duration::from_secs(settings.total_timeout_secs.max(1)),
-    );
-    let asked = Arc::new(AtomicBool::new(false));
+    let limits = Limits {
+        per_chunk: Duration::from_secs(settings.timeout_secs.max(1)),
+        total: Duration::from_secs(settings.total_timeout_secs.max(1)),
+    };
     let mut streamed = Streamed {
-        asked: asked.clone(),
         web_sources: None,
         made: None,
     };
-    let stream = match how {
-        How::Model => noting_the_ask(
-            time_limited(chat.realtime.provider.stream(request), per_chunk, total),
-            asked,
-        ),
+    let reply = match how {
+        How::Model => Reply::Model(chat.realtime.provider.stream(request), limits),
         How::Image { owner, prompt } => {
             let (made, made_rx) = oneshot::channel();
             streamed.made = Some(made_rx);
             let (chat, model) = (chat.clone(), request.model);
             // One chunk, once the image is stored: an answer with text has its image.
             let made_image = futures_util::stream::once(async move {
-                let (file, said) = chat.imagegen.make(&model, &prompt, &owner, total).await?;
+                let (file, said) = chat.imagegen.make(&model, &prompt, &owner, limits.total).await?;
                 let _ = made.send(file);
                 Ok(said)
             })
             .boxed();
-            noting_the_ask(made_image, asked)
+            Reply::SelfLimited(made_image)
         }
         // The search runs inside the answer's stream: its steps reach the tabs after the
         // exchange is announced, and a cancel drops it where it is.
@@ -541,28 +530,23 @@ fn stream(
             let (found_sources, web_rx) = oneshot::channel();
             streamed.web_sources = Some(web_rx);
             let chat = chat.clone();
-            futures_util::stream::once(async move {
+            let searched = async move {
                 // Every step is bounded; this bounds them all (a model that answers each
                 // step just in time): past it, the answer is written without web results.
-                let found = tokio::time::timeout(total, search.run(&chat.search))
+                let found = tokio::time::timeout(limits.total, search.run(&chat.search))
                     .await
                     .unwrap_or_else(|_| {
                         tracing::warn!("a web search ran out of time; answering without it");
                         Default::default()
                     });
-                let request = match with_results(request, found.prompt, window).await {
-                    Ok(request) => request,
-                    Err(failed) => return futures_util::stream::once(async { Err(failed) }).boxed(),
-                };
+                let request = with_results(request, found.prompt, window).await?;
                 let _ = found_sources.send(found.sources);
-                let answer = time_limited(chat.realtime.provider.stream(request), per_chunk, total);
-                noting_the_ask(answer, asked)
-            })
-            .flatten()
-            .boxed()
+                Ok(chat.realtime.provider.stream(request))
+            };
+            Reply::ModelAfter(Box::pin(searched), limits)
         }
     };
-    (stream, streamed)
+    (reply, streamed)
 }
 
 /// `request` with a search's results (if it found any) just before the question, like
@@ -659,8 +643,7 @@ struct Finished {
     documents: Vec<Source>,
     /// The plan's search model searched by itself: its links are the sources.
     model_searches: bool,
-    /// What the stream noted: whether the model was asked, the pages of a search, the
-    /// image made.
+    /// What the stream noted: the pages of a search, the image made.
     streamed: Streamed,
     reservation: Reservation,
 }
@@ -687,11 +670,10 @@ impl Finished {
         // (the whole history), so a cancel counts even before the first word, or sending
         // long questions and cancelling them would make model calls free. An answer our
         // own shutdown interrupted is given back: no user can cause that.
-        let asked = streamed.asked.load(Ordering::SeqCst);
         let refund = match outcome.finish {
             FinishReason::Stop => false,
             FinishReason::Interrupted => true,
-            FinishReason::Cancelled => outcome.seq == 0 && !asked,
+            FinishReason::Cancelled => outcome.seq == 0 && !outcome.asked,
             FinishReason::Error => outcome.seq == 0,
         };
         // Sent before the answer's text, so there by now if the stream got that far.
@@ -894,19 +876,6 @@ fn links_of(content: &str) -> Vec<WebSource> {
         rest = &after[end..];
     }
     found
-}
-
-/// `stream`, noting in `asked` when it is first polled: the moment the model (or the
-/// images API) is asked, since the providers' streams send their request then.
-fn noting_the_ask<T: Send + 'static>(
-    mut stream: BoxStream<'static, T>,
-    asked: Arc<AtomicBool>,
-) -> BoxStream<'static, T> {
-    futures_util::stream::poll_fn(move |cx| {
-        asked.store(true, Ordering::SeqCst);
-        stream.poll_next_unpin(cx)
-    })
-    .boxed()
 }
 
 #[cfg(test)]

@@ -1,19 +1,14 @@
 //! `GET /api/ws`: upgrades to a websocket served by a session actor (docs/protocol.md).
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use actix_web::body::{BodySize, MessageBody};
-use actix_web::web::Bytes;
+use actix_web::body::MessageBody;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chat_actors::session::WsSession;
-use chat_actors::tab::TabBody;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::http::auth_user::{request_token, same_origin, token_is_from_cookie};
 use crate::realtime::service::SessionService;
-use crate::realtime::SocketGuard;
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -49,35 +44,16 @@ async fn connect(
     } else {
         request_token(&req)
     };
+    // The socket's body holds its place in the count until the HTTP layer drops it.
     let body = WsSession::start(
         body,
         token,
         realtime.hubs.clone(),
         Arc::new(SessionService { state: state.clone() }),
         realtime.session.clone(),
+        Box::new(guard),
     );
-    Ok(response
-        .message_body(Counted { body, _guard: guard }.boxed())?
-        .into())
-}
-
-/// The socket's response body, holding its place in the per-address count until the
-/// HTTP layer drops it: only then are the connection and its buffers really gone.
-struct Counted {
-    body: TabBody,
-    _guard: Option<SocketGuard>,
-}
-
-impl MessageBody for Counted {
-    type Error = actix_http::ws::ProtocolError;
-
-    fn size(&self) -> BodySize {
-        self.body.size()
-    }
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Self::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_next(cx)
-    }
+    Ok(response.message_body(body.boxed())?.into())
 }
 
 /// Run on every accepted connection: no Nagle delay; and a peer that takes no data for

@@ -66,11 +66,8 @@ impl Realtime {
         });
         let fan_out = relay.clone().map(|r| r as Arc<dyn FanOut>);
         let hubs = Hubs::start(&shards, fan_out, chat.max_tabs_per_user);
+        // The registry tells the hubs how to stop its answers on a cancel from elsewhere.
         let generations = Generations::new(shards.clone(), hubs.clone());
-        let registry = Arc::downgrade(&generations);
-        hubs.set_generations(Arc::new(move |conversation_id: &str| {
-            registry.upgrade().is_some_and(|g| g.cancel(conversation_id))
-        }));
         let accounts = Arc::new(Accounts::new(Duration::from_secs(chat.token_recheck_secs.max(1))));
         Realtime {
             shards,
