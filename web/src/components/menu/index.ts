@@ -15,5 +15,6 @@
  * ```
  */
 export { Menu, MenuAnchor, MenuItem, MenuItemText, MenuTitle, type MenuItemProps, type MenuPlacement, type MenuProps } from './menu';
+export { menuPanelClassName } from './menu-class-names';
 export { onMenuKeyDown } from './menu-keys';
 export { useMenu, type MenuOptions } from './use-menu';
