@@ -18,7 +18,7 @@ export interface ConversationMenuActions {
 
 /**
  * A conversation row's "⋯" menu: rename, pin or unpin, share, move to a project, archive
- * or unarchive, delete. Keyboard as in a menu button (components/menu.tsx).
+ * or unarchive, delete. Keyboard as in a menu button (components/menu).
  */
 export function ConversationMenu({ conversation, actions }: { conversation: Conversation; actions: ConversationMenuActions }) {
   const { t } = useTranslation('chat');
