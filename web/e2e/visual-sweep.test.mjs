@@ -601,6 +601,12 @@ async function plusUserScreens(combo, s) {
   await screen('chat-plus', async () => {
     await completedChat(page, plus.conversationId);
   });
+  // The Plus plan has other models: regenerate opens its model menu over the answer.
+  await screen('regenerate-menu', async () => {
+    await page.getByTestId('message-regenerate').last().click();
+    await page.getByTestId('regenerate-menu').waitFor();
+  });
+  await page.keyboard.press('Escape');
   await screen('projects', async () => {
     await openDrawer(page, combo);
     await page.getByTestId('project-item').first().click();

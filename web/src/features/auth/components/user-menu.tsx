@@ -2,6 +2,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
 import { SettingsIcon, UserIcon } from '@/components/icons';
+import { menuPanelClassName } from '@/components/menu';
 import { toast } from '@/components/toast';
 import type { User } from '@/types/generated';
 import { useAuthStore } from '../stores/auth-store';
@@ -72,7 +73,7 @@ export function UserMenu() {
         <span className={styles.name}>{user.name}</span>
       </button>
       {open && (
-        <ul id={menuId} className={styles.menu}>
+        <ul id={menuId} className={`${menuPanelClassName} ${styles.menu}`} data-placement="below-end">
           <li className={styles.email}>{user.email}</li>
           <li>
             <Link className={styles.item} to="/profile" onClick={() => setOpen(false)}>

@@ -7,6 +7,7 @@ import { Spinner } from '@/components/spinner';
 import type { Conversation } from '@/types/generated';
 import { useChatStore } from '../stores/chat';
 import { patchConversation } from '../stores/conversation-flags';
+import listPanel from './list-panel.module.css';
 import styles from './archived-dialog.module.css';
 import { TrashIcon } from './chat-icons';
 
@@ -40,19 +41,19 @@ export function ArchivedDialog({
       <div data-testid="archived-view">
         {status === 'loading' && <Spinner size="small" label={t('list.loading')} />}
         {status === 'error' && (
-          <div className={styles.state} role="alert">
+          <div className={listPanel.state} role="alert">
             <p>{t('archived.loadFailed')}</p>
             <Button variant="secondary" size="small" onClick={() => void useChatStore.getState().loadArchived()}>
               {t('actions.retry')}
             </Button>
           </div>
         )}
-        {status === 'ready' && archived.items.length === 0 && <p className={styles.state}>{t('archived.empty')}</p>}
-        <ul className={styles.list} aria-label={t('archived.title')}>
+        {status === 'ready' && archived.items.length === 0 && <p className={listPanel.state}>{t('archived.empty')}</p>}
+        <ul className={listPanel.list} aria-label={t('archived.title')}>
           {archived.items.map((conversation) => {
             const title = conversation.title ?? t('untitled');
             return (
-              <li key={conversation._id} className={styles.item} data-testid="archived-item" data-conversation-id={conversation._id}>
+              <li key={conversation._id} className={`${listPanel.row} ${styles.item}`} data-testid="archived-item" data-conversation-id={conversation._id}>
                 <Link
                   to={`/chat/${conversation._id}`}
                   className={styles.link}
@@ -61,7 +62,7 @@ export function ArchivedDialog({
                 >
                   {title}
                 </Link>
-                <span className={styles.date}>{new Date(conversation.updatedAt).toLocaleDateString()}</span>
+                <span className={listPanel.meta}>{new Date(conversation.updatedAt).toLocaleDateString()}</span>
                 <span className={styles.buttons}>
                   <Button
                     variant="secondary"

@@ -1,8 +1,8 @@
-import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
+import { Menu, MenuAnchor, MenuItem, useMenu } from '@/components/menu';
 import type { Conversation } from '@/types/generated';
-import { onMenuKeyDown } from '../lib/menu-keys';
 import { ArchiveIcon, FolderMoveIcon, MoreIcon, PencilIcon, PinIcon, ShareIcon, TrashIcon } from './chat-icons';
 import styles from './conversation-menu.module.css';
 
@@ -18,102 +18,62 @@ export interface ConversationMenuActions {
 
 /**
  * A conversation row's "⋯" menu: rename, pin or unpin, share, move to a project, archive
- * or unarchive, delete. Keyboard as in a menu button (lib/menu-keys.ts).
+ * or unarchive, delete. Keyboard as in a menu button (components/menu).
  */
 export function ConversationMenu({ conversation, actions }: { conversation: Conversation; actions: ConversationMenuActions }) {
   const { t } = useTranslation('chat');
-  const menuId = useId();
-  const [open, setOpen] = useState(false);
-  const anchorRef = useRef<HTMLDivElement>(null);
-  const buttonRef = useRef<HTMLButtonElement>(null);
-  const menuRef = useRef<HTMLDivElement>(null);
+  const menu = useMenu();
   const title = conversation.title ?? t('untitled');
-
-  useEffect(() => {
-    if (!open) return;
-    menuRef.current?.querySelector<HTMLElement>('[role="menuitem"]')?.focus();
-    const onPointerDown = (event: PointerEvent) => {
-      if (!anchorRef.current?.contains(event.target as Node)) setOpen(false);
-    };
-    document.addEventListener('pointerdown', onPointerDown);
-    return () => document.removeEventListener('pointerdown', onPointerDown);
-  }, [open]);
-
-  const close = (refocus: boolean) => {
-    setOpen(false);
-    if (refocus) buttonRef.current?.focus();
-  };
 
   const item = (testId: string, icon: ReactNode, label: string, action: (() => void) | undefined, danger = false) =>
     action && (
-      <button
-        type="button"
-        role="menuitem"
-        tabIndex={-1}
-        className={styles.item}
-        data-danger={danger || undefined}
+      <MenuItem
+        danger={danger}
         data-testid={testId}
         onClick={() => {
           // The focus goes back to the row's button; a dialog that opens takes it from there.
-          close(true);
+          menu.close(true);
           action();
         }}
       >
         {icon}
         {label}
-      </button>
+      </MenuItem>
     );
 
   return (
-    <div ref={anchorRef} className={styles.anchor}>
+    <MenuAnchor {...menu.anchorProps} className={styles.anchor}>
       <Button
-        ref={buttonRef}
+        {...menu.buttonProps}
         variant="ghost"
         size="small"
         iconOnly
         aria-label={t('menu.button', { title })}
-        aria-haspopup="menu"
-        aria-expanded={open}
-        aria-controls={open ? menuId : undefined}
         data-testid="conversation-menu-button"
-        onClick={() => setOpen(!open)}
-        onKeyDown={(event) => {
-          if (!open && event.key === 'ArrowDown') {
-            event.preventDefault();
-            setOpen(true);
-          }
-        }}
+        onClick={menu.toggle}
+        onKeyDown={menu.openOnKey('ArrowDown')}
       >
         <MoreIcon width={16} height={16} />
       </Button>
-      {open && (
-        <div
-          ref={menuRef}
-          id={menuId}
-          role="menu"
-          aria-label={t('menu.label', { title })}
-          className={styles.menu}
-          data-testid="conversation-menu"
-          onKeyDown={(event) => onMenuKeyDown(event, menuRef.current, close)}
-        >
-          {item('rename-conversation', <PencilIcon width={16} height={16} />, t('menu.rename'), actions.onRename)}
-          {item(
-            'pin-conversation',
-            <PinIcon width={16} height={16} />,
-            conversation.pinned ? t('menu.unpin') : t('menu.pin'),
-            actions.onPin,
-          )}
-          {item('share-conversation', <ShareIcon width={16} height={16} />, t('menu.share'), actions.onShare)}
-          {item('move-conversation', <FolderMoveIcon width={16} height={16} />, t('projects.moveDialog.title'), actions.onMove)}
-          {item(
-            'archive-conversation',
-            <ArchiveIcon width={16} height={16} />,
-            conversation.archived ? t('menu.unarchive') : t('menu.archive'),
-            actions.onArchive,
-          )}
-          {item('delete-conversation', <TrashIcon width={16} height={16} />, t('menu.delete'), actions.onDelete, true)}
-        </div>
-      )}
-    </div>
+      {/* Under its button, right-aligned, so it stays within the sidebar at 360 px. */}
+      <Menu {...menu.menuProps} label={t('menu.label', { title })} placement="below-end" className={styles.menu} data-testid="conversation-menu">
+        {item('rename-conversation', <PencilIcon width={16} height={16} />, t('menu.rename'), actions.onRename)}
+        {item(
+          'pin-conversation',
+          <PinIcon width={16} height={16} />,
+          conversation.pinned ? t('menu.unpin') : t('menu.pin'),
+          actions.onPin,
+        )}
+        {item('share-conversation', <ShareIcon width={16} height={16} />, t('menu.share'), actions.onShare)}
+        {item('move-conversation', <FolderMoveIcon width={16} height={16} />, t('projects.moveDialog.title'), actions.onMove)}
+        {item(
+          'archive-conversation',
+          <ArchiveIcon width={16} height={16} />,
+          conversation.archived ? t('menu.unarchive') : t('menu.archive'),
+          actions.onArchive,
+        )}
+        {item('delete-conversation', <TrashIcon width={16} height={16} />, t('menu.delete'), actions.onDelete, true)}
+      </Menu>
+    </MenuAnchor>
   );
 }

@@ -162,6 +162,28 @@ describe('an answer’s actions', () => {
     expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Regenerate' }).disabled).toBe(true);
   });
 
+  it('the regenerate menu opens upwards, and downwards where the list’s top would cut it off', () => {
+    const top = (element: Element) =>
+      element.getAttribute('role') === 'menu' ? 40 : element.hasAttribute('data-scroller') ? 100 : 0;
+    vi.spyOn(Element.prototype, 'getBoundingClientRect').mockImplementation(function (this: Element) {
+      return { top: top(this), bottom: 0, left: 0, right: 0, width: 0, height: 0, x: 0, y: 0, toJSON: () => ({}) };
+    });
+    render(
+      <div data-scroller>
+        <AssistantBubble message={fromServer(a1, false)} stale={false} {...place} />
+      </div>,
+    );
+    const button = screen.getByRole('button', { name: 'Regenerate' });
+    fireEvent.click(button);
+    expect(screen.getByRole('menu').getAttribute('data-placement')).toBe('below-start');
+    fireEvent.keyDown(screen.getByRole('menu'), { key: 'Escape' });
+    expect(document.activeElement).toBe(button);
+
+    vi.mocked(Element.prototype.getBoundingClientRect).mockRestore();
+    fireEvent.click(button);
+    expect(screen.getByRole('menu').getAttribute('data-placement')).toBe('above-start');
+  });
+
   it('rate: a thumb is chosen at once and asks for a comment; the same thumb again takes it back', async () => {
     const bodies: unknown[] = [];
     fetchMock.mockImplementation((_input, init) => {

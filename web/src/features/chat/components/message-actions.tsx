@@ -4,9 +4,10 @@
  * and rate an answer (thumbs up or down, with an optional comment). Icon buttons, each
  * with an accessible name and a title, in a row that wraps rather than overflows.
  */
-import { useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useEffect, useId, useLayoutEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
+import { Menu, MenuAnchor, MenuItem, MenuItemText, MenuTitle, useMenu } from '@/components/menu';
 import { toast } from '@/components/toast';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { errorMessage } from '@/lib/api-client';
@@ -26,7 +27,6 @@ import {
   ThumbUpIcon,
 } from './chat-icons';
 import styles from './message-actions.module.css';
-import { onMenuKeyDown } from '../lib/menu-keys';
 
 /** How long "Copied" shows after a copy. */
 export const COPIED_MS = 2000;
@@ -176,111 +176,63 @@ function RegenerateMenu({
   busy: boolean;
 }) {
   const { t } = useTranslation('chat');
-  const menuId = useId();
   const plan = useSubscriptionStore(selectPlan);
-  const [open, setOpen] = useState(false);
   const [below, setBelow] = useState(false);
-  const anchorRef = useRef<HTMLDivElement>(null);
-  const buttonRef = useRef<HTMLButtonElement>(null);
-  const menuRef = useRef<HTMLDivElement>(null);
   const others = allowedModels(plan).filter((m) => m !== model);
-  const shown = open && !busy;
+  const menu = useMenu({ enabled: !busy, onClose: () => setBelow(false) });
+  const { shown, anchorRef, menuRef } = menu;
 
   // It opens upwards, over the answer; where the list's top would cut it off, downwards.
   useLayoutEffect(() => {
     if (!shown) return;
-    const menu = menuRef.current;
     const scroller = anchorRef.current?.closest('[data-scroller]');
-    if (!menu || !scroller) return;
-    if (menu.getBoundingClientRect().top < scroller.getBoundingClientRect().top) setBelow(true);
-  }, [shown]);
-
-  // Opened: the first item takes the focus. A press anywhere else closes it.
-  useEffect(() => {
-    if (!shown) return;
-    menuRef.current?.querySelector<HTMLElement>('[role="menuitem"]')?.focus();
-    const onPointerDown = (event: PointerEvent) => {
-      if (!anchorRef.current?.contains(event.target as Node)) setOpen(false);
-    };
-    document.addEventListener('pointerdown', onPointerDown);
-    return () => document.removeEventListener('pointerdown', onPointerDown);
-  }, [shown]);
-
-  const close = (refocus: boolean) => {
-    setOpen(false);
-    setBelow(false);
-    if (refocus) buttonRef.current?.focus();
-  };
+    const panel = menuRef.current;
+    if (!panel || !scroller) return;
+    if (panel.getBoundingClientRect().top < scroller.getBoundingClientRect().top) setBelow(true);
+  }, [shown, anchorRef, menuRef]);
 
   const regenerate = (picked: string | null) => {
-    close(true);
+    menu.close(true);
     useChatStore.getState().regenerate(conversationId, messageId, picked);
   };
 
-  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => onMenuKeyDown(event, menuRef.current, close);
-
   const label = busy ? t('messageActions.busy') : t('messageActions.regenerate');
   return (
-    <div ref={anchorRef} className={styles.anchor}>
+    <MenuAnchor {...menu.anchorProps}>
       <button
-        ref={buttonRef}
+        {...menu.buttonProps}
         type="button"
         className={`${styles.icon} ${styles.fade}`}
         aria-label={t('messageActions.regenerate')}
         title={label}
+        // A menu button only when there are other models to choose (busy or not).
         aria-haspopup={others.length > 0 ? 'menu' : undefined}
         aria-expanded={others.length > 0 ? shown : undefined}
-        aria-controls={shown ? menuId : undefined}
         disabled={busy}
         data-testid="message-regenerate"
-        onClick={() => (others.length > 0 ? setOpen(!open) : regenerate(null))}
+        onClick={() => (others.length > 0 ? menu.toggle() : regenerate(null))}
       >
         <RegenerateIcon width={16} height={16} />
       </button>
-      {shown && (
-        <div
-          ref={menuRef}
-          id={menuId}
-          role="menu"
-          aria-label={t('messageActions.regenerateMenu')}
-          className={styles.menu}
-          data-below={below || undefined}
-          data-testid="regenerate-menu"
-          onKeyDown={onKeyDown}
-        >
-          <p className={styles.menuTitle} aria-hidden="true">
-            {t('messageActions.regenerateMenu')}
-          </p>
-          <button
-            type="button"
-            role="menuitem"
-            tabIndex={-1}
-            className={styles.item}
-            data-testid="regenerate-same"
-            onClick={() => regenerate(null)}
-          >
-            <RegenerateIcon width={16} height={16} />
-            <span className={styles.itemText}>
-              {model ? t('messageActions.sameModel', { model }) : t('messageActions.sameModelUnknown')}
-            </span>
-          </button>
-          {others.map((other) => (
-            <button
-              key={other}
-              type="button"
-              role="menuitem"
-              tabIndex={-1}
-              className={styles.item}
-              data-testid="regenerate-model"
-              data-model={other}
-              onClick={() => regenerate(other)}
-            >
-              <span className={styles.itemText}>{other}</span>
-            </button>
-          ))}
-        </div>
-      )}
-    </div>
+      <Menu
+        {...menu.menuProps}
+        label={t('messageActions.regenerateMenu')}
+        placement={below ? 'below-start' : 'above-start'}
+        className={styles.menu}
+        data-testid="regenerate-menu"
+      >
+        <MenuTitle>{t('messageActions.regenerateMenu')}</MenuTitle>
+        <MenuItem data-testid="regenerate-same" onClick={() => regenerate(null)}>
+          <RegenerateIcon width={16} height={16} />
+          <MenuItemText>{model ? t('messageActions.sameModel', { model }) : t('messageActions.sameModelUnknown')}</MenuItemText>
+        </MenuItem>
+        {others.map((other) => (
+          <MenuItem key={other} data-testid="regenerate-model" data-model={other} onClick={() => regenerate(other)}>
+            <MenuItemText>{other}</MenuItemText>
+          </MenuItem>
+        ))}
+      </Menu>
+    </MenuAnchor>
   );
 }
 

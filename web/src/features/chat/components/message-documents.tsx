@@ -2,6 +2,7 @@ import { useTranslation } from 'react-i18next';
 import type { Attachment } from '@/types/generated';
 import { formatFileSize } from '../lib/files';
 import { DocumentIcon } from './chat-icons';
+import strip from './attachment-strip.module.css';
 import styles from './message-documents.module.css';
 
 /**
@@ -11,9 +12,9 @@ import styles from './message-documents.module.css';
 export function MessageDocuments({ files }: { files: readonly Attachment[] }) {
   const { t, i18n } = useTranslation('chat');
   return (
-    <ul className={styles.documents} aria-label={t('message.documents')}>
+    <ul className={strip.strip} aria-label={t('message.documents')}>
       {files.map((file) => (
-        <li key={file._id} className={styles.item}>
+        <li key={file._id} className={strip.item}>
           <a
             href={file.url}
             target="_blank"

@@ -4,6 +4,7 @@ import { Dialog } from '@/components/dialog';
 import type { Attachment } from '@/types/generated';
 import { fitWithin } from '../lib/image-prep';
 import { DownloadIcon } from './chat-icons';
+import strip from './attachment-strip.module.css';
 import styles from './message-images.module.css';
 
 /** The server's thumbnails fit this square (docs/api.md `GET /api/files/{id}/thumbnail`). */
@@ -34,14 +35,15 @@ export function MessageImages({ images, answer = false }: { images: readonly Bub
   return (
     <>
       <ul
-        className={answer ? `${styles.images} ${styles.answerImages}` : styles.images}
+        className={answer ? `${strip.strip} ${styles.images} ${styles.answerImages}` : `${strip.strip} ${styles.images}`}
+        data-align={answer ? 'start' : undefined}
         data-count={images.length}
         aria-label={t(answer ? 'message.answerImages' : 'message.images')}
       >
         {images.map(({ file, previewUrl }) => {
           const size = fitWithin(file.width ?? THUMBNAIL_EDGE, file.height ?? THUMBNAIL_EDGE, THUMBNAIL_EDGE);
           return (
-            <li key={file._id} className={styles.item}>
+            <li key={file._id} className={strip.item}>
               <a
                 href={file.url}
                 target="_blank"

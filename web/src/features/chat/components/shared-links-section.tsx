@@ -6,6 +6,7 @@ import { toast } from '@/components/toast';
 import { errorMessage } from '@/lib/api-client';
 import type { Share } from '@/types/generated';
 import { chatApi } from '../api/chat-api';
+import listPanel from './list-panel.module.css';
 import styles from './shared-links-section.module.css';
 
 type Load = { status: 'loading' } | { status: 'error' } | { status: 'ready'; shares: Share[] };
@@ -47,7 +48,7 @@ export function SharedLinksList() {
   if (load.status === 'loading') return <Spinner size="small" label={t('links.loading')} />;
   if (load.status === 'error') {
     return (
-      <div role="alert" className={styles.state}>
+      <div role="alert" className={listPanel.state}>
         <p>{t('links.loadFailed')}</p>
         <Button variant="secondary" size="small" onClick={read}>
           {t('actions.retry')}
@@ -55,18 +56,18 @@ export function SharedLinksList() {
       </div>
     );
   }
-  if (load.shares.length === 0) return <p className={styles.state}>{t('links.empty')}</p>;
+  if (load.shares.length === 0) return <p className={listPanel.state}>{t('links.empty')}</p>;
   return (
-    <ul className={styles.list} data-testid="shared-links">
+    <ul className={listPanel.list} data-testid="shared-links">
       {load.shares.map((share) => {
         const title = share.title ?? t('untitled');
         return (
-          <li key={share._id} className={styles.item} data-testid="shared-link" data-share-id={share._id}>
+          <li key={share._id} className={`${listPanel.row} ${styles.item}`} data-testid="shared-link" data-share-id={share._id}>
             <span className={styles.text}>
               <a href={share.url} target="_blank" rel="noopener noreferrer" className={styles.title}>
                 {title}
               </a>
-              <span className={styles.meta}>
+              <span className={listPanel.meta}>
                 {new Date(share.createdAt).toLocaleDateString(i18n.language)}
                 {share.showName ? ` · ${t('links.withName')}` : ''}
               </span>
