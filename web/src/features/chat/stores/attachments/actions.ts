@@ -14,27 +14,11 @@ import {
   initialState,
   releaseSent,
   revoke,
-  type AttachmentLimits,
   type AttachmentRefusal,
   type ComposerAttachment,
-  type SentAttachment,
 } from './state';
+import type { AttachmentActions } from './types';
 import { uploaders } from './uploads';
-
-export interface AttachmentActions {
-  /** Takes images and documents up to their limits (refusing the rest) and starts their uploads. */
-  add: (key: string, files: readonly File[], limits: AttachmentLimits) => void;
-  /** Drops one: stops its upload, and deletes the uploaded file (best effort). */
-  remove: (key: string, localId: string) => void;
-  dismissRefusal: (key: string) => void;
-  /** The composer was sent: its items go (the uploaded ones' previews live on in the send). */
-  handOver: (key: string) => void;
-  /** A send was refused: its files come back, unless the composer has new ones. */
-  restore: (key: string, sent: readonly SentAttachment[]) => void;
-  /** The conversation is gone: its composer's files too (uploaded ones deleted, best effort). */
-  discard: (key: string) => void;
-  reset: () => void;
-}
 
 export function attachmentActions(ctx: AttachmentContext): AttachmentActions {
   const { set, get, controllers, earlyUpdates } = ctx;

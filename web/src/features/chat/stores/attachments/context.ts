@@ -6,8 +6,8 @@
 import type { StoreApi } from 'zustand';
 import type { Attachment } from '@/types/generated';
 import { newerFile } from '../../lib/files';
-import type { AttachmentState } from '.';
 import { EMPTY, fileState, type ComposerAttachment } from './state';
+import type { AttachmentState } from './types';
 
 export interface AttachmentContext {
   set: StoreApi<AttachmentState>['setState'];

@@ -4,19 +4,9 @@
  * read is asked for once (routed here by the app's socket router).
  */
 import { isApiError } from '@/lib/api-client';
-import type { Attachment } from '@/types/generated';
 import { chatApi } from '../../api/chat-api';
 import type { AttachmentContext } from './context';
-
-export interface AttachmentFrameHandlers {
-  /** A `file.updated` frame: a document's progress or end, for whichever composer holds it. */
-  onFileUpdated: (file: Attachment) => void;
-  /**
-   * After a reconnect: asks the server once for each uploaded document still being read
-   * (frames missed meanwhile are not replayed); one that is gone (404) fails.
-   */
-  refreshProcessing: () => Promise<void>;
-}
+import type { AttachmentFrameHandlers } from './types';
 
 export function attachmentFrameHandlers({ get, merge, rememberUpdate }: AttachmentContext): AttachmentFrameHandlers {
   return {

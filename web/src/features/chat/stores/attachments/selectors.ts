@@ -1,6 +1,6 @@
 /** How components and the send read the composer's files. */
-import type { AttachmentState } from '.';
 import { EMPTY, type ComposerAttachment, type SentAttachment } from './state';
+import type { AttachmentState } from './types';
 
 /** Not ready yet, nor failed: a send waits for it (the server refuses a document being read). */
 export function isBusy(item: ComposerAttachment): boolean {

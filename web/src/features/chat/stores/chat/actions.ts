@@ -4,37 +4,12 @@
  * delete. Sending and what follows it are in send-actions.ts.
  */
 import { isApiError } from '@/lib/api-client';
-import { chatApi, type ConversationPatch } from '../../api/chat-api';
+import { chatApi } from '../../api/chat-api';
 import { releaseSent } from '../attachments';
 import { applyRest, EMPTY_THREAD } from '../thread';
 import type { ChatContext } from './context';
-import { DEFAULT_OPTIONS, initialState, omit, type ChatError, type ComposerOptions, type ThreadEntry } from './state';
-
-export interface ChatActions {
-  reset: () => void;
-  loadConversations: () => Promise<void>;
-  loadMoreConversations: () => Promise<void>;
-  loadThread: (id: string) => Promise<void>;
-  setShown: (id: string | null) => void;
-  setDraft: (key: string, text: string) => void;
-  setError: (key: string, error: ChatError | undefined) => void;
-  setOptions: (key: string, options: Partial<ComposerOptions>) => void;
-  requestComposerFocus: () => void;
-  rename: (id: string, title: string) => Promise<void>;
-  /** Renames, pins or archives; applied from the answer here, from the frame elsewhere. */
-  update: (id: string, patch: ConversationPatch) => Promise<void>;
-  loadArchived: () => Promise<void>;
-  loadMoreArchived: () => Promise<void>;
-  /** Opens a search hit: its conversation shows the message's branch and scrolls to it. */
-  showFound: (conversationId: string, messageId: string) => void;
-  clearFound: () => void;
-  remove: (id: string) => Promise<void>;
-  /**
-   * These conversations are being deleted by this tab (with their project): their
-   * `conversation.deleted` is not news to this tab.
-   */
-  markDeletedHere: (ids: readonly string[]) => void;
-}
+import { DEFAULT_OPTIONS, initialState, omit, type ThreadEntry } from './state';
+import type { ChatActions } from './types';
 
 export function chatActions(ctx: ChatContext): ChatActions {
   const { set, get, listPager, archivedPager, threadRequests, currentMovedDuringLoad, ratingRequests, counters, updateThread, withMessages } = ctx;

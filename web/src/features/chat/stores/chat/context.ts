@@ -8,13 +8,8 @@ import { chatApi } from '../../api/chat-api';
 import { placeConversation, touchConversation } from '../conversation-list';
 import { ConversationPager, listFieldsAccess, type PagedList } from '../conversation-paging';
 import { streamingMessage, type Thread } from '../thread';
-import type { ChatActions } from './actions';
-import type { ChatFrameHandlers } from './frames';
-import type { SendActions } from './send-actions';
-import type { SendFrameHandlers } from './send-frames';
-import { omit, type ChatState, type ThreadEntry } from './state';
-
-export type ChatStore = ChatState & ChatActions & SendActions & ChatFrameHandlers & SendFrameHandlers;
+import { omit, type ThreadEntry } from './state';
+import type { ChatStore } from './types';
 
 export interface ChatContext {
   set: StoreApi<ChatStore>['setState'];

@@ -3,7 +3,6 @@
  * conversations' and messages' changes, made in this tab or any other, the answers as
  * they stream, search progress and ratings (what settles this tab's sends: send-frames.ts).
  */
-import type { ServerFrames } from '@/lib/socket-protocol';
 import { addStep, readProgressFrame } from '../../lib/search-progress';
 import { releaseSent, useAttachmentStore } from '../attachments';
 import { placeConversation, removeConversation, upsertConversation } from '../conversation-list';
@@ -24,20 +23,7 @@ import {
   STALE_RECHECK_MS,
   type ChatState,
 } from './state';
-
-export interface ChatFrameHandlers {
-  onConversationCreated: (frame: ServerFrames['conversation.created']) => void;
-  onConversationUpdated: (frame: ServerFrames['conversation.updated']) => void;
-  onConversationDeleted: (frame: ServerFrames['conversation.deleted']) => void;
-  onConversationOpened: (frame: ServerFrames['conversation.opened']) => void;
-  onMessageCreated: (frame: ServerFrames['message.created']) => void;
-  /** Returns whether a gap was found (the caller reopens the conversation). */
-  onMessageDelta: (frame: ServerFrames['message.delta']) => boolean;
-  onMessageSnapshot: (frame: ServerFrames['message.snapshot']) => void;
-  onMessageCompleted: (frame: ServerFrames['message.completed']) => void;
-  onSearchProgress: (frame: ServerFrames['search.progress']) => void;
-  onMessageFeedback: (frame: ServerFrames['message.feedback']) => void;
-}
+import type { ChatFrameHandlers } from './types';
 
 export function chatFrameHandlers(ctx: ChatContext): ChatFrameHandlers {
   const { set, get, listPager, ratingRequests, updateThread, withMessages, dropProgress, endCancelling, moveCurrent, ensureListed } = ctx;

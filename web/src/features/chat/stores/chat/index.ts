@@ -1,16 +1,18 @@
 /**
- * The chat slice: one zustand store, its state (state.ts), the actions of the user and
- * REST (actions.ts, send-actions.ts), the socket frames it applies (frames.ts, and
- * send-frames.ts for what settles this tab's sends; both routed by the app's socket
- * router) and the selectors components read it with (selectors.ts).
+ * The chat slice: one zustand store, its state (state.ts), the store's type and its parts'
+ * interfaces (types.ts), the actions of the user and REST (actions.ts, send-actions.ts),
+ * the socket frames it applies (frames.ts, and send-frames.ts for what settles this tab's
+ * sends; both routed by the app's socket router) and the selectors components read it
+ * with (selectors.ts).
  */
 import { create } from 'zustand';
 import { chatActions } from './actions';
-import { createChatContext, type ChatStore } from './context';
+import { createChatContext } from './context';
 import { chatFrameHandlers } from './frames';
 import { sendActions } from './send-actions';
 import { sendFrameHandlers } from './send-frames';
 import { initialState } from './state';
+import type { ChatStore } from './types';
 
 export const useChatStore = create<ChatStore>()((set, get) => {
   const ctx = createChatContext(set, get);
@@ -22,11 +24,7 @@ export function refreshConversations(): void {
   if (useChatStore.getState().listStatus !== 'idle') void useChatStore.getState().loadConversations();
 }
 
-export type { ChatStore } from './context';
-export type { ChatActions } from './actions';
-export type { SendActions } from './send-actions';
-export type { ChatFrameHandlers } from './frames';
-export type { SendFrameHandlers } from './send-frames';
+export type { ChatActions, ChatFrameHandlers, ChatStore, SendActions, SendFrameHandlers } from './types';
 export {
   DEFAULT_OPTIONS,
   MAX_IMAGE_SENDS,

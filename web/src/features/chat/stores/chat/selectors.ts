@@ -4,8 +4,8 @@
  * primitive, never a new object).
  */
 import type { Conversation } from '@/types/generated';
-import type { ChatStore } from './context';
 import type { ChatError, ComposerOptions, FoundMessage, ThreadEntry } from './state';
+import type { ChatStore } from './types';
 
 type Selector<T> = (state: ChatStore) => T;
 

@@ -5,31 +5,12 @@
  */
 import { chatSocket } from '@/lib/socket';
 import { randomId } from '@/lib/random-id';
-import type { Feedback, Rating } from '@/types/generated';
+import type { Feedback } from '@/types/generated';
 import { chatApi } from '../../api/chat-api';
 import { applyFeedback, newestBelow } from '../thread';
 import type { ChatContext } from './context';
-import { DEFAULT_OPTIONS, MAX_IMAGE_SENDS, newChatKey, omit, type PendingSend, type SendInput } from './state';
-
-export interface SendActions {
-  /** Sends a message; the clientId, or null when the socket is not connected. */
-  send: (input: SendInput) => string | null;
-  cancel: (conversationId: string) => boolean;
-  /**
-   * Shows the branch through `messageId` (a version picked): at once here, and in the
-   * other tabs once the server's `conversation.updated` comes. False when offline.
-   */
-  selectVersion: (conversationId: string, messageId: string) => boolean;
-  /** Asks for a new version of an answer; the clientId, or null when offline. */
-  regenerate: (conversationId: string, messageId: string, model: string | null) => string | null;
-  /** Opens (text), changes (text) or closes (undefined) the in-place edit of a question. */
-  setEdit: (messageId: string, text: string | undefined) => void;
-  /**
-   * Rates an answer (null: takes the rating back), shown at once; the server's answer
-   * is the feedback then. A failure puts the previous one back and is thrown.
-   */
-  rateAnswer: (conversationId: string, messageId: string, rating: Rating | null, comment?: string) => Promise<void>;
-}
+import { DEFAULT_OPTIONS, MAX_IMAGE_SENDS, newChatKey, omit, type PendingSend } from './state';
+import type { SendActions } from './types';
 
 export function sendActions(ctx: ChatContext): SendActions {
   const { set, get, ratingRequests, counters, updateThread, withMessages, moveCurrent } = ctx;

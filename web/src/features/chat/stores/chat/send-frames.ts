@@ -4,17 +4,11 @@
  * flight may or may not have been made. Either way what was typed comes back, to retry.
  */
 import { isErrorCode } from '@/lib/error-codes';
-import type { ServerFrames } from '@/lib/socket-protocol';
 import { releaseSent, useAttachmentStore } from '../attachments';
 import { forgetStreamPositions } from '../thread';
 import type { ChatContext } from './context';
 import { DEFAULT_OPTIONS, omit, sendKey, type ChatError, type ThreadEntry } from './state';
-
-export interface SendFrameHandlers {
-  /** A reconnect (`ready` after the first): what was missed is loaded again. */
-  onReady: () => void;
-  onError: (frame: ServerFrames['error']) => void;
-}
+import type { SendFrameHandlers } from './types';
 
 export function sendFrameHandlers(ctx: ChatContext): SendFrameHandlers {
   const { set, get, updateThread, withMessages, dropProgress, endCancelling } = ctx;

@@ -5,27 +5,11 @@
  */
 import { EMPTY_LIST, useChatStore } from '@/features/chat';
 import { isApiError } from '@/lib/api-client';
-import type { Project } from '@/types/generated';
-import { projectsApi, type ProjectInput } from '../../api/projects-api';
+import { projectsApi } from '../../api/projects-api';
 import { replaceProjects, upsertProject } from '../project-list';
 import type { ProjectContext } from './context';
 import { initialState, omit } from './state';
-
-export interface ProjectActions {
-  reset: () => void;
-  loadProjects: () => Promise<void>;
-  /** Filters the sidebar to a project (null: all conversations again) and loads what it shows. */
-  select: (id: string | null) => void;
-  loadConversations: () => Promise<void>;
-  loadMoreConversations: () => Promise<void>;
-  loadFiles: (id: string) => Promise<void>;
-  create: (input: { name: string; instructions: string }) => Promise<Project>;
-  update: (id: string, input: ProjectInput) => Promise<Project>;
-  /** Deletes it and its documents; its conversations leave it, or go with it. */
-  remove: (id: string, deleteConversations: boolean) => Promise<void>;
-  /** Into a project, or out of any with null; the answer is applied like its frame. */
-  move: (conversationId: string, projectId: string | null) => Promise<void>;
-}
+import type { ProjectActions } from './types';
 
 export function projectActions(ctx: ProjectContext): ProjectActions {
   const { set, get, listPager, projectsLoad, filesRequests, controllers, queues, earlyUpdates, setFiles, forgetProject } = ctx;

@@ -7,12 +7,8 @@ import type { StoreApi } from 'zustand';
 import { chatApi, ConversationPager, EMPTY_LIST, listFieldsAccess, newerFile } from '@/features/chat';
 import type { Attachment } from '@/types/generated';
 import { removeProject } from '../project-list';
-import type { ProjectActions } from './actions';
-import type { ProjectDocumentActions } from './documents';
-import type { ProjectFrameHandlers } from './frames';
-import { omit, type ProjectState, type ProjectUpload } from './state';
-
-export type ProjectStore = ProjectState & ProjectActions & ProjectDocumentActions & ProjectFrameHandlers;
+import { omit, type ProjectUpload } from './state';
+import type { ProjectStore } from './types';
 
 export interface ProjectContext {
   set: StoreApi<ProjectStore>['setState'];

@@ -10,15 +10,7 @@ import type { Attachment } from '@/types/generated';
 import { projectsApi } from '../../api/projects-api';
 import type { ProjectContext } from './context';
 import type { ProjectUpload, ProjectUploadError } from './state';
-
-export interface ProjectDocumentActions {
-  /** Uploads documents one after another and adds each to the project. */
-  addDocuments: (projectId: string, files: readonly File[], documentMaxMb: number) => void;
-  /** Stops an upload, or forgets a refused one. */
-  dismissUpload: (projectId: string, localId: string) => void;
-  /** Deletes one of the project's documents (`DELETE /api/files/{id}`). */
-  removeFile: (projectId: string, fileId: string) => Promise<void>;
-}
+import type { ProjectDocumentActions } from './types';
 
 function isAbort(error: unknown): boolean {
   return error instanceof DOMException && error.name === 'AbortError';

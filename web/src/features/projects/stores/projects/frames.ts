@@ -5,23 +5,9 @@
  * fetched again.
  */
 import { newerFile, removeConversation, touchConversation, upsertConversation } from '@/features/chat';
-import type { ServerFrames } from '@/lib/socket-protocol';
-import type { Attachment } from '@/types/generated';
 import { upsertProject } from '../project-list';
 import type { ProjectContext } from './context';
-
-export interface ProjectFrameHandlers {
-  /** A reconnect (`ready` after the first): what is shown is fetched again. */
-  onReady: () => void;
-  onProjectUpdated: (frame: ServerFrames['project.updated']) => void;
-  onProjectDeleted: (frame: ServerFrames['project.deleted']) => void;
-  onConversationCreated: (frame: ServerFrames['conversation.created']) => void;
-  onConversationUpdated: (frame: ServerFrames['conversation.updated']) => void;
-  onConversationDeleted: (frame: ServerFrames['conversation.deleted']) => void;
-  onMessageCreated: (frame: ServerFrames['message.created']) => void;
-  /** A `file.updated` frame: a project document's progress or end. */
-  onFileUpdated: (file: Attachment) => void;
-}
+import type { ProjectFrameHandlers } from './types';
 
 export function projectFrameHandlers(ctx: ProjectContext): ProjectFrameHandlers {
   const { set, get, listPager, projectsLoad, rememberUpdate, forgetProject } = ctx;

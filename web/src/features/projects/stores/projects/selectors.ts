@@ -1,6 +1,6 @@
 /** How components read the projects' state. */
 import type { Conversation, Project } from '@/types/generated';
-import type { ProjectStore } from './context';
+import type { ProjectStore } from './types';
 
 /** The project a conversation is in, as this tab knows it; null when none or unknown. */
 export function projectOf(projects: readonly Project[], conversation: Pick<Conversation, 'projectId'> | null | undefined): Project | null {
