@@ -98,6 +98,9 @@ async function ask(page, question, image) {
   await page.goto('/chat');
   await page.getByTestId('composer-input').waitFor();
   if (image) {
+    // A file chosen before the plan is known is turned away (the composer cannot tell yet
+    // whether the plan takes images): wait until the attach button opens its menu.
+    await page.locator('[data-testid="attach-button"][aria-haspopup="menu"]').waitFor();
     await page.getByTestId('attach-photos-input').setInputFiles(image);
     await page.locator('[data-testid="attachment-preview"][data-status="ready"]').waitFor({ timeout: 15_000 });
   }
