@@ -306,7 +306,6 @@ fn chat(
         tokens: accounts.tokens.clone(),
         settings: parts.settings.clone(),
         search,
-        documents: files.documents.clone(),
         files: files.clone(),
         imagegen: image_gen(parts),
         announce: announce.clone(),

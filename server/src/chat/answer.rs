@@ -453,6 +453,7 @@ async fn read_prompt(chat: &Chat, asking: Asking<'_>, model_used: String) -> Res
         None => history_files.clone(),
     };
     let retrieved = chat
+        .files
         .documents
         .retrieve(&readable, &fresh, &question.content)
         .await?;

@@ -30,7 +30,6 @@ use crate::announce::Announcer;
 use crate::clock::SharedClock;
 use crate::config::Settings;
 use crate::db::Db;
-use crate::documents::Documents;
 use crate::files::Files;
 use crate::imagegen::ImageGen;
 use crate::plans::Catalogue;
@@ -54,7 +53,7 @@ pub struct Chat {
     /// `[chat]`, `[model]` and `[search]` are read.
     pub settings: Arc<Settings>,
     pub search: Arc<WebSearch>,
-    pub documents: Arc<Documents>,
+    /// Uploads, the images a prompt carries, and (`files.documents`) documents' excerpts.
     pub files: Arc<Files>,
     pub imagegen: ImageGen,
     pub announce: Arc<Announcer>,
