@@ -65,10 +65,17 @@ export function createProjectContext(set: ProjectContext['set'], get: ProjectCon
     if (earlyUpdates.size > EARLY_UPDATES_KEPT) earlyUpdates.delete(earlyUpdates.keys().next().value!);
   };
 
-  const withEarlyUpdates = (files: readonly Attachment[]): Attachment[] =>
+  /**
+   * The server's list, each document the copy furthest along: a frame may have told more
+   * than a list read before it (a fetch answered after the reading's end), and a document
+   * never goes back from ready to being read.
+   */
+  const furthestAlong = (shown: readonly Attachment[] | undefined, files: readonly Attachment[]): Attachment[] =>
     files.map((file) => {
       const early = earlyUpdates.get(file._id);
-      return early ? newerFile(file, early) : file;
+      const current = shown?.find((f) => f._id === file._id);
+      const known = early ? newerFile(file, early) : file;
+      return current ? newerFile(current, known) : known;
     });
 
   const patchUpload = (projectId: string, localId: string, change: Partial<ProjectUpload>) =>
@@ -90,7 +97,7 @@ export function createProjectContext(set: ProjectContext['set'], get: ProjectCon
 
   const setFiles = (projectId: string, files: readonly Attachment[]) =>
     set((state) => ({
-      files: { ...state.files, [projectId]: withEarlyUpdates(files) },
+      files: { ...state.files, [projectId]: furthestAlong(state.files[projectId], files) },
       filesStatus: { ...state.filesStatus, [projectId]: 'ready' },
     }));
 

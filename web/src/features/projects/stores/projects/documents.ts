@@ -17,7 +17,7 @@ function isAbort(error: unknown): boolean {
 }
 
 export function projectDocumentActions(ctx: ProjectContext): ProjectDocumentActions {
-  const { set, controllers, queues, patchUpload, dropUpload, hasUpload, setFiles } = ctx;
+  const { set, controllers, queues, filesRequests, patchUpload, dropUpload, hasUpload, setFiles } = ctx;
 
   /** One document: uploaded as the composer uploads one, then made the project's. */
   const uploadOne = async (projectId: string, localId: string, file: File) => {
@@ -33,6 +33,8 @@ export function projectDocumentActions(ctx: ProjectContext): ProjectDocumentActi
         return;
       }
       const { data } = await projectsApi.addProjectFile(projectId, uploaded._id);
+      // This list is newer than any fetched before it still on its way: that one is ignored.
+      filesRequests.set(projectId, (filesRequests.get(projectId) ?? 0) + 1);
       setFiles(projectId, data.files);
       dropUpload(projectId, localId);
     } catch (error) {

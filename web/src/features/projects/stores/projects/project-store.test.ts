@@ -328,6 +328,37 @@ describe('project documents', () => {
     expect(store().files[PROJECT_ID]?.[0]?.status).toBe('ready');
   });
 
+  it('a list of the project read before the document’s end does not take it back to being read', async () => {
+    const reading = storedDocument({ _id: 'd1', progress: 40 });
+    useProjectStore.setState({ selectedId: PROJECT_ID, files: { [PROJECT_ID]: [reading] }, filesStatus: { [PROJECT_ID]: 'ready' } });
+    let answer: (r: Response) => void = () => undefined;
+    fetchMock.mockImplementation(() => new Promise<Response>((resolve) => (answer = resolve)));
+    const load = store().loadFiles(PROJECT_ID);
+    store().onFileUpdated({ ...reading, status: 'ready', progress: 100 });
+    answer(ok({ ...project(), files: [reading] }));
+    await load;
+    expect(store().files[PROJECT_ID]?.map((f) => [f._id, f.status])).toEqual([['d1', 'ready']]);
+  });
+
+  it('a list of the project asked for before an upload, answered after it, does not hide the new document', async () => {
+    const uploaded = storedDocument({ _id: 'd2', name: 'notes.md' });
+    let answerList: (r: Response) => void = () => undefined;
+    fetchMock.mockImplementation((input, init) => {
+      const path = urlOf(input).replace(/^\/api/, '');
+      const method = init?.method ?? 'GET';
+      if (method === 'GET' && path === `/projects/${PROJECT_ID}`) return new Promise<Response>((resolve) => (answerList = resolve));
+      if (method === 'POST' && path === '/files') return Promise.resolve(jsonResponse(201, { success: true, data: uploaded }));
+      if (method === 'POST' && path === `/projects/${PROJECT_ID}/files`) return Promise.resolve(ok({ ...project(), files: [uploaded] }));
+      return Promise.resolve(refused(404, 'not_found', 'Not found'));
+    });
+    const load = store().loadFiles(PROJECT_ID);
+    store().addDocuments(PROJECT_ID, [note()], 20);
+    await vi.waitFor(() => expect(store().files[PROJECT_ID]?.map((f) => f._id)).toEqual(['d2']));
+    answerList(ok({ ...project(), files: [] }));
+    await load;
+    expect(store().files[PROJECT_ID]?.map((f) => f._id)).toEqual(['d2']);
+  });
+
   it('shows the server’s words when the project is full, and deletes the upload it could not add', async () => {
     const uploaded = storedDocument({ _id: 'd21', name: 'notes.md' });
     route((method, path) => {
