@@ -3,6 +3,7 @@
 //! `web/src/types/generated/` are generated from them ([`export`]), and a test fails when
 //! the checked-in files are stale.
 //!
+//! - [`admin`]: the operator console (`/api/admin`);
 //! - [`frames`]: the websocket protocol (docs/protocol.md);
 //! - [`views`]: the user, settings, usage, plans, subscription, payments, invoices;
 //! - [`answers`]: the envelopes of REST answers (docs/api.md);
@@ -11,6 +12,7 @@
 //! - [`prompt`]: how the system turns of a prompt start (the server writes them, the
 //!   demo model reads them).
 
+pub mod admin;
 pub mod answers;
 pub mod frames;
 pub mod limits;
@@ -51,5 +53,8 @@ pub fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     answers::Health::export_all(&cfg)?;
     views::PaymentConfig::export_all(&cfg)?;
     views::Invoice::export_all(&cfg)?;
+    admin::AdminUserRow::export_all(&cfg)?;
+    admin::AdminUserDetail::export_all(&cfg)?;
+    admin::AuditEntry::export_all(&cfg)?;
     Ok(())
 }

@@ -231,6 +231,49 @@ state! {
     }
 }
 
+state! {
+    /// What a user may do: an `admin` also runs the service (`/api/admin`). Granted and
+    /// revoked from the command line only.
+    UserRole {
+        User = "user",
+        Admin = "admin",
+    }
+}
+
+state! {
+    /// Where an account stands, as the operator's users table filters it.
+    AccountStatus {
+        Active = "active",
+        /// An admin stopped it: no login, no call.
+        Suspended = "suspended",
+        /// Registered but the e-mailed code was never entered (a pending registration).
+        Unverified = "unverified",
+        /// Deleted by its user (what the audit log and the invoices keep of it).
+        Deleted = "deleted",
+    }
+}
+
+state! {
+    /// What an operator did, as the audit log records it.
+    AuditAction {
+        PlanChanged = "plan.changed",
+        UserSuspended = "user.suspended",
+        UserUnsuspended = "user.unsuspended",
+        UsageReset = "usage.reset",
+        PaymentRefunded = "payment.refunded",
+        AdminGranted = "admin.granted",
+        AdminRevoked = "admin.revoked",
+    }
+}
+
+state! {
+    /// An invoice, or a credit note that refunds (part of) one.
+    InvoiceKind {
+        Invoice = "invoice",
+        CreditNote = "credit_note",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

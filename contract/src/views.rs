@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::states::{
-    BillingCycle, Currency, Language, PaymentKind, PaymentStatus, PlanType, SubscriptionStatus,
+    BillingCycle, Currency, InvoiceKind, Language, PaymentKind, PaymentStatus, PlanType, SubscriptionStatus,
+    UserRole,
 };
 
 /// The user as registration, login, the profile call and the websocket's `ready` show it.
@@ -19,6 +20,8 @@ pub struct User {
     pub email: String,
     /// A path under /uploads, or null.
     pub profile_image: Option<String>,
+    /// `admin` may open the operator console.
+    pub role: UserRole,
     pub settings: Settings,
     pub created_at: String,
 }
@@ -340,6 +343,8 @@ pub struct Payment {
     /// The VIES check the VAT treatment rested on, when there was one.
     pub vat_check: Option<VatCheck>,
     pub total_amount: f64,
+    /// What credit notes gave back of `totalAmount` so far.
+    pub refunded_amount: f64,
     pub payment_method: String,
     /// `demo` or `stripe`.
     pub provider: String,
@@ -364,7 +369,11 @@ pub struct PaymentConfig {
 pub struct Invoice {
     #[serde(rename = "_id")]
     pub id: String,
+    /// A credit note has negative amounts and refers to the invoice it refunds.
+    pub kind: InvoiceKind,
     pub number: String,
+    /// A credit note's invoice (its number); `null` on an invoice.
+    pub credit_note_of: Option<String>,
     pub issued_at: String,
     pub payment_id: String,
     pub transaction_id: String,

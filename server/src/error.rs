@@ -216,6 +216,11 @@ error_codes! {
     ImageTooManyPixels = "image_too_many_pixels", PAYLOAD_TOO_LARGE,
         "The image has too many pixels. Please upload a smaller picture.",
         "A kép túl sok képpontból áll. Kérjük, töltsön fel kisebb képet.";
+    Forbidden = "forbidden", FORBIDDEN,
+        "You do not have permission to do this", "Ehhez nincs jogosultsága";
+    AccountSuspended = "account_suspended", FORBIDDEN,
+        "This account is suspended. Please contact support.",
+        "Ez a fiók fel van függesztve. Kérjük, forduljon az ügyfélszolgálathoz.";
     OriginRefused = "origin_refused", FORBIDDEN,
         "This request did not come from this site", "A kérés nem erről az oldalról érkezett";
     // Hardening II (issue 28)

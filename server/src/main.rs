@@ -1,6 +1,7 @@
 //! `chat-server`: serves the API and web client, or runs an operator command.
 
 use anyhow::Context;
+use chat_contract::states::UserRole;
 use chat_server::config::Settings;
 use chat_server::startup::Application;
 use chat_server::{operator, telemetry};
@@ -43,6 +44,10 @@ enum UsersCommand {
         #[arg(long, default_value_t = 30)]
         days: i64,
     },
+    /// Make a user an admin: they may open the operator console (`/admin`).
+    GrantAdmin { email: String },
+    /// Make an admin a user again; the console is closed to them at once.
+    RevokeAdmin { email: String },
     /// Create load-test users `{prefix}{i}@example.com` sharing one password hash.
     Seed {
         #[arg(long)]
@@ -115,6 +120,17 @@ async fn main() -> anyhow::Result<()> {
         Command::Users(UsersCommand::SetPlan { email, plan, days }) => {
             let summary = operator::set_plan(&settings, &email, &plan, days).await?;
             println!("{summary}");
+            Ok(())
+        }
+        Command::Users(UsersCommand::GrantAdmin { email }) => {
+            println!(
+                "{}",
+                operator::set_role(&settings, &email, UserRole::Admin).await?
+            );
+            Ok(())
+        }
+        Command::Users(UsersCommand::RevokeAdmin { email }) => {
+            println!("{}", operator::set_role(&settings, &email, UserRole::User).await?);
             Ok(())
         }
         Command::ReadDocument { .. } => unreachable!("handled before the settings are read"),

@@ -4,12 +4,13 @@ use anyhow::Context;
 
 use crate::clock::{Clock, SystemClock, DAY_MS};
 use crate::config::Settings;
+use crate::db::audit::{Actor, AuditRecord};
 use crate::db::subscriptions::Activation;
 use crate::db::Db;
 use crate::domain::Email;
 use crate::plans::{Currency, PlanType};
 use crate::quota::iso;
-use chat_contract::states::BillingCycle;
+use chat_contract::states::{AuditAction, BillingCycle, UserRole};
 
 /// `chat-server users set-plan EMAIL PLAN [--days N]`: the plan starts now, for `days`
 /// days, with no payment and no renewal; `free` ends any paid plan at once.
@@ -41,6 +42,49 @@ pub async fn set_plan(settings: &Settings, email: &str, plan: &str, days: i64) -
     };
     db.close().await;
     Ok(summary)
+}
+
+/// `chat-server users grant-admin EMAIL` / `revoke-admin EMAIL`: the only way to change a
+/// role (the API has none), recorded in the audit log with the command line as actor.
+pub async fn set_role(settings: &Settings, email: &str, role: UserRole) -> anyhow::Result<String> {
+    let email =
+        Email::parse(Some(email)).map_err(|_| anyhow::anyhow!("{email:?} is not an e-mail address"))?;
+    let db = Db::connect(&settings.database.url, &settings.server.data_dir, 2).await?;
+    let user = db
+        .user_by_email(email.as_str())
+        .await?
+        .with_context(|| format!("no user with e-mail {}", email.as_str()))?;
+    let (action, reason) = match role {
+        UserRole::Admin => (
+            AuditAction::AdminGranted,
+            "granted with chat-server users grant-admin",
+        ),
+        UserRole::User => (
+            AuditAction::AdminRevoked,
+            "revoked with chat-server users revoke-admin",
+        ),
+    };
+    let record = AuditRecord {
+        at: SystemClock.now_ms(),
+        actor: Actor::CommandLine,
+        action,
+        target_user_id: user.id.clone(),
+        target: user.email.clone(),
+        reason: reason.into(),
+        before: [("role".to_owned(), user.role.as_str().to_owned())].into(),
+        after: [("role".to_owned(), role.as_str().to_owned())].into(),
+    };
+    let changed = db.set_role(&user.id, role, &record).await?;
+    db.close().await;
+    Ok(if changed {
+        format!("{} is now {}", email.as_str(), role.as_str())
+    } else {
+        format!(
+            "{} was already {}; nothing changed",
+            email.as_str(),
+            role.as_str()
+        )
+    })
 }
 
 /// What `users seed` is asked for.

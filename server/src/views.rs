@@ -5,14 +5,15 @@
 
 use std::sync::Arc;
 
-use chat_contract::answers;
 use chat_contract::frames::{self, Attachment};
-use chat_contract::states::{BillingCycle, FileKind, PlanType};
+use chat_contract::states::{BillingCycle, FileKind, InvoiceKind, PlanType};
 use chat_contract::views::{
     self, AiPersonalization, Invoice, Payment, PendingSubscription, Seller, Settings, Subscription,
     SubscriptionData, User,
 };
+use chat_contract::{admin, answers};
 
+use crate::db::audit::AuditRow;
 use crate::db::billing::BillingRow;
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::files::FileRow;
@@ -34,6 +35,7 @@ pub fn user(u: &UserRow) -> User {
         name: u.name.clone(),
         email: u.email.clone(),
         profile_image: u.profile_image.clone(),
+        role: u.role,
         settings: settings(u),
         created_at: iso(u.created_at),
     }
@@ -154,6 +156,8 @@ pub fn payment(p: &PaymentRow) -> Payment {
         vat_treatment: p.vat_treatment,
         vat_check: vat_check(p.vat_check.as_deref()),
         total_amount: major(p.total_amount),
+        // No refund is made yet (the operator console's refunds come with credit notes).
+        refunded_amount: 0.0,
         payment_method: p.payment_method.clone(),
         provider: p.provider.clone(),
         created_at: iso(p.created_at),
@@ -165,7 +169,9 @@ pub fn payment(p: &PaymentRow) -> Payment {
 pub fn invoice(i: &InvoiceRow) -> Invoice {
     Invoice {
         id: i.id.clone(),
+        kind: InvoiceKind::Invoice,
         number: i.number.clone(),
+        credit_note_of: None,
         issued_at: iso(i.issued_at),
         payment_id: i.payment_id.clone(),
         transaction_id: i.transaction_id.clone(),
@@ -342,5 +348,23 @@ pub fn shared_conversation_view(snapshot: &Snapshot) -> answers::SharedConversat
         owner_name: snapshot.share.owner_name.clone(),
         created_at: iso(snapshot.share.created_at),
         messages,
+    }
+}
+
+/// A row of the audit log. A stored field that is no JSON object (never written so) shows
+/// as empty rather than failing the whole page.
+pub fn audit_entry(row: &AuditRow) -> admin::AuditEntry {
+    let fields = |json: &str| serde_json::from_str(json).unwrap_or_default();
+    admin::AuditEntry {
+        id: row.id.clone(),
+        at: iso(row.at),
+        actor_id: row.actor_id.clone(),
+        actor: row.actor.clone(),
+        action: row.action,
+        target_user_id: row.target_user_id.clone(),
+        target: row.target.clone(),
+        reason: row.reason.clone(),
+        before: fields(&row.before),
+        after: fields(&row.after),
     }
 }

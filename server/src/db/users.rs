@@ -1,7 +1,9 @@
 //! Users and their settings (language and AI personalisation live on the user row).
 
+use super::audit::{append_audit, AuditRecord};
 use super::{on_pool, Db};
 use crate::i18n::Lang;
+use chat_contract::states::UserRole;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UserRow {
@@ -16,10 +18,14 @@ pub struct UserRow {
     pub ai_user_name: String,
     pub ai_user_info: String,
     pub created_at: i64,
+    pub role: UserRole,
+    /// When an admin suspended the account; `None` while it is not suspended.
+    pub suspended_at: Option<i64>,
+    pub last_active_at: Option<i64>,
 }
 
 const USER_COLUMNS: &str = "id, name, email, password_hash, profile_image, token_version, \
-     language, ai_enabled, ai_user_name, ai_user_info, created_at";
+     language, ai_enabled, ai_user_name, ai_user_info, created_at, role, suspended_at, last_active_at";
 
 pub struct NewUser<'a> {
     pub id: &'a str,
@@ -160,6 +166,21 @@ impl Db {
             .execute(pool)
             .await
             .map(drop))
+    }
+
+    /// Gives the user `role`, with its audit row, in one transaction; `false` when the user
+    /// already has it (nothing is written).
+    pub async fn set_role(&self, id: &str, role: UserRole, record: &AuditRecord) -> sqlx::Result<bool> {
+        let sql = "UPDATE users SET role = $2 WHERE id = $1 AND role <> $2";
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let changed = sqlx::query(sql).bind(id).bind(role).execute(&mut *tx).await?.rows_affected() > 0;
+            if changed {
+                append_audit!(&mut *tx, record)?;
+                tx.commit().await?;
+            }
+            Ok(changed)
+        })
     }
 
     /// Deletes the user; every table that holds user data cascades from `users`, except

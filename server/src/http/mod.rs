@@ -1,6 +1,7 @@
 //! Every route, one module per area. `/api/*` answers JSON (errors included); any other
 //! path belongs to the web client.
 
+pub mod admin;
 pub mod auth;
 pub mod auth_user;
 pub mod conversations;
@@ -43,6 +44,7 @@ pub fn api(cfg: &mut aweb::ServiceConfig) {
     .service(
         aweb::scope("/api")
             .configure(health::routes)
+            .configure(admin::routes)
             .configure(auth::routes)
             .configure(settings::routes)
             .configure(subscription::routes)

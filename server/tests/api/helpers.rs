@@ -351,6 +351,18 @@ impl TestApp {
         }
     }
 
+    /// Makes the user with `email` an admin, as `chat-server users grant-admin` does.
+    pub async fn grant_admin(&self, email: &str) {
+        let summary = chat_server::operator::set_role(
+            &self.state.settings,
+            email,
+            chat_contract::states::UserRole::Admin,
+        )
+        .await
+        .unwrap();
+        assert!(summary.ends_with("is now admin"), "{summary}");
+    }
+
     /// Ann with billing info filled in, ready to pay.
     pub async fn register_paying(&self, email: &str) -> TestUser {
         let user = self.register("Payer", email, "secret1").await;

@@ -2,6 +2,7 @@
 //! Redis when `TEST_DATABASE_URL` / `TEST_REDIS_URL` are set (see helpers.rs).
 
 mod abuse;
+mod admin;
 mod chat;
 mod code_attempts;
 mod context;

@@ -5,6 +5,7 @@ export const anna: User = {
   name: 'Anna Kovács',
   email: 'anna@example.com',
   profileImage: null,
+  role: 'user',
   settings: {
     language: 'hu-HU',
     aiPersonalization: { enabled: false, userName: '', userInfo: '' },

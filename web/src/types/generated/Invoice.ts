@@ -2,6 +2,7 @@
 import type { BillingCycle } from "./BillingCycle";
 import type { BillingInfo } from "./BillingInfo";
 import type { Currency } from "./Currency";
+import type { InvoiceKind } from "./InvoiceKind";
 import type { PlanType } from "./PlanType";
 import type { Seller } from "./Seller";
 import type { VatCheck } from "./VatCheck";
@@ -10,7 +11,15 @@ import type { VatTreatment } from "./VatTreatment";
 /**
  * An invoice (amounts in major units).
  */
-export type Invoice = { _id: string, number: string, issuedAt: string, paymentId: string, transactionId: string, planType: PlanType, planName: string, billingCycle: BillingCycle, periodStart: string, periodEnd: string, currency: Currency, netAmount: number, vatRate: number, vatAmount: number, totalAmount: number, vatTreatment: VatTreatment, 
+export type Invoice = { _id: string, 
+/**
+ * A credit note has negative amounts and refers to the invoice it refunds.
+ */
+kind: InvoiceKind, number: string, 
+/**
+ * A credit note's invoice (its number); `null` on an invoice.
+ */
+creditNoteOf: string | null, issuedAt: string, paymentId: string, transactionId: string, planType: PlanType, planName: string, billingCycle: BillingCycle, periodStart: string, periodEnd: string, currency: Currency, netAmount: number, vatRate: number, vatAmount: number, totalAmount: number, vatTreatment: VatTreatment, 
 /**
  * The VIES check the VAT treatment rested on, when there was one.
  */

@@ -14,7 +14,11 @@ export type Payment = { _id: string, planType: PlanType, billingCycle: BillingCy
 /**
  * The VIES check the VAT treatment rested on, when there was one.
  */
-vatCheck: VatCheck | null, totalAmount: number, paymentMethod: string, 
+vatCheck: VatCheck | null, totalAmount: number, 
+/**
+ * What credit notes gave back of `totalAmount` so far.
+ */
+refundedAmount: number, paymentMethod: string, 
 /**
  * `demo` or `stripe`.
  */

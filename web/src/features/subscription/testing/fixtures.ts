@@ -150,6 +150,7 @@ export const payment: Payment = {
   vatTreatment: 'standard',
   vatCheck: null,
   totalAmount: 12.7,
+  refundedAmount: 0,
   paymentMethod: 'credit_card',
   provider: 'demo',
   createdAt: '2025-03-14T10:02:11.480+00:00',
@@ -169,7 +170,9 @@ export const billingInfo: BillingInfo = {
 
 export const invoice: Invoice = {
   _id: '0195941aae987c1d9e2f3a4b5c6d7e90',
+  kind: 'invoice',
   number: '2025-000042',
+  creditNoteOf: null,
   issuedAt: '2025-03-14T10:03:00.000+00:00',
   paymentId: payment._id,
   transactionId: 'pi_3QbX2yDemo000001',

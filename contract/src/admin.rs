@@ -1,0 +1,87 @@
+//! The operator console's answers: `/api/admin/*` (docs/api.md, "Operator console").
+//! Only admins reach these; what they show of a user is what support needs to answer
+//! them, and every change an admin makes is an [`AuditEntry`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::states::{AccountStatus, AuditAction, PlanType, UserRole};
+use crate::views::{Invoice, Payment, Subscription, Usage};
+
+/// A row of the users table: `GET /api/admin/users` (paged).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminUserRow {
+    /// The user's id; for an unverified registration, `null` (it has no account yet).
+    #[serde(rename = "_id")]
+    pub id: Option<String>,
+    pub email: String,
+    pub name: String,
+    pub role: UserRole,
+    pub status: AccountStatus,
+    pub created_at: String,
+    /// The last login or socket connection (kept to the hour), `null` if never.
+    pub last_active_at: Option<String>,
+    pub plan_type: PlanType,
+    /// When the paid plan ends; `null` on free.
+    pub plan_end_date: Option<String>,
+    pub usage: AdminUsage,
+}
+
+/// What a user used today and this month (the quota day and month of their plan).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AdminUsage {
+    pub today: ServiceCounts,
+    pub month: ServiceCounts,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceCounts {
+    pub responses: u32,
+    pub web_searches: u32,
+    pub image_generations: u32,
+}
+
+/// One user as the operator sees them: `GET /api/admin/users/{id}`.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminUserDetail {
+    pub user: AdminUserRow,
+    /// When an admin suspended the account, `null` when it is not suspended.
+    pub suspended_at: Option<String>,
+    /// The subscription with its pending change, as the user's own Settings show it.
+    pub subscription: Subscription,
+    /// The plan's limits and the counters, as the user's own usage call shows them.
+    pub usage: Usage,
+    /// Newest first.
+    pub payments: Vec<Payment>,
+    /// Invoices and credit notes, newest first.
+    pub invoices: Vec<Invoice>,
+    /// The admin actions on this user, newest first (the latest 50).
+    pub audit: Vec<AuditEntry>,
+}
+
+/// One row of the audit log: `GET /api/admin/audit` (paged) and a user's page.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub at: String,
+    /// The admin who acted; `null` for the command line, or an admin since deleted.
+    pub actor_id: Option<String>,
+    /// The admin's e-mail then, or `command line`.
+    pub actor: String,
+    pub action: AuditAction,
+    /// The user acted on; `null` once their account is deleted.
+    pub target_user_id: Option<String>,
+    /// The user's e-mail then.
+    pub target: String,
+    pub reason: String,
+    /// What changed, before and after (e.g. `planType`, `endDate`, `suspended`).
+    pub before: BTreeMap<String, String>,
+    pub after: BTreeMap<String, String>,
+}
