@@ -390,9 +390,26 @@ pub struct Invoice {
     pub vat_treatment: VatTreatment,
     /// The VIES check the VAT treatment rested on, when there was one.
     pub vat_check: Option<VatCheck>,
+    /// The VAT in forints, on a Hungarian seller's EUR invoice with VAT; else `null`.
+    pub huf_vat: Option<HufVat>,
     pub seller: Seller,
     pub buyer: BillingInfo,
     pub pdf_url: String,
+}
+
+/// The VAT of an EUR invoice in forints, as Hungarian VAT law asks of a Hungarian seller.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HufVat {
+    /// Forints for one euro.
+    pub rate: f64,
+    /// The day the rate is of (`YYYY-MM-DD`).
+    pub rate_date: String,
+    /// `mnb` (the central bank's published rate) or `fallback` (the operator's, when MNB
+    /// did not answer).
+    pub source: String,
+    /// Whole forints.
+    pub vat_huf: i64,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]

@@ -134,6 +134,13 @@ pub struct BillingSettings {
     pub vies_timeout_secs: u64,
     /// A checkout asks VIES again when the buyer's last check is older than this.
     pub vies_max_age_days: i64,
+    /// MNB's exchange rate web service (SOAP), for the VAT in HUF of a Hungarian seller's
+    /// EUR invoices; empty: the fallback alone.
+    pub huf_rate_url: String,
+    pub huf_rate_timeout_secs: u64,
+    /// Forints for one euro when MNB does not answer (0: none, and such an invoice then
+    /// states no VAT in HUF; logged as an error).
+    pub huf_rate_fallback: f64,
 }
 
 /// The seller on invoices; `seller_country` is also where domestic VAT applies.
@@ -289,7 +296,7 @@ impl Settings {
     fn apply_env(&mut self, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<()> {
         self.apply_connections_env(&env)?;
         self.apply_trust_env(&env)?;
-        self.apply_billing_env(&env);
+        self.apply_billing_env(&env)?;
         self.apply_limits_env(&env)?;
         self.apply_files_and_search_env(&env)?;
         if let Some(v) = env("SHUTDOWN_GRACE_SECS") {
@@ -367,7 +374,7 @@ impl Settings {
     }
 
     /// Payments and what invoices say of the seller (plain text: nothing here can fail).
-    fn apply_billing_env(&mut self, env: &impl Fn(&str) -> Option<String>) {
+    fn apply_billing_env(&mut self, env: &impl Fn(&str) -> Option<String>) -> anyhow::Result<()> {
         let secret = |v: String| SecretString::from(v);
         if let Some(v) = env("BILLING_PROVIDER") {
             self.billing.provider = v;
@@ -390,6 +397,14 @@ impl Settings {
         if let Some(v) = env("VIES_URL") {
             self.billing.vies_url = v;
         }
+        if let Some(v) = env("HUF_RATE_URL") {
+            self.billing.huf_rate_url = v;
+        }
+        if let Some(v) = env("HUF_RATE_FALLBACK") {
+            self.billing.huf_rate_fallback = v
+                .parse()
+                .context("HUF_RATE_FALLBACK must be a number (forints for one euro)")?;
+        }
         if let Some(v) = env("INVOICE_SELLER_NAME") {
             self.invoice.seller_name = v;
         }
@@ -402,6 +417,7 @@ impl Settings {
         if let Some(v) = env("INVOICE_SELLER_COUNTRY") {
             self.invoice.seller_country = v.trim().to_ascii_uppercase();
         }
+        Ok(())
     }
 
     /// Numbers that bound sockets, Redis calls, answer leases and model calls.

@@ -13,6 +13,7 @@ use chat_contract::views::{
 };
 use chat_contract::{admin, answers};
 
+use crate::billing::huf_rate::{self, HufVat};
 use crate::db::audit::AuditRow;
 use crate::db::billing::BillingRow;
 use crate::db::conversations::{ConversationRow, MessageRow};
@@ -187,6 +188,15 @@ pub fn invoice(i: &InvoiceRow) -> Invoice {
         total_amount: major(i.total_amount),
         vat_treatment: i.vat_treatment,
         vat_check: vat_check(i.vat_check.as_deref()),
+        huf_vat: HufVat::from_json(i.huf_vat.as_deref()).map(|h| views::HufVat {
+            rate: h.rate,
+            rate_date: h.rate_date,
+            source: match h.source {
+                huf_rate::Source::Mnb => "mnb".into(),
+                huf_rate::Source::Fallback => "fallback".into(),
+            },
+            vat_huf: h.vat_huf,
+        }),
         seller: Seller {
             name: i.seller_name.clone(),
             address: i.seller_address.clone(),

@@ -45,6 +45,8 @@ export async function startServer({ env = {} } = {}) {
     OPENAI_API_KEY: '',
     // No e2e test reverse charges a company; VIES is a port nothing listens on, never the EU's.
     VIES_URL: 'http://127.0.0.1:1/vies',
+    // Nor MNB's exchange rates: a Hungarian seller's EUR invoice then states no VAT in HUF.
+    HUF_RATE_URL: 'http://127.0.0.1:1/mnb',
     ...env,
   };
   const child = spawn(serverBin, [], { env: serverEnv, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -3,13 +3,14 @@
 //! rest of the server; the HTTP handlers, the scheduler and account deletion call it.
 //!
 //! Each file adds the methods of one area to [`Billing`] and imports only this file and
-//! the leaves (`providers`, `vat`, `vies`); this file imports the leaves for the parts the
+//! the leaves (`providers`, `vat`, `vies`, `huf_rate`); this file imports the leaves for the parts the
 //! service holds, and the leaves import nothing of the service, so the plan catalogue
 //! (which holds the VAT rates) and the stored billing info can use them. Calls between
 //! the areas run one way too: `subscriptions` issues `invoices`, `stripe_events`
 //! completes `subscriptions`' payments, `payments` (reading them, the demo checkout) goes
 //! through `stripe_events`; `vat_checks` asks VIES for `subscriptions` and the settings.
 
+pub mod huf_rate;
 pub mod invoices;
 pub mod payments;
 pub mod providers;
@@ -32,6 +33,7 @@ use crate::db::billing::BillingRow;
 use crate::db::Db;
 use crate::mail::Mailer;
 use crate::plans::Catalogue;
+use huf_rate::HufRates;
 use providers::PaymentProvider;
 use vat::BuyerVat;
 use vies::Vies;
@@ -63,6 +65,7 @@ pub struct Billing {
     catalogue: Arc<Catalogue>,
     payments: Arc<dyn PaymentProvider>,
     vies: Vies,
+    huf_rates: HufRates,
     mailer: Mailer,
     /// Tells the user's tabs of a plan change or a new VIES check.
     announce: Arc<Announcer>,
@@ -88,6 +91,7 @@ impl Billing {
             catalogue: parts.catalogue,
             payments: parts.payments,
             vies: Vies::new(billing),
+            huf_rates: HufRates::new(billing),
             mailer: parts.mailer,
             announce: parts.announce,
             terms: Terms {

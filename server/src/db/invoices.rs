@@ -39,13 +39,16 @@ pub struct InvoiceRow {
     pub transaction_id: String,
     /// The payment's VIES check ([`crate::billing::vies::Check`] as JSON).
     pub vat_check: Option<String>,
+    /// The VAT in HUF of a Hungarian seller's EUR invoice
+    /// ([`crate::billing::huf_rate::HufVat`] as JSON).
+    pub huf_vat: Option<String>,
 }
 
 const COLUMNS: &str = "id, number, year, sequence, payment_id, user_id, issued_at, seller_name, \
      seller_address, seller_vat_number, seller_country, buyer_type, buyer_name, buyer_company, \
      buyer_address, buyer_city, buyer_postal_code, buyer_country, buyer_vat_number, plan_type, \
      plan_name, billing_cycle, period_start, period_end, currency, net_amount, vat_rate, vat_amount, \
-     total_amount, vat_treatment, transaction_id, vat_check";
+     total_amount, vat_treatment, transaction_id, vat_check, huf_vat";
 
 impl Db {
     /// Stores `invoice` under the next number of its year; `number` and `sequence` are
@@ -61,7 +64,7 @@ impl Db {
         let insert = format!(
             "INSERT INTO invoices ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
              $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, \
-             $30, $31, $32)"
+             $30, $31, $32, $33)"
         );
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
@@ -102,6 +105,7 @@ impl Db {
                 .bind(i.vat_treatment)
                 .bind(&i.transaction_id)
                 .bind(&i.vat_check)
+                .bind(&i.huf_vat)
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await

@@ -135,6 +135,8 @@ async fn start(
     // No test reaches the real VIES: a port nothing listens on (VIES unavailable) unless a
     // test starts its stub (vies_stub.rs).
     settings.billing.vies_url = "http://127.0.0.1:1/vies".into();
+    // Nor MNB's exchange rates: its stub is mnb_stub.rs.
+    settings.billing.huf_rate_url = "http://127.0.0.1:1/mnb".into();
     if let Some(url) = &backends.database_url {
         settings.database.url = SecretString::from(url.clone());
     }
@@ -426,6 +428,9 @@ pub mod binary {
         command
             .env("DATA_DIR", data_dir)
             .env("CONFIG_DIR", data_dir.join("no-config"))
+            // Never the real VIES or MNB.
+            .env("VIES_URL", "http://127.0.0.1:1/vies")
+            .env("HUF_RATE_URL", "http://127.0.0.1:1/mnb")
             .env_remove("DATABASE_URL")
             .env_remove("REDIS_URL");
         command

@@ -4,10 +4,11 @@
 pub mod pdf;
 
 use anyhow::Context;
-use chat_contract::states::PaymentStatus;
+use chat_contract::states::{Currency, PaymentStatus};
 use chrono::{Datelike, TimeZone};
 use serde::Deserialize;
 
+use super::huf_rate::HufVat;
 use super::Billing;
 use crate::db::billing::BillingRow;
 use crate::db::invoices::InvoiceRow;
@@ -61,6 +62,9 @@ impl Billing {
         );
         let buyer = self.buyer_of(&payment).await?;
         let mut invoice = self.invoice_of(&payment, buyer);
+        invoice.huf_vat = self
+            .huf_vat_of(&invoice, payment.completed_at.unwrap_or(payment.created_at))
+            .await;
         match self.db.insert_invoice(&mut invoice).await {
             Ok(()) => {
                 tracing::info!(invoice = %invoice.number, payment = %payment.id, "invoice issued");
@@ -137,7 +141,24 @@ impl Billing {
             vat_treatment: payment.vat_treatment,
             transaction_id: payment.provider_ref.clone().unwrap_or_else(|| payment.id.clone()),
             vat_check: payment.vat_check.clone(),
+            huf_vat: None,
         }
+    }
+
+    /// The VAT in HUF a Hungarian seller's EUR invoice must state (JSON), at the rate of
+    /// the supply's day (`paid_at`, in the catalogue's timezone); `None` for any other.
+    async fn huf_vat_of(&self, invoice: &InvoiceRow, paid_at: i64) -> Option<String> {
+        if invoice.seller_country != "HU" || invoice.currency != Currency::Eur || invoice.vat_amount == 0 {
+            return None;
+        }
+        let day = self
+            .catalogue
+            .timezone
+            .timestamp_millis_opt(paid_at)
+            .single()?
+            .date_naive();
+        let (rate, rate_date, source) = self.huf_rates.rate_for(day).await?;
+        Some(HufVat::at(rate, rate_date, source, invoice.vat_amount).to_json())
     }
 
     /// The year of an invoice issued at `ms`, in the catalogue's timezone.

@@ -13,6 +13,7 @@ use chrono_tz::Tz;
 use pdf_writer::types::{CidFontType, FontFlags, SystemInfo};
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
+use crate::billing::huf_rate::{HufVat, Source};
 use crate::billing::vat::{Treatment, VatRules};
 use crate::db::invoices::InvoiceRow;
 use chat_contract::states::BillingCycle;
@@ -74,7 +75,18 @@ impl Page<'_> {
 pub fn money(minor: i64, currency: &str) -> String {
     let sign = if minor < 0 { "-" } else { "" };
     let minor = minor.abs();
-    let whole = (minor / 100).to_string();
+    format!("{sign}{}.{:02} {currency}", grouped(minor / 100), minor % 100)
+}
+
+/// Whole forints, as Hungarian invoices state them: `-1 056 HUF`.
+pub fn forints(huf: i64) -> String {
+    let sign = if huf < 0 { "-" } else { "" };
+    format!("{sign}{} HUF", grouped(huf.abs()))
+}
+
+/// `1234567` as `1 234 567`.
+fn grouped(whole: i64) -> String {
+    let whole = whole.to_string();
     let mut grouped = String::new();
     for (i, c) in whole.chars().enumerate() {
         if i > 0 && (whole.len() - i).is_multiple_of(3) {
@@ -82,7 +94,7 @@ pub fn money(minor: i64, currency: &str) -> String {
         }
         grouped.push(c);
     }
-    format!("{sign}{grouped}.{:02} {currency}", minor % 100)
+    grouped
 }
 
 fn date(ms: i64, tz: Tz) -> String {
@@ -250,8 +262,21 @@ fn totals(page: &mut Page<'_>, i: &InvoiceRow, mut y: f32) -> f32 {
     }
     page.text_right(cols[1], y, 12.0, "Fizetendő / Total due");
     page.text_right(right, y, 12.0, money(i.total_amount, i.currency.as_str()));
-    y -= 30.0;
-    y
+    y -= 15.0;
+    // Hungarian VAT law: an invoice in another currency states its VAT in forints too.
+    if let Some(huf) = HufVat::from_json(i.huf_vat.as_deref()) {
+        page.text_right(cols[1], y, 10.0, "ÁFA forintban / VAT in HUF");
+        page.text_right(right, y, 10.0, forints(huf.vat_huf));
+        y -= 12.0;
+        let rate = format!("{:.2}", huf.rate);
+        let line = match huf.source {
+            Source::Mnb => format!("MNB árfolyam / MNB rate ({}): 1 EUR = {rate} HUF", huf.rate_date),
+            Source::Fallback => format!("Árfolyam / Exchange rate ({}): 1 EUR = {rate} HUF", huf.rate_date),
+        };
+        page.text_right(right, y, 8.0, line);
+        y -= 12.0;
+    }
+    y - 15.0
 }
 
 /// Why the VAT is what it is, when it is not the standard rate.

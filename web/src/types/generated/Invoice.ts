@@ -2,6 +2,7 @@
 import type { BillingCycle } from "./BillingCycle";
 import type { BillingInfo } from "./BillingInfo";
 import type { Currency } from "./Currency";
+import type { HufVat } from "./HufVat";
 import type { InvoiceKind } from "./InvoiceKind";
 import type { PlanType } from "./PlanType";
 import type { Seller } from "./Seller";
@@ -23,4 +24,8 @@ creditNoteOf: string | null, issuedAt: string, paymentId: string, transactionId:
 /**
  * The VIES check the VAT treatment rested on, when there was one.
  */
-vatCheck: VatCheck | null, seller: Seller, buyer: BillingInfo, pdfUrl: string, };
+vatCheck: VatCheck | null, 
+/**
+ * The VAT in forints, on a Hungarian seller's EUR invoice with VAT; else `null`.
+ */
+hufVat: HufVat | null, seller: Seller, buyer: BillingInfo, pdfUrl: string, };

@@ -30,6 +30,7 @@ export type { FileStatus } from './FileStatus';
 export type { FinishReason } from './FinishReason';
 export type { Health } from './Health';
 export type { Highlight } from './Highlight';
+export type { HufVat } from './HufVat';
 export type { ImportResult } from './ImportResult';
 export type { Invoice } from './Invoice';
 export type { InvoiceKind } from './InvoiceKind';

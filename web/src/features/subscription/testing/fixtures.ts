@@ -188,6 +188,7 @@ export const invoice: Invoice = {
   totalAmount: 12.7,
   vatTreatment: 'standard',
   vatCheck: null,
+  hufVat: null,
   seller: { name: 'Chat Kft.', address: 'Váci út 1., 1062 Budapest', vatNumber: 'HU12345678', country: 'HU' },
   buyer: billingInfo,
   pdfUrl: '/api/invoices/0195941aae987c1d9e2f3a4b5c6d7e90.pdf',
