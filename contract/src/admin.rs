@@ -85,3 +85,12 @@ pub struct AuditEntry {
     pub before: BTreeMap<String, String>,
     pub after: BTreeMap<String, String>,
 }
+
+/// Whether a user is suspended: `PUT /api/admin/users/{id}/suspension` answers it.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminSuspension {
+    pub suspended: bool,
+    /// When an admin suspended the account, `null` when it is not suspended.
+    pub suspended_at: Option<String>,
+}

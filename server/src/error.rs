@@ -280,6 +280,9 @@ error_codes! {
     ImportTooManyMessages = "import_too_many_messages", BAD_REQUEST,
         "At most {max} messages can be imported at once: split the file",
         "Egyszerre legfeljebb {max} üzenet importálható: ossza fel a fájlt";
+    // Operator console (issue 34)
+    CannotSuspendSelf = "cannot_suspend_self", CONFLICT,
+        "You cannot suspend your own account", "A saját fiókját nem függesztheti fel";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.
@@ -311,6 +314,7 @@ fn field_label(field: &str, lang: Lang) -> &str {
         ),
         "file" => ("The file", "A fájl"),
         "month" => ("monthly", "havi"),
+        "reason" => ("The reason", "Az indoklás"),
         other => (other, other),
     };
     match lang {

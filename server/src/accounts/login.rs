@@ -35,6 +35,10 @@ impl Accounts {
         }
         let user = user.ok_or(ErrorCode::InvalidCredentials)?;
         self.limits.succeeded(attempt).await;
+        // Only after the password: who lacks it learns nothing of the suspension.
+        if user.suspended_at.is_some() {
+            return Err(ErrorCode::AccountSuspended.into());
+        }
         i18n::set_current(user.language);
         let auth = &self.settings.auth;
         let days = if form.remember_me == Some(true) {
@@ -47,12 +51,18 @@ impl Accounts {
     }
 
     /// Resolves a token to its user; `None` for a bad, expired or revoked token, or a
-    /// deleted user.
+    /// deleted user; `account_suspended` (in the user's language) for any genuine token of
+    /// a suspended user, revoked or not, so their tabs can say why. Every route and the
+    /// websocket go through here: this is where a suspension holds.
     pub async fn authenticate(&self, token: &str) -> Result<Option<UserRow>> {
         let Some(claims) = self.tokens.verify(token, self.now()) else {
             return Ok(None);
         };
         let user = self.db.user_by_id(&claims.sub).await?;
+        if let Some(user) = user.as_ref().filter(|u| u.suspended_at.is_some()) {
+            i18n::set_current(user.language);
+            return Err(ErrorCode::AccountSuspended.into());
+        }
         Ok(user.filter(|u| u.token_version == claims.ver))
     }
 }

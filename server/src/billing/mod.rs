@@ -8,7 +8,8 @@
 //! (which holds the VAT rates) and the stored billing info can use them. Calls between
 //! the areas run one way too: `subscriptions` issues `invoices`, `stripe_events`
 //! completes `subscriptions`' payments, `payments` (reading them, the demo checkout) goes
-//! through `stripe_events`; `vat_checks` asks VIES for `subscriptions` and the settings.
+//! through `stripe_events`; `vat_checks` asks VIES for `subscriptions` and the settings;
+//! `suspension` changes renewals through `subscriptions`' provider call.
 
 pub mod huf_rate;
 pub mod invoices;
@@ -16,6 +17,7 @@ pub mod payments;
 pub mod providers;
 pub mod stripe_events;
 pub mod subscriptions;
+pub mod suspension;
 pub mod vat;
 pub mod vat_checks;
 pub mod vies;

@@ -236,7 +236,7 @@ impl Billing {
         })
     }
 
-    async fn change_renewal(&self, renewal: &str, change: RenewalChange<'_>) -> Result<()> {
+    pub(super) async fn change_renewal(&self, renewal: &str, change: RenewalChange<'_>) -> Result<()> {
         self.payments
             .change_renewal(renewal, change)
             .await

@@ -19,10 +19,13 @@ pub struct SubscriptionRow {
     /// The provider's subscription that renews this plan (Stripe); None if the
     /// scheduler renews it or nothing does.
     pub provider_subscription_id: Option<String>,
+    /// While a suspension holds the renewal: the plan it renewed as (see
+    /// `billing::suspension`).
+    pub suspension_renews_as: Option<PlanType>,
 }
 
 const COLUMNS: &str = "id, user_id, plan_type, status, billing_cycle, payment_method, currency, start_date, \
-     end_date, pending_plan_type, pending_since, provider_subscription_id";
+     end_date, pending_plan_type, pending_since, provider_subscription_id, suspension_renews_as";
 
 /// The statement that starts a paid period (dropping any scheduled change), bound and
 /// ready to run on a pool or inside a transaction of either backend.
@@ -141,3 +144,48 @@ impl Db {
         on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(plan_type).bind(now).execute(pool).await.map(drop))
     }
 }
+
+/// What a suspension, or lifting it, does to the user's subscription row. Decided (and
+/// told to the payment provider) by `billing::suspension`, stored with the suspension in
+/// its transaction by [`Db::set_suspension`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenewalHold {
+    /// Nothing renews, or the user had already cancelled: the plan is left as it is.
+    Untouched,
+    /// The suspension stops the renewal: the plan ends at its end date (a cancellation,
+    /// as the user's own would be), and what it renewed as is remembered.
+    Stopped { renews_as: PlanType },
+    /// Lifting the suspension renews the plan again: the scheduled change goes back to
+    /// what it was before (`None`: none, the plan renews as itself).
+    Resumed { pending: Option<PlanType> },
+}
+
+/// The statement of a [`RenewalHold`], bound and ready to run inside a transaction of
+/// either backend. Every one forgets a hold that is not made now: a hold lives only as
+/// long as its suspension.
+macro_rules! renewal_hold_query {
+    ($user_id:expr, $hold:expr, $now:expr) => {
+        match $hold {
+            $crate::db::subscriptions::RenewalHold::Untouched => {
+                sqlx::query("UPDATE subscriptions SET suspension_renews_as = NULL WHERE user_id = $1")
+                    .bind($user_id)
+            }
+            $crate::db::subscriptions::RenewalHold::Stopped { renews_as } => sqlx::query(
+                "UPDATE subscriptions SET pending_plan_type = 'free', pending_since = $3, \
+                 suspension_renews_as = $2, updated_at = $3 WHERE user_id = $1",
+            )
+            .bind($user_id)
+            .bind(renews_as)
+            .bind($now),
+            $crate::db::subscriptions::RenewalHold::Resumed { pending } => sqlx::query(
+                "UPDATE subscriptions SET pending_plan_type = $2, \
+                 pending_since = CASE WHEN $2 IS NULL THEN NULL ELSE $3 END, \
+                 suspension_renews_as = NULL, updated_at = $3 WHERE user_id = $1",
+            )
+            .bind($user_id)
+            .bind(pending)
+            .bind($now),
+        }
+    };
+}
+pub(crate) use renewal_hold_query;

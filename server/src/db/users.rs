@@ -1,6 +1,7 @@
 //! Users and their settings (language and AI personalisation live on the user row).
 
 use super::audit::{append_audit, AuditRecord};
+use super::subscriptions::{renewal_hold_query, RenewalHold};
 use super::{on_pool, Db};
 use crate::i18n::Lang;
 use chat_contract::states::UserRole;
@@ -34,6 +35,16 @@ pub struct NewUser<'a> {
     pub password_hash: &'a str,
     pub language: Lang,
     pub now: i64,
+}
+
+/// An admin suspends an account, or lifts its suspension ([`Db::set_suspension`]).
+pub struct SuspensionChange<'a> {
+    pub user_id: &'a str,
+    pub suspend: bool,
+    pub now: i64,
+    /// What it does to the subscription (decided by billing).
+    pub renewal: RenewalHold,
+    pub record: &'a AuditRecord,
 }
 
 pub struct AiPersonalization<'a> {
@@ -177,6 +188,37 @@ impl Db {
             let changed = sqlx::query(sql).bind(id).bind(role).execute(&mut *tx).await?.rows_affected() > 0;
             if changed {
                 append_audit!(&mut *tx, record)?;
+                tx.commit().await?;
+            }
+            Ok(changed)
+        })
+    }
+
+    /// Suspends the user (or lifts it), with the subscription's renewal hold and the audit
+    /// row, in one transaction; `false` when the user already was in that state (nothing
+    /// is written). A suspension also bumps the token version: the user's tokens stay
+    /// refused after it is lifted (docs/security.md).
+    pub async fn set_suspension(&self, change: &SuspensionChange<'_>) -> sqlx::Result<bool> {
+        let sql = if change.suspend {
+            "UPDATE users SET suspended_at = $2, token_version = token_version + 1, updated_at = $2 \
+             WHERE id = $1 AND suspended_at IS NULL"
+        } else {
+            "UPDATE users SET suspended_at = NULL, updated_at = $2 WHERE id = $1 AND suspended_at IS NOT NULL"
+        };
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let changed = sqlx::query(sql)
+                .bind(change.user_id)
+                .bind(change.now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                > 0;
+            if changed {
+                renewal_hold_query!(change.user_id, change.renewal, change.now)
+                    .execute(&mut *tx)
+                    .await?;
+                append_audit!(&mut *tx, change.record)?;
                 tx.commit().await?;
             }
             Ok(changed)

@@ -69,6 +69,9 @@ impl ChatService for SessionService {
                     id: u.id,
                     language: u.language,
                 })),
+                // A suspended user's token works no more than a revoked one: the socket
+                // closes (at the upgrade, or at its next check).
+                Err(e) if e.code() == ErrorCode::AccountSuspended => Ok(None),
                 Err(e) => Err(frame_error(e, Lang::default())),
             }
         })

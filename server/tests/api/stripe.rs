@@ -11,9 +11,9 @@ use crate::helpers::{assert_error, assert_ok, spawn_app_with, TestApp, TestUser}
 use crate::localstripe::{self, Fake};
 
 /// A server on Stripe (localstripe), its webhook secret and the fake itself.
-struct StripeApp {
-    app: TestApp,
-    fake: Fake,
+pub(crate) struct StripeApp {
+    pub(crate) app: TestApp,
+    pub(crate) fake: Fake,
     secret: String,
     /// The name of the webhook that sends localstripe's events to `app`, if any.
     webhook: Option<String>,
@@ -35,7 +35,7 @@ impl Drop for StripeApp {
 }
 
 /// None when localstripe is not installed (outside CI): the test then passes as skipped.
-async fn spawn_stripe_app() -> Option<StripeApp> {
+pub(crate) async fn spawn_stripe_app() -> Option<StripeApp> {
     spawn_stripe_app_with(true).await
 }
 
@@ -78,7 +78,7 @@ async fn change(app: &TestApp, user: &TestUser, body: Value) -> Value {
 /// Waits (localstripe delivers webhooks after a second) until `check` holds. One
 /// localstripe serves every test of the run, so under the parallel suite a delivery can
 /// take many seconds: the bound is generous, and met as soon as the check holds.
-async fn eventually<F, Fut>(what: &str, mut check: F)
+pub(crate) async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -133,7 +133,7 @@ async fn customer_with_card(s: &StripeApp, user: &TestUser) -> String {
 }
 
 /// Buys monthly `plan`; answers the Stripe subscription id once the plan is active.
-async fn subscribe_monthly(s: &StripeApp, user: &TestUser, plan: &str) -> String {
+pub(crate) async fn subscribe_monthly(s: &StripeApp, user: &TestUser, plan: &str) -> String {
     customer_with_card(s, user).await;
     let started = change(&s.app, user, json!({"planType": plan, "billingCycle": "monthly"})).await;
     assert!(started["clientSecret"].as_str().is_some(), "{started}");

@@ -93,6 +93,7 @@ export const ERROR_CODES = [
   'import_invalid',
   'import_too_many_conversations',
   'import_too_many_messages',
+  'cannot_suspend_self',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -190,4 +191,5 @@ export const ERROR_TEXTS: Record<ErrorCode, { 'en-US': string; 'hu-HU': string }
   import_invalid: { 'en-US': "This file cannot be imported: choose the conversations.json (or the zip) of this service's export, or the conversations.json of a ChatGPT export", 'hu-HU': "Ez a fájl nem importálható: ennek a szolgáltatásnak az exportjából a conversations.json fájlt (vagy a zipet), illetve egy ChatGPT-export conversations.json fájlját válassza" },
   import_too_many_conversations: { 'en-US': "At most {max} conversations can be imported at once: split the file", 'hu-HU': "Egyszerre legfeljebb {max} beszélgetés importálható: ossza fel a fájlt" },
   import_too_many_messages: { 'en-US': "At most {max} messages can be imported at once: split the file", 'hu-HU': "Egyszerre legfeljebb {max} üzenet importálható: ossza fel a fájlt" },
+  cannot_suspend_self: { 'en-US': "You cannot suspend your own account", 'hu-HU': "A saját fiókját nem függesztheti fel" },
 };
