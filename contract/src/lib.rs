@@ -56,5 +56,6 @@ pub fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     admin::AdminUserRow::export_all(&cfg)?;
     admin::AdminUserDetail::export_all(&cfg)?;
     admin::AuditEntry::export_all(&cfg)?;
+    admin::Refund::export_all(&cfg)?;
     Ok(())
 }

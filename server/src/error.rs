@@ -280,6 +280,13 @@ error_codes! {
     ImportTooManyMessages = "import_too_many_messages", BAD_REQUEST,
         "At most {max} messages can be imported at once: split the file",
         "Egyszerre legfeljebb {max} üzenet importálható: ossza fel a fájlt";
+    // Operator console: refunds (issue 34)
+    RefundTooLarge = "refund_too_large", BAD_REQUEST,
+        "The refund is more than what remains of the payment to refund",
+        "A visszatérítés több, mint ami a fizetésből még visszatéríthető";
+    RefundNotPossible = "refund_not_possible", CONFLICT,
+        "This payment cannot be refunded: only a succeeded payment of the provider running now can be",
+        "Ez a fizetés nem téríthető vissza: csak a most működő szolgáltató sikeres fizetése téríthető vissza";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.

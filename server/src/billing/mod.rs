@@ -8,11 +8,14 @@
 //! (which holds the VAT rates) and the stored billing info can use them. Calls between
 //! the areas run one way too: `subscriptions` issues `invoices`, `stripe_events`
 //! completes `subscriptions`' payments, `payments` (reading them, the demo checkout) goes
-//! through `stripe_events`; `vat_checks` asks VIES for `subscriptions` and the settings.
+//! through `stripe_events`; `refunds` issues `invoices` (credit notes), and
+//! `stripe_events` records the refunds made in Stripe's dashboard through `refunds`;
+//! `vat_checks` asks VIES for `subscriptions` and the settings.
 
 pub mod invoices;
 pub mod payments;
 pub mod providers;
+pub mod refunds;
 pub mod stripe_events;
 pub mod subscriptions;
 pub mod vat;

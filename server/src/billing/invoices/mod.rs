@@ -4,7 +4,7 @@
 pub mod pdf;
 
 use anyhow::Context;
-use chat_contract::states::PaymentStatus;
+use chat_contract::states::{InvoiceKind, PaymentStatus};
 use chrono::{Datelike, TimeZone};
 use serde::Deserialize;
 
@@ -137,11 +137,15 @@ impl Billing {
             vat_treatment: payment.vat_treatment,
             transaction_id: payment.provider_ref.clone().unwrap_or_else(|| payment.id.clone()),
             vat_check: payment.vat_check.clone(),
+            kind: InvoiceKind::Invoice,
+            credit_note_of: None,
+            refund_id: None,
+            credit_note_of_number: None,
         }
     }
 
     /// The year of an invoice issued at `ms`, in the catalogue's timezone.
-    fn issue_year(&self, ms: i64) -> i64 {
+    pub(super) fn issue_year(&self, ms: i64) -> i64 {
         self.catalogue
             .timezone
             .timestamp_millis_opt(ms)

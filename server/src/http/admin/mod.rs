@@ -16,8 +16,14 @@ use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
 use chat_contract::states::UserRole;
 
+mod payments;
+
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::scope("/admin").route("/audit", web::get().to(audit)));
+    cfg.service(
+        web::scope("/admin")
+            .route("/audit", web::get().to(audit))
+            .configure(payments::routes),
+    );
 }
 
 type Data = web::Data<AppState>;
