@@ -70,6 +70,10 @@ pub struct Billing {
     /// Tells the user's tabs of a plan change or a new VIES check.
     announce: Arc<Announcer>,
     terms: Terms,
+    /// Refunds made by this instance, one at a time: a double click's twin waits, then finds
+    /// the first one's refund by its key instead of asking the provider again (across
+    /// instances, the provider's idempotency key and the refunds' unique key do).
+    refunding: tokio::sync::Mutex<()>,
 }
 
 /// What [`Billing::new`] takes besides the settings.
@@ -105,6 +109,7 @@ impl Billing {
                 renewal_grace_ms: billing.renewal_grace_hours * crate::clock::HOUR_MS,
                 vies_max_age_ms: billing.vies_max_age_days * crate::clock::DAY_MS,
             },
+            refunding: tokio::sync::Mutex::new(()),
         }
     }
 

@@ -67,6 +67,7 @@ impl Billing {
             return Err(ApiError::field(ErrorCode::FieldRequired, "reason"));
         }
         let asked = request.amount.map(minor_units).transpose()?;
+        let _one_at_a_time = self.refunding.lock().await;
         let payment = self.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?;
         let key = match request.idempotency_key.as_deref().map(str::trim) {
             Some(key) if !key.is_empty() => format!("{}:{key}", payment.id),

@@ -11,10 +11,10 @@ use crate::helpers::{assert_error, assert_ok, spawn_app_with, TestApp, TestUser}
 use crate::localstripe::{self, Fake};
 
 /// A server on Stripe (localstripe), its webhook secret and the fake itself.
-struct StripeApp {
-    app: TestApp,
-    fake: Fake,
-    secret: String,
+pub(crate) struct StripeApp {
+    pub(crate) app: TestApp,
+    pub(crate) fake: Fake,
+    pub(crate) secret: String,
     /// The name of the webhook that sends localstripe's events to `app`, if any.
     webhook: Option<String>,
 }
@@ -35,7 +35,7 @@ impl Drop for StripeApp {
 }
 
 /// None when localstripe is not installed (outside CI): the test then passes as skipped.
-async fn spawn_stripe_app() -> Option<StripeApp> {
+pub(crate) async fn spawn_stripe_app() -> Option<StripeApp> {
     spawn_stripe_app_with(true).await
 }
 
@@ -71,14 +71,14 @@ async fn subscription(app: &TestApp, user: &TestUser) -> Value {
     assert_ok(app.get_auth("/api/subscription", &user.token).await).await
 }
 
-async fn change(app: &TestApp, user: &TestUser, body: Value) -> Value {
+pub(crate) async fn change(app: &TestApp, user: &TestUser, body: Value) -> Value {
     assert_ok(app.put_auth("/api/subscription/change", &user.token, body).await).await
 }
 
 /// Waits (localstripe delivers webhooks after a second) until `check` holds. One
 /// localstripe serves every test of the run, so under the parallel suite a delivery can
 /// take many seconds: the bound is generous, and met as soon as the check holds.
-async fn eventually<F, Fut>(what: &str, mut check: F)
+pub(crate) async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -92,7 +92,7 @@ where
     panic!("timed out waiting until {what}");
 }
 
-async fn plan_of(app: &TestApp, user: &TestUser) -> String {
+pub(crate) async fn plan_of(app: &TestApp, user: &TestUser) -> String {
     subscription(app, user).await["data"]["planType"]
         .as_str()
         .unwrap()
@@ -178,7 +178,7 @@ fn signature(secret: &str, payload: &str, t: i64) -> String {
 }
 
 /// Delivers an event as Stripe would, signed with `secret` at the server's time.
-async fn deliver(app: &TestApp, secret: &str, event: &Value) -> reqwest::Response {
+pub(crate) async fn deliver(app: &TestApp, secret: &str, event: &Value) -> reqwest::Response {
     deliver_at(app, secret, event, app.clock_now() / 1000).await
 }
 
