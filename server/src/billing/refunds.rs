@@ -61,7 +61,12 @@ struct NewRefund<'a> {
 impl Billing {
     /// `POST /api/admin/payments/{id}/refund`. A repeated request (same idempotency key)
     /// answers the refund the first one made, and refunds nothing more.
-    pub async fn refund_payment(&self, admin: Actor, payment_id: &str, request: RefundRequest) -> Result<Refunded> {
+    pub async fn refund_payment(
+        &self,
+        admin: Actor,
+        payment_id: &str,
+        request: RefundRequest,
+    ) -> Result<Refunded> {
         let reason = request.reason.trim().to_owned();
         if reason.is_empty() {
             return Err(ApiError::field(ErrorCode::FieldRequired, "reason"));
@@ -84,14 +89,10 @@ impl Billing {
         }
         // The credit note refers to the invoice: make sure there is one.
         let invoice = self.issue_invoice(&payment.id).await?;
-        let provider_ref = self
-            .payments
-            .refund(&payment, amount, &key)
-            .await
-            .map_err(|e| {
-                tracing::error!(payment = %payment.id, error = ?e, "the provider did not refund");
-                ApiError::from(ErrorCode::PaymentProviderError)
-            })?;
+        let provider_ref = self.payments.refund(&payment, amount, &key).await.map_err(|e| {
+            tracing::error!(payment = %payment.id, error = ?e, "the provider did not refund");
+            ApiError::from(ErrorCode::PaymentProviderError)
+        })?;
         let new = NewRefund {
             payment: &payment,
             invoice,
@@ -108,9 +109,19 @@ impl Billing {
     /// A refund made at the provider, not through us (Stripe's dashboard), reported by its
     /// webhook: recorded once by its id, with its credit note and an audit row whose actor
     /// is the provider. One we made ourselves is already recorded under the same id.
-    pub(super) async fn record_provider_refund(&self, payment: &PaymentRow, provider_ref: &str, amount: i64) -> Result<()> {
+    pub(super) async fn record_provider_refund(
+        &self,
+        payment: &PaymentRow,
+        provider_ref: &str,
+        amount: i64,
+    ) -> Result<()> {
         let provider = payment.provider.as_str();
-        if self.db.refund_by_provider_ref(provider, provider_ref).await?.is_some() {
+        if self
+            .db
+            .refund_by_provider_ref(provider, provider_ref)
+            .await?
+            .is_some()
+        {
             return Ok(());
         }
         if amount <= 0 {
@@ -149,12 +160,25 @@ impl Billing {
 
     /// The key of a request sent without an `Idempotency-Key`: the same admin, payment,
     /// amount and reason within the same window make the same key.
-    fn same_request_key(&self, admin: &Actor, payment: &PaymentRow, request: &RefundRequest, reason: &str) -> String {
+    fn same_request_key(
+        &self,
+        admin: &Actor,
+        payment: &PaymentRow,
+        request: &RefundRequest,
+        reason: &str,
+    ) -> String {
         let window = self.now() / SAME_REQUEST_WINDOW_MS;
-        let amount = request.amount.map_or_else(|| "rest".to_owned(), |a| format!("{a:.2}"));
+        let amount = request
+            .amount
+            .map_or_else(|| "rest".to_owned(), |a| format!("{a:.2}"));
         let mut hash = Sha256::new();
         hash.update(format!("{}\n{amount}\n{reason}\n{window}", admin.name()));
-        let digest: String = hash.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect();
+        let digest: String = hash
+            .finalize()
+            .iter()
+            .take(12)
+            .map(|b| format!("{b:02x}"))
+            .collect();
         format!("{}:auto:{digest}", payment.id)
     }
 
@@ -205,7 +229,8 @@ impl Billing {
                 ("totalAmount".to_owned(), money(total)),
             ]
             .into();
-            let mut before_fields: BTreeMap<String, String> = [("refundedAmount".to_owned(), money(before))].into();
+            let mut before_fields: BTreeMap<String, String> =
+                [("refundedAmount".to_owned(), money(before))].into();
             if let Some(plan) = plan_before {
                 before_fields.insert("planType".to_owned(), plan.as_str().to_owned());
                 after.insert("planType".to_owned(), "free".to_owned());

@@ -109,8 +109,7 @@ impl Db {
     }
 
     pub async fn payments_of(&self, user_id: &str) -> sqlx::Result<Vec<PaymentRow>> {
-        let sql =
-            format!("{SELECT} WHERE user_id = $1 ORDER BY created_at DESC, id DESC");
+        let sql = format!("{SELECT} WHERE user_id = $1 ORDER BY created_at DESC, id DESC");
         on_pool!(self, pool => sqlx::query_as(&sql).bind(user_id).fetch_all(pool).await)
     }
 

@@ -33,14 +33,18 @@ pub enum Stored {
     /// The payment is no longer `succeeded`.
     NotPossible,
     /// More than what remains: `remaining` (minor units) could still be refunded.
-    TooLarge { remaining: i64 },
+    TooLarge {
+        remaining: i64,
+    },
 }
+
+/// Makes the audit row of a refund from what was refunded before it (minor units) and its
+/// numbered credit note: both are known only inside the transaction.
+pub type MakeAudit<'a> = Box<dyn FnOnce(i64, &InvoiceRow) -> AuditRecord + Send + 'a>;
 
 /// What a refund's transaction also does besides its own rows.
 pub struct RefundEffects<'a> {
-    /// The audit row, made from what was refunded before this refund (minor units) and the
-    /// numbered credit note.
-    pub audit: Box<dyn FnOnce(i64, &InvoiceRow) -> AuditRecord + Send + 'a>,
+    pub audit: MakeAudit<'a>,
     /// Ends this user's plan at once (`endPlan`), at `now`.
     pub end_plan_of: Option<(&'a str, i64)>,
 }
@@ -62,9 +66,8 @@ impl Db {
         let lock = "UPDATE payments SET status = status WHERE id = $1 AND status = 'succeeded'";
         let refunded = "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM refunds WHERE payment_id = $1";
         let total = "SELECT total_amount FROM payments WHERE id = $1";
-        let insert = format!(
-            "INSERT INTO refunds ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-        );
+        let insert =
+            format!("INSERT INTO refunds ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)");
         let RefundEffects { audit, end_plan_of } = effects;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;

@@ -49,7 +49,10 @@ async fn demo_checkout(app: &TestApp, user: &TestUser, plan: &str) -> Value {
 
 /// A demo payment of `plan`, paid on the demo page: its id.
 async fn demo_paid(app: &TestApp, user: &TestUser, plan: &str) -> String {
-    let id = demo_checkout(app, user, plan).await["_id"].as_str().unwrap().to_owned();
+    let id = demo_checkout(app, user, plan).await["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let paid = app
         .client
         .post(app.url(&format!("/api/payments/demo/{id}/pay")))
@@ -162,7 +165,8 @@ async fn a_stripe_payment_is_refunded_in_part_then_in_full_each_with_a_credit_no
     assert_eq!(refunds_at_stripe(&s, &pi).await.len(), 1);
 
     // The rest, by default.
-    let rest = assert_ok(refund(app, &admin, &id, json!({"reason": "cancelled"})).await).await["data"].clone();
+    let rest =
+        assert_ok(refund(app, &admin, &id, json!({"reason": "cancelled"})).await).await["data"].clone();
     assert_eq!(cents(&rest["amount"]), total - 200);
     assert_eq!(cents(&rest["payment"]["refundedAmount"]), total);
     assert_eq!(sequence(&rest["creditNote"]), 3);
@@ -186,7 +190,10 @@ async fn a_stripe_payment_is_refunded_in_part_then_in_full_each_with_a_credit_no
 
     // One audit row per refund: what was refunded before and after, and the credit note.
     let audit = audit_of(app, &admin, &payer).await;
-    let refunds: Vec<_> = audit.iter().filter(|r| r["action"] == "payment.refunded").collect();
+    let refunds: Vec<_> = audit
+        .iter()
+        .filter(|r| r["action"] == "payment.refunded")
+        .collect();
     assert_eq!(refunds.len(), 2);
     assert_eq!(refunds[1]["reason"], json!("two days of outage"));
     assert_eq!(refunds[1]["before"]["refundedAmount"], json!("0.00 EUR"));
@@ -206,7 +213,10 @@ async fn the_credit_note_pdf_says_credit_note_refers_to_its_invoice_and_shows_ne
     let note = &refunded["creditNote"];
     let response = app.get_auth(note["pdfUrl"].as_str().unwrap(), &payer.token).await;
     assert_eq!(response.status(), 200);
-    let disposition = response.headers()["content-disposition"].to_str().unwrap().to_owned();
+    let disposition = response.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     assert!(
         disposition.contains(&format!("credit-note-{}.pdf", note["number"].as_str().unwrap())),
         "{disposition}"
@@ -257,7 +267,10 @@ async fn a_double_request_refunds_once() {
     assert_eq!(payment(app, &payer, &id).await["refundedAmount"], json!(2.0));
     let notes = invoices(app, &payer).await;
     assert_eq!(notes.iter().filter(|i| i["kind"] == "credit_note").count(), 2);
-    let refunded = format!("SELECT COUNT(*) FROM audit_log WHERE action = 'payment.refunded' AND target_user_id = '{}'", payer.id);
+    let refunded = format!(
+        "SELECT COUNT(*) FROM audit_log WHERE action = 'payment.refunded' AND target_user_id = '{}'",
+        payer.id
+    );
     assert_eq!(count(app, &refunded).await, 2);
 }
 
@@ -271,7 +284,12 @@ async fn what_cannot_be_refunded_is_refused_and_only_admins_refund() {
     // Not an admin: 403, the payer included.
     assert_error(refund(&app, &payer, &id, reason.clone()).await, 403, "forbidden").await;
     // Unknown payment.
-    assert_error(refund(&app, &admin, "nope", reason.clone()).await, 404, "not_found").await;
+    assert_error(
+        refund(&app, &admin, "nope", reason.clone()).await,
+        404,
+        "not_found",
+    )
+    .await;
     // A reason is required.
     let blank = assert_error(
         refund(&app, &admin, &id, json!({"reason": "   "})).await,
@@ -288,16 +306,35 @@ async fn what_cannot_be_refunded_is_refused_and_only_admins_refund() {
     }
     // More than was paid (6.35 EUR), in both languages.
     let body = json!({"amount": 6.36, "reason": "because"});
-    let en = assert_error(refund(&app, &admin, &id, body.clone()).await, 400, "refund_too_large").await;
-    assert_eq!(en["message"], json!("The refund is more than what remains of the payment to refund"));
+    let en = assert_error(
+        refund(&app, &admin, &id, body.clone()).await,
+        400,
+        "refund_too_large",
+    )
+    .await;
+    assert_eq!(
+        en["message"],
+        json!("The refund is more than what remains of the payment to refund")
+    );
     let hungarian = json!({"language": "hu-HU"});
     assert_ok(app.put_auth("/api/settings", &admin.token, hungarian).await).await;
     let hu = assert_error(refund(&app, &admin, &id, body).await, 400, "refund_too_large").await;
-    assert_eq!(hu["message"], json!("A visszatérítés több, mint ami a fizetésből még visszatéríthető"));
+    assert_eq!(
+        hu["message"],
+        json!("A visszatérítés több, mint ami a fizetésből még visszatéríthető")
+    );
 
     // A pending payment, and a canceled one: nothing was paid.
-    let pending = demo_checkout(&app, &payer, "plus").await["_id"].as_str().unwrap().to_owned();
-    assert_error(refund(&app, &admin, &pending, reason.clone()).await, 409, "refund_not_possible").await;
+    let pending = demo_checkout(&app, &payer, "plus").await["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_error(
+        refund(&app, &admin, &pending, reason.clone()).await,
+        409,
+        "refund_not_possible",
+    )
+    .await;
     let cancel = app
         .client
         .post(app.url(&format!("/api/payments/demo/{pending}/cancel")))
@@ -306,10 +343,18 @@ async fn what_cannot_be_refunded_is_refused_and_only_admins_refund() {
         .await
         .unwrap();
     assert!(cancel.status().is_redirection() || cancel.status().is_success());
-    assert_error(refund(&app, &admin, &pending, reason).await, 409, "refund_not_possible").await;
+    assert_error(
+        refund(&app, &admin, &pending, reason).await,
+        409,
+        "refund_not_possible",
+    )
+    .await;
 
     assert_eq!(count(&app, "SELECT COUNT(*) FROM refunds").await, 0);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM invoices WHERE kind = 'credit_note'").await, 0);
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM invoices WHERE kind = 'credit_note'").await,
+        0
+    );
     assert_eq!(payment(&app, &payer, &id).await["refundedAmount"], json!(0.0));
 }
 
@@ -318,7 +363,12 @@ async fn a_failed_stripe_payment_is_not_refunded() {
     let Some(s) = spawn_stripe_app().await else { return };
     let app = &s.app;
     let (admin, payer) = admin_and_payer(app).await;
-    let started = change(app, &payer, json!({"planType": "pro", "billingCycle": "one_time"})).await;
+    let started = change(
+        app,
+        &payer,
+        json!({"planType": "pro", "billingCycle": "one_time"}),
+    )
+    .await;
     let id = started["payment"]["_id"].as_str().unwrap().to_owned();
     let declined = s
         .fake
@@ -356,7 +406,11 @@ async fn a_demo_payment_is_recorded_only_and_ending_the_plan_tells_the_users_tab
     assert_eq!(sequence(&refunded["creditNote"]), 2);
 
     let changed = tab.expect("subscription.updated").await;
-    assert_eq!(changed["subscription"]["data"]["planType"], json!("free"), "{changed}");
+    assert_eq!(
+        changed["subscription"]["data"]["planType"],
+        json!("free"),
+        "{changed}"
+    );
     let sub = assert_ok(app.get_auth("/api/subscription", &payer.token).await).await;
     assert_eq!(sub["data"]["planType"], json!("free"));
     let audit = audit_of(&app, &admin, &payer).await;
@@ -380,20 +434,19 @@ async fn a_demo_payment_is_not_refunded_once_the_service_runs_on_stripe() {
     let (admin, payer) = admin_and_payer(app).await;
     // A demo payment made before the switch to Stripe: a copy of a paid one.
     stripe_paid(&s, &payer).await;
-    let mut demo = app
-        .state
-        .db
-        .payments_of(&payer.id)
-        .await
-        .unwrap()
-        .remove(0);
+    let mut demo = app.state.db.payments_of(&payer.id).await.unwrap().remove(0);
     demo.id = uuid::Uuid::now_v7().to_string();
     demo.provider = "demo".into();
     demo.provider_ref = None;
     demo.idempotency_key = None;
     app.state.db.insert_payment(&demo).await.unwrap();
     let body = json!({"reason": "money back"});
-    assert_error(refund(app, &admin, &demo.id, body).await, 409, "refund_not_possible").await;
+    assert_error(
+        refund(app, &admin, &demo.id, body).await,
+        409,
+        "refund_not_possible",
+    )
+    .await;
     assert_eq!(count(app, "SELECT COUNT(*) FROM refunds").await, 0);
 }
 
@@ -443,7 +496,14 @@ async fn a_refund_made_in_the_stripe_dashboard_is_applied_once() {
     assert_eq!(audit[0]["actor"], json!("stripe"));
     assert_eq!(audit[0]["actorId"], Value::Null);
     assert_eq!(audit[0]["after"]["creditNote"], notes[0]["number"]);
-    assert_eq!(count(app, "SELECT COUNT(*) FROM audit_log WHERE action = 'payment.refunded'").await, 2);
+    assert_eq!(
+        count(
+            app,
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'payment.refunded'"
+        )
+        .await,
+        2
+    );
 }
 
 /// Makes every audit row fail to be written, as a database failing mid-transaction would.
@@ -480,8 +540,18 @@ async fn a_refund_whose_audit_row_cannot_be_written_leaves_nothing_behind() {
     let failed = refund_with(&app, &admin, &id, Some("try-1"), body.clone()).await;
     assert_eq!(failed.status(), 500);
     assert_eq!(count(&app, "SELECT COUNT(*) FROM refunds").await, 0);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM invoices WHERE kind = 'credit_note'").await, 0);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM audit_log WHERE action = 'payment.refunded'").await, 0);
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM invoices WHERE kind = 'credit_note'").await,
+        0
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'payment.refunded'"
+        )
+        .await,
+        0
+    );
     assert_eq!(payment(&app, &payer, &id).await["refundedAmount"], json!(0.0));
     assert_eq!(plan_of(&app, &payer).await, "base", "the plan did not end either");
 
@@ -490,5 +560,12 @@ async fn a_refund_whose_audit_row_cannot_be_written_leaves_nothing_behind() {
     refuse_audit_rows(&app.state.db, false).await;
     let done = assert_ok(refund_with(&app, &admin, &id, Some("try-1"), body).await).await;
     assert_eq!(sequence(&done["data"]["creditNote"]), 2);
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM audit_log WHERE action = 'payment.refunded'").await, 1);
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'payment.refunded'"
+        )
+        .await,
+        1
+    );
 }

@@ -464,7 +464,9 @@ async fn charged_intent(api: &StripeApi, payment: &PaymentRow) -> anyhow::Result
         invoice if invoice.starts_with("in_") => api.get(&format!("/v1/invoices/{invoice}")).await?,
         sub if sub.starts_with("sub_") => {
             // Stripe lists newest first: the checkout paid the oldest invoice.
-            let list = api.get(&format!("/v1/invoices?subscription={sub}&limit=100")).await?;
+            let list = api
+                .get(&format!("/v1/invoices?subscription={sub}&limit=100"))
+                .await?;
             list["data"]
                 .as_array()
                 .and_then(|invoices| invoices.last())
