@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::{assert_error, assert_ok, spawn_app, TestApp, TestUser};
 use crate::invoices::pdf_text;
-use crate::stripe::{change, deliver, eventually, plan_of, spawn_stripe_app, StripeApp};
+use crate::stripe::{change, deliver, eventually, plan_of, spawn_stripe_app, subscribe_monthly, StripeApp};
 use crate::ws::WsClient;
 
 async fn refund_with(
@@ -201,6 +201,24 @@ async fn a_stripe_payment_is_refunded_in_part_then_in_full_each_with_a_credit_no
     assert_eq!(refunds[1]["after"]["amount"], json!("2.00 EUR"));
     assert_eq!(refunds[1]["after"]["creditNote"], note["number"]);
     assert_eq!(refunds[0]["actor"], json!("ada@example.com"));
+}
+
+#[actix_web::test]
+async fn a_monthly_plan_is_refunded_through_its_first_invoice_and_ending_it_ends_the_stripe_subscription() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let (admin, payer) = admin_and_payer(app).await;
+    let subscription = subscribe_monthly(&s, &payer, "base").await;
+    let payments = assert_ok(app.get_auth("/api/payments", &payer.token).await).await;
+    let id = payments["data"][0]["_id"].as_str().unwrap().to_owned();
+    let body = json!({"reason": "wrong plan", "endPlan": true});
+    let refunded = assert_ok(refund(app, &admin, &id, body).await).await["data"].clone();
+    let re = refunded["providerRef"].as_str().unwrap();
+    let at_stripe = s.fake.get(&format!("/v1/refunds/{re}")).await;
+    assert_eq!(at_stripe["amount"].as_i64(), Some(cents(&refunded["amount"])));
+    assert_eq!(plan_of(app, &payer).await, "free");
+    let sub = s.fake.get(&format!("/v1/subscriptions/{subscription}")).await;
+    assert_eq!(sub["status"], json!("canceled"), "{sub}");
 }
 
 #[actix_web::test]

@@ -133,7 +133,7 @@ async fn customer_with_card(s: &StripeApp, user: &TestUser) -> String {
 }
 
 /// Buys monthly `plan`; answers the Stripe subscription id once the plan is active.
-async fn subscribe_monthly(s: &StripeApp, user: &TestUser, plan: &str) -> String {
+pub(crate) async fn subscribe_monthly(s: &StripeApp, user: &TestUser, plan: &str) -> String {
     customer_with_card(s, user).await;
     let started = change(&s.app, user, json!({"planType": plan, "billingCycle": "monthly"})).await;
     assert!(started["clientSecret"].as_str().is_some(), "{started}");
