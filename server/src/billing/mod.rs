@@ -71,8 +71,9 @@ pub struct Billing {
     announce: Arc<Announcer>,
     terms: Terms,
     /// Refunds made by this instance, one at a time: a double click's twin waits, then finds
-    /// the first one's refund by its key instead of asking the provider again (across
-    /// instances, the provider's idempotency key and the refunds' unique key do).
+    /// the first one's refund by its key instead of asking the provider again, and Stripe's
+    /// report of a refund of ours finds it stored (across instances, the provider's
+    /// idempotency key and the refunds' unique keys do).
     refunding: tokio::sync::Mutex<()>,
 }
 

@@ -115,6 +115,8 @@ impl Billing {
         provider_ref: &str,
         amount: i64,
     ) -> Result<()> {
+        // After a refund of ours still being stored here, which it then finds.
+        let _one_at_a_time = self.refunding.lock().await;
         let provider = payment.provider.as_str();
         if self
             .db
