@@ -391,12 +391,18 @@ impl Billing {
     /// A charge was refunded (in part): each of its refunds not yet recorded (one made in
     /// Stripe's dashboard; ours are recorded under the same `re_…` id) gets its refund
     /// row, credit note and audit row. The charge is ours if its PaymentIntent or its
-    /// invoice is a payment's Stripe id.
+    /// invoice is a payment's Stripe id, or its invoice is the first of a subscription that is.
     async fn charge_refunded(&self, charge: &Value) -> Result<()> {
         let mut payment = None;
         for reference in [&charge["payment_intent"], &charge["invoice"]] {
             if let (None, Some(id)) = (&payment, reference.as_str()) {
                 payment = self.db.payment_by_provider_ref("stripe", id).await?;
+            }
+        }
+        // A monthly checkout is stored under its subscription, whose first invoice it paid.
+        if let (None, Some(invoice)) = (&payment, charge["invoice"].as_str()) {
+            if let Some(sub) = self.payments.subscription_of_first_invoice(invoice).await? {
+                payment = self.db.payment_by_provider_ref("stripe", &sub).await?;
             }
         }
         let Some(payment) = payment else {

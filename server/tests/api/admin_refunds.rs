@@ -524,6 +524,37 @@ async fn a_refund_made_in_the_stripe_dashboard_is_applied_once() {
     );
 }
 
+#[actix_web::test]
+async fn a_dashboard_refund_of_a_monthly_plan_is_found_through_its_first_invoice() {
+    let Some(s) = spawn_stripe_app().await else { return };
+    let app = &s.app;
+    let (_, payer) = admin_and_payer(app).await;
+    let subscription = subscribe_monthly(&s, &payer, "base").await;
+    let payments = assert_ok(app.get_auth("/api/payments", &payer.token).await).await;
+    let id = payments["data"][0]["_id"].as_str().unwrap().to_owned();
+    let invoices = s
+        .fake
+        .get(&format!("/v1/invoices?subscription={subscription}"))
+        .await;
+    let invoice = invoices["data"].as_array().unwrap().last().unwrap().clone();
+    let pi = invoice["payment_intent"]
+        .as_str()
+        .or_else(|| invoice["payment_intent"]["id"].as_str())
+        .unwrap()
+        .to_owned();
+    let (status, theirs) = s
+        .fake
+        .post("/v1/refunds", &[("payment_intent", &pi), ("amount", "100")])
+        .await;
+    assert_eq!(status, 200, "{theirs}");
+    let event = json!({"id": format!("evt_{}", uuid::Uuid::new_v4().simple()), "type": "charge.refunded",
+        "data": {"object": {"id": "ch_x", "object": "charge", "payment_intent": pi, "invoice": invoice["id"],
+            "refunds": {"object": "list", "data": [
+                {"id": theirs["id"], "object": "refund", "amount": 100, "status": "succeeded"}]}}}});
+    assert_eq!(deliver(app, &s.secret, &event).await.status(), 200);
+    assert_eq!(payment(app, &payer, &id).await["refundedAmount"], json!(1.0));
+}
+
 /// Makes every audit row fail to be written, as a database failing mid-transaction would.
 async fn refuse_audit_rows(db: &Db, refuse: bool) {
     let statements: &[&str] = match (db, refuse) {

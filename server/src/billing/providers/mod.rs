@@ -83,6 +83,15 @@ pub trait PaymentProvider: Send + Sync {
         idempotency_key: &str,
     ) -> BoxFuture<'static, anyhow::Result<Option<String>>>;
 
+    /// The subscription whose first invoice `invoice` is (the one a monthly checkout paid),
+    /// asked of the provider; `None` for any other invoice.
+    fn subscription_of_first_invoice(
+        &self,
+        _invoice: &str,
+    ) -> BoxFuture<'static, anyhow::Result<Option<String>>> {
+        Box::pin(async { Ok(None) })
+    }
+
     /// Whether paying `payment` changes the plan of the subscription the provider renews
     /// already (a Stripe upgrade's proration invoice): its period stays as it is.
     fn changes_plan_in_place(&self, _payment: &PaymentRow) -> bool {

@@ -305,6 +305,26 @@ impl PaymentProvider for StripeProvider {
         })
     }
 
+    fn subscription_of_first_invoice(
+        &self,
+        invoice: &str,
+    ) -> BoxFuture<'static, anyhow::Result<Option<String>>> {
+        let (api, path) = (self.api.clone(), format!("/v1/invoices/{invoice}"));
+        Box::pin(async move {
+            let invoice = api.get(&path).await?;
+            let Some(sub) = invoice["subscription"].as_str() else {
+                return Ok(None);
+            };
+            // The first is the oldest (Stripe lists newest first), as in `charged_intent`.
+            let list = api
+                .get(&format!("/v1/invoices?subscription={sub}&limit=100"))
+                .await?;
+            let first = list["data"].as_array().and_then(|all| all.last());
+            let is_first = first.is_some_and(|first| first["id"] == invoice["id"]);
+            Ok(is_first.then(|| sub.to_owned()))
+        })
+    }
+
     fn changes_plan_in_place(&self, payment: &PaymentRow) -> bool {
         payment.provider_ref.as_deref().is_some_and(is_upgrade_invoice)
     }
