@@ -75,8 +75,9 @@ async fn stripe_paid(s: &StripeApp, user: &TestUser) -> (String, String) {
     let secret = started["clientSecret"].as_str().unwrap().to_owned();
     let id = started["payment"]["_id"].as_str().unwrap().to_owned();
     assert_eq!(s.fake.pay(&secret, "4242424242424242").await, 200);
-    eventually("the card payment succeeded", || async {
-        plan_of(&s.app, user).await == "plus"
+    // The invoice is issued right after the plan starts.
+    eventually("the card payment succeeded and is invoiced", || async {
+        plan_of(&s.app, user).await == "plus" && !invoices(&s.app, user).await.is_empty()
     })
     .await;
     let pi = secret.split("_secret_").next().unwrap().to_owned();
