@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::states::{AccountStatus, AuditAction, PlanType, UserRole};
+use crate::states::{AccountStatus, AuditAction, Currency, PlanType, UserRole};
 use crate::views::{Invoice, Payment, Subscription, Usage};
 
 /// A row of the users table: `GET /api/admin/users` (paged).
@@ -93,4 +93,30 @@ pub struct AdminSuspension {
     pub suspended: bool,
     /// When an admin suspended the account, `null` when it is not suspended.
     pub suspended_at: Option<String>,
+}
+
+/// A refund and its credit note: `POST /api/admin/payments/{id}/refund`. Amounts in
+/// major units, like the payment's.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Refund {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub payment_id: String,
+    pub amount: f64,
+    pub currency: Currency,
+    pub reason: String,
+    /// `demo` (recorded only: no money moved) or `stripe`.
+    pub provider: String,
+    /// Stripe's refund id (`re_…`); `null` for a demo refund.
+    pub provider_ref: Option<String>,
+    /// The admin who refunded; `null` for a refund made in Stripe's dashboard.
+    pub actor_id: Option<String>,
+    /// The admin's e-mail then, or `stripe`.
+    pub actor: String,
+    pub created_at: String,
+    /// The credit note the refund issued (kind `credit_note`, negative amounts).
+    pub credit_note: Invoice,
+    /// The payment now, its `refundedAmount` included.
+    pub payment: Payment,
 }

@@ -57,5 +57,6 @@ pub fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     admin::AdminUserDetail::export_all(&cfg)?;
     admin::AuditEntry::export_all(&cfg)?;
     admin::AdminSuspension::export_all(&cfg)?;
+    admin::Refund::export_all(&cfg)?;
     Ok(())
 }

@@ -283,6 +283,13 @@ error_codes! {
     // Operator console (issue 34)
     CannotSuspendSelf = "cannot_suspend_self", CONFLICT,
         "You cannot suspend your own account", "A saját fiókját nem függesztheti fel";
+    // Operator console: refunds (issue 34)
+    RefundTooLarge = "refund_too_large", BAD_REQUEST,
+        "The refund is more than what remains of the payment to refund",
+        "A visszatérítés több, mint ami a fizetésből még visszatéríthető";
+    RefundNotPossible = "refund_not_possible", CONFLICT,
+        "This payment cannot be refunded: only a succeeded payment of the provider running now can be",
+        "Ez a fizetés nem téríthető vissza: csak a most működő szolgáltató sikeres fizetése téríthető vissza";
 }
 
 /// Names of the fields that `{field}` can stand for, in both languages.

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use chat_contract::frames::{self, Attachment};
-use chat_contract::states::{BillingCycle, FileKind, InvoiceKind, PlanType};
+use chat_contract::states::{BillingCycle, FileKind, PlanType};
 use chat_contract::views::{
     self, AiPersonalization, Invoice, Payment, PendingSubscription, Seller, Settings, Subscription,
     SubscriptionData, User,
@@ -21,6 +21,7 @@ use crate::db::files::FileRow;
 use crate::db::invoices::InvoiceRow;
 use crate::db::payments::PaymentRow;
 use crate::db::projects::ProjectRow;
+use crate::db::refunds::RefundRow;
 use crate::db::shares::ShareRow;
 use crate::db::subscriptions::SubscriptionRow;
 use crate::db::users::UserRow;
@@ -157,8 +158,7 @@ pub fn payment(p: &PaymentRow) -> Payment {
         vat_treatment: p.vat_treatment,
         vat_check: vat_check(p.vat_check.as_deref()),
         total_amount: major(p.total_amount),
-        // No refund is made yet (the operator console's refunds come with credit notes).
-        refunded_amount: 0.0,
+        refunded_amount: major(p.refunded_amount),
         payment_method: p.payment_method.clone(),
         provider: p.provider.clone(),
         created_at: iso(p.created_at),
@@ -170,9 +170,9 @@ pub fn payment(p: &PaymentRow) -> Payment {
 pub fn invoice(i: &InvoiceRow) -> Invoice {
     Invoice {
         id: i.id.clone(),
-        kind: InvoiceKind::Invoice,
+        kind: i.kind,
         number: i.number.clone(),
-        credit_note_of: None,
+        credit_note_of: i.credit_note_of_number.clone(),
         issued_at: iso(i.issued_at),
         payment_id: i.payment_id.clone(),
         transaction_id: i.transaction_id.clone(),
@@ -358,6 +358,24 @@ pub fn shared_conversation_view(snapshot: &Snapshot) -> answers::SharedConversat
         owner_name: snapshot.share.owner_name.clone(),
         created_at: iso(snapshot.share.created_at),
         messages,
+    }
+}
+
+/// A refund with its credit note and its payment as they are now.
+pub fn refund(r: &RefundRow, credit_note: &InvoiceRow, p: &PaymentRow) -> admin::Refund {
+    admin::Refund {
+        id: r.id.clone(),
+        payment_id: r.payment_id.clone(),
+        amount: major(r.amount),
+        currency: p.currency,
+        reason: r.reason.clone(),
+        provider: r.provider.clone(),
+        provider_ref: r.provider_ref.clone(),
+        actor_id: r.actor_id.clone(),
+        actor: r.actor_name.clone(),
+        created_at: iso(r.created_at),
+        credit_note: invoice(credit_note),
+        payment: payment(p),
     }
 }
 

@@ -8,13 +8,16 @@
 //! (which holds the VAT rates) and the stored billing info can use them. Calls between
 //! the areas run one way too: `subscriptions` issues `invoices`, `stripe_events`
 //! completes `subscriptions`' payments, `payments` (reading them, the demo checkout) goes
-//! through `stripe_events`; `vat_checks` asks VIES for `subscriptions` and the settings;
-//! `suspension` changes renewals through `subscriptions`' provider call.
+//! through `stripe_events`; `refunds` issues `invoices` (credit notes), and
+//! `stripe_events` records the refunds made in Stripe's dashboard through `refunds`;
+//! `vat_checks` asks VIES for `subscriptions` and the settings; `suspension` changes
+//! renewals through `subscriptions`' provider call.
 
 pub mod huf_rate;
 pub mod invoices;
 pub mod payments;
 pub mod providers;
+pub mod refunds;
 pub mod stripe_events;
 pub mod subscriptions;
 pub mod suspension;
@@ -72,6 +75,11 @@ pub struct Billing {
     /// Tells the user's tabs of a plan change or a new VIES check.
     announce: Arc<Announcer>,
     terms: Terms,
+    /// Refunds made by this instance, one at a time: a double click's twin waits, then finds
+    /// the first one's refund by its key instead of asking the provider again, and Stripe's
+    /// report of a refund of ours finds it stored (across instances, the provider's
+    /// idempotency key and the refunds' unique keys do).
+    refunding: tokio::sync::Mutex<()>,
 }
 
 /// What [`Billing::new`] takes besides the settings.
@@ -108,6 +116,7 @@ impl Billing {
                 renewal_grace_ms: billing.renewal_grace_hours * crate::clock::HOUR_MS,
                 vies_max_age_ms: billing.vies_max_age_days * crate::clock::DAY_MS,
             },
+            refunding: tokio::sync::Mutex::new(()),
         }
     }
 

@@ -99,6 +99,7 @@ impl Billing {
             "invoice.payment_failed" => self.invoice_failed(object).await?,
             "customer.subscription.updated" => self.subscription_updated(object).await?,
             "customer.subscription.deleted" => self.subscription_deleted(object).await?,
+            "charge.refunded" => self.charge_refunded(object).await?,
             _ => tracing::debug!(event = id, kind, "stripe event of a type we do not use"),
         }
         // Recorded only once applied: a failure answers 500 and Stripe delivers it again.
@@ -383,6 +384,36 @@ impl Billing {
         let mail = renewal_failed_mail(lang, &user.email, &user.name, &end);
         if let Err(e) = self.mailer.send(mail).await {
             tracing::error!(user = %user_id, error = ?e, "could not mail a failed renewal");
+        }
+        Ok(())
+    }
+
+    /// A charge was refunded (in part): each of its refunds not yet recorded (one made in
+    /// Stripe's dashboard; ours are recorded under the same `re_…` id) gets its refund
+    /// row, credit note and audit row. The charge is ours if its PaymentIntent or its
+    /// invoice is a payment's Stripe id, or its invoice is the first of a subscription that is.
+    async fn charge_refunded(&self, charge: &Value) -> Result<()> {
+        let mut payment = None;
+        for reference in [&charge["payment_intent"], &charge["invoice"]] {
+            if let (None, Some(id)) = (&payment, reference.as_str()) {
+                payment = self.db.payment_by_provider_ref("stripe", id).await?;
+            }
+        }
+        // A monthly checkout is stored under its subscription, whose first invoice it paid.
+        if let (None, Some(invoice)) = (&payment, charge["invoice"].as_str()) {
+            if let Some(sub) = self.payments.subscription_of_first_invoice(invoice).await? {
+                payment = self.db.payment_by_provider_ref("stripe", &sub).await?;
+            }
+        }
+        let Some(payment) = payment else {
+            tracing::warn!(charge = ?charge["id"], "a refunded stripe charge of no payment of ours; ignored");
+            return Ok(());
+        };
+        let refunds = charge["refunds"]["data"].as_array().cloned().unwrap_or_default();
+        for refund in refunds.iter().filter(|r| r["status"] == "succeeded") {
+            if let (Some(id), Some(amount)) = (refund["id"].as_str(), refund["amount"].as_i64()) {
+                self.record_provider_refund(&payment, id, amount).await?;
+            }
         }
         Ok(())
     }

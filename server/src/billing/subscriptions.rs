@@ -109,6 +109,7 @@ impl Billing {
             vat_treatment: buyer_vat.treatment,
             period_start: period.map(|(start, _)| start),
             period_end: period.map(|(_, end)| end),
+            refunded_amount: 0,
         })
     }
 

@@ -15,13 +15,16 @@ pub enum Actor {
     Admin { id: String, email: String },
     /// `chat-server users …` on the server's shell.
     CommandLine,
+    /// The payment provider, reporting what was done in its own dashboard (a refund made
+    /// in Stripe's): named by the provider (`stripe`), with no admin id.
+    Provider(&'static str),
 }
 
 impl Actor {
     pub fn id(&self) -> Option<&str> {
         match self {
             Actor::Admin { id, .. } => Some(id),
-            Actor::CommandLine => None,
+            Actor::CommandLine | Actor::Provider(_) => None,
         }
     }
 
@@ -30,6 +33,7 @@ impl Actor {
         match self {
             Actor::Admin { email, .. } => email,
             Actor::CommandLine => "command line",
+            Actor::Provider(name) => name,
         }
     }
 }
@@ -78,7 +82,8 @@ macro_rules! append_audit {
             .bind(record.actor.id())
             .bind(record.actor.name())
             .bind(record.action)
-            .bind(record.target_user_id.as_str())
+            // Empty for a payment whose account was deleted (a refund of it): no user then.
+            .bind(Some(record.target_user_id.as_str()).filter(|id| !id.is_empty()))
             .bind(record.target.as_str())
             .bind(record.reason.as_str())
             .bind($crate::db::audit::json(&record.before))

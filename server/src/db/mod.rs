@@ -23,6 +23,7 @@ pub mod invoices;
 pub mod payments;
 pub mod portability;
 pub mod projects;
+pub mod refunds;
 pub mod registrations;
 pub mod resets;
 pub mod search;

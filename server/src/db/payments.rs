@@ -34,11 +34,21 @@ pub struct PaymentRow {
     pub period_end: Option<i64>,
     /// The VIES check the VAT treatment rested on ([`crate::billing::vies::Check`] as JSON).
     pub vat_check: Option<String>,
+    /// What refunds gave back of `total_amount` so far (read from `refunds`, never stored).
+    #[sqlx(default)]
+    pub refunded_amount: i64,
 }
 
 pub(crate) const COLUMNS: &str = "id, user_id, plan_type, billing_cycle, kind, status, currency, net_amount, vat_rate, \
      vat_amount, total_amount, provider, provider_ref, payment_method, idempotency_key, created_at, completed_at, \
      buyer, vat_treatment, period_start, period_end, vat_check";
+
+/// What reads a payment: its columns and the sum of its refunds.
+pub(crate) const SELECT: &str = "SELECT id, user_id, plan_type, billing_cycle, kind, status, currency, net_amount, \
+     vat_rate, vat_amount, total_amount, provider, provider_ref, payment_method, idempotency_key, created_at, \
+     completed_at, buyer, vat_treatment, period_start, period_end, vat_check, \
+     (SELECT CAST(COALESCE(SUM(r.amount), 0) AS BIGINT) FROM refunds r WHERE r.payment_id = payments.id) \
+     AS refunded_amount FROM payments";
 
 /// The INSERT of a whole payment row, `suffix` appended (e.g. an ON CONFLICT clause).
 pub(crate) fn insert_sql(suffix: &str) -> String {
@@ -85,7 +95,7 @@ impl Db {
     }
 
     pub async fn payment(&self, id: &str) -> sqlx::Result<Option<PaymentRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM payments WHERE id = $1");
+        let sql = format!("{SELECT} WHERE id = $1");
         on_pool!(self, pool => sqlx::query_as(&sql).bind(id).fetch_optional(pool).await)
     }
 
@@ -94,13 +104,12 @@ impl Db {
         user_id: &str,
         key: &str,
     ) -> sqlx::Result<Option<PaymentRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM payments WHERE user_id = $1 AND idempotency_key = $2");
+        let sql = format!("{SELECT} WHERE user_id = $1 AND idempotency_key = $2");
         on_pool!(self, pool => sqlx::query_as(&sql).bind(user_id).bind(key).fetch_optional(pool).await)
     }
 
     pub async fn payments_of(&self, user_id: &str) -> sqlx::Result<Vec<PaymentRow>> {
-        let sql =
-            format!("SELECT {COLUMNS} FROM payments WHERE user_id = $1 ORDER BY created_at DESC, id DESC");
+        let sql = format!("{SELECT} WHERE user_id = $1 ORDER BY created_at DESC, id DESC");
         on_pool!(self, pool => sqlx::query_as(&sql).bind(user_id).fetch_all(pool).await)
     }
 

@@ -1,7 +1,7 @@
 //! What Stripe payments keep: customers, prices, applied webhook events, and the
 //! subscription that renews a user's plan there.
 
-use super::payments::{insert_payment_query, insert_sql, PaymentRow, COLUMNS as PAYMENT_COLUMNS};
+use super::payments::{insert_payment_query, insert_sql, PaymentRow, SELECT as PAYMENT_SELECT};
 use super::subscriptions::{activation_query, Activation};
 use super::{on_pool, Db};
 
@@ -96,7 +96,7 @@ impl Db {
         provider: &str,
         provider_ref: &str,
     ) -> sqlx::Result<Option<PaymentRow>> {
-        let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE provider = $1 AND provider_ref = $2");
+        let sql = format!("{PAYMENT_SELECT} WHERE provider = $1 AND provider_ref = $2");
         on_pool!(self, pool => sqlx::query_as(&sql).bind(provider).bind(provider_ref).fetch_optional(pool).await)
     }
 

@@ -58,6 +58,12 @@ pub struct Activation<'a> {
     pub end_date: i64,
 }
 
+/// The user `$1` back on free at `$2`, with no end date and nothing scheduled (also run
+/// inside a refund's transaction, see `db::refunds`).
+pub(crate) const SET_FREE: &str = "UPDATE subscriptions SET plan_type = 'free', status = 'active', \
+     billing_cycle = NULL, payment_method = NULL, currency = NULL, start_date = $2, end_date = NULL, \
+     pending_plan_type = NULL, pending_since = NULL, updated_at = $2 WHERE user_id = $1";
+
 impl Db {
     /// The user's subscription, created on the free plan if the user has none yet. Reads
     /// first: most calls find the row, and an insert would take SQLite's write lock.
@@ -91,10 +97,7 @@ impl Db {
 
     /// Puts the user back on free, with no end date and nothing scheduled.
     pub async fn set_free(&self, user_id: &str, now: i64) -> sqlx::Result<()> {
-        let sql = "UPDATE subscriptions SET plan_type = 'free', status = 'active', billing_cycle = NULL, \
-                   payment_method = NULL, currency = NULL, start_date = $2, end_date = NULL, \
-                   pending_plan_type = NULL, pending_since = NULL, updated_at = $2 WHERE user_id = $1";
-        on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(now).execute(pool).await.map(drop))
+        on_pool!(self, pool => sqlx::query(SET_FREE).bind(user_id).bind(now).execute(pool).await.map(drop))
     }
 
     /// Schedules (or with `None` removes) a change that activates at the end date.

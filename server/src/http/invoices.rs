@@ -1,9 +1,10 @@
-//! `/api/invoices`: the user's invoices and their PDFs. Another user's invoice is a 404,
-//! as if it did not exist.
+//! `/api/invoices`: the user's invoices and credit notes, and their PDFs. Another user's
+//! invoice is a 404, as if it did not exist.
 
 use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{web, HttpResponse};
 use chat_contract::answers;
+use chat_contract::states::InvoiceKind;
 
 use crate::error::{ErrorCode, Result};
 use crate::http::auth_user::AuthUser;
@@ -37,7 +38,11 @@ async fn pdf(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpR
         .insert_header(ContentDisposition {
             disposition: DispositionType::Attachment,
             parameters: vec![DispositionParam::Filename(format!(
-                "invoice-{}.pdf",
+                "{}-{}.pdf",
+                match invoice.kind {
+                    InvoiceKind::Invoice => "invoice",
+                    InvoiceKind::CreditNote => "credit-note",
+                },
                 invoice.number
             ))],
         })

@@ -5,6 +5,7 @@
 use chrono::TimeZone;
 use serde_json::{json, Value};
 
+use crate::admin_refunds::refund;
 use crate::helpers::{assert_ok, spawn_app_with, TestApp, TestUser};
 use crate::invoices::pdf_text;
 use crate::mnb_stub::{self, MnbStub};
@@ -121,4 +122,38 @@ async fn a_forint_invoice_asks_no_rate_and_states_none() {
     assert_eq!(invoice["hufVat"], json!(null));
     assert!(mnb.requests().is_empty());
     assert!(!pdf(&app, &ann, &invoice).await.contains("VAT in HUF"));
+}
+
+#[actix_web::test]
+async fn a_credit_note_states_its_vat_in_forints_at_the_rate_of_its_invoice() {
+    let (app, mnb) = spawn_with_mnb("391,25", 0.0).await;
+    let (ann, invoice) = paid_invoice(&app, "ann@example.com", "EUR").await;
+    let root = app.register("Root", "root@example.com", "secret1").await;
+    app.grant_admin("root@example.com").await;
+    // MNB's rate moves on: the correction still takes the invoice's.
+    *mnb.rate.lock().unwrap() = Some("400,00");
+    let body = json!({"amount": 2.0, "reason": "two days of outage", "endPlan": false});
+    let payment = invoice["paymentId"].as_str().unwrap();
+    let refunded = assert_ok(refund(&app, &root, payment, body).await).await;
+    let note = &refunded["data"]["creditNote"];
+    // 2.00 € gross at 27 %: 0.43 € of VAT, × 391.25 = 168.24.
+    assert_eq!(note["vatAmount"], json!(-0.43), "{note}");
+    assert_eq!(
+        note["hufVat"],
+        json!({"rate": 391.25, "rateDate": invoice["hufVat"]["rateDate"], "source": "mnb", "vatHuf": -168}),
+        "{note}"
+    );
+    let listed = assert_ok(app.get_auth("/api/invoices", &ann.token).await).await;
+    let note = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == json!("credit_note"))
+        .unwrap()
+        .clone();
+    let text = pdf(&app, &ann, &note).await;
+    assert!(
+        text.contains("-168 HUF") && text.contains("1 EUR = 391.25 HUF"),
+        "{text}"
+    );
 }

@@ -73,7 +73,7 @@ async fn pdf(app: &TestApp, user: &TestUser, invoice: &Value) -> reqwest::Respon
 }
 
 /// The text of a PDF, as poppler's `pdftotext` reads it (an independent reader).
-pub fn pdf_text(bytes: &[u8]) -> String {
+pub(crate) fn pdf_text(bytes: &[u8]) -> String {
     let mut child = Command::new("pdftotext")
         .args(["-layout", "-", "-"])
         .stdin(Stdio::piped())

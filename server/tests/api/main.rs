@@ -3,6 +3,7 @@
 
 mod abuse;
 mod admin;
+mod admin_refunds;
 mod admin_suspension;
 mod chat;
 mod code_attempts;

@@ -14,7 +14,7 @@ use crate::localstripe::{self, Fake};
 pub(crate) struct StripeApp {
     pub(crate) app: TestApp,
     pub(crate) fake: Fake,
-    secret: String,
+    pub(crate) secret: String,
     /// The name of the webhook that sends localstripe's events to `app`, if any.
     webhook: Option<String>,
 }
@@ -71,7 +71,7 @@ async fn subscription(app: &TestApp, user: &TestUser) -> Value {
     assert_ok(app.get_auth("/api/subscription", &user.token).await).await
 }
 
-async fn change(app: &TestApp, user: &TestUser, body: Value) -> Value {
+pub(crate) async fn change(app: &TestApp, user: &TestUser, body: Value) -> Value {
     assert_ok(app.put_auth("/api/subscription/change", &user.token, body).await).await
 }
 
@@ -92,7 +92,7 @@ where
     panic!("timed out waiting until {what}");
 }
 
-async fn plan_of(app: &TestApp, user: &TestUser) -> String {
+pub(crate) async fn plan_of(app: &TestApp, user: &TestUser) -> String {
     subscription(app, user).await["data"]["planType"]
         .as_str()
         .unwrap()
@@ -178,7 +178,7 @@ fn signature(secret: &str, payload: &str, t: i64) -> String {
 }
 
 /// Delivers an event as Stripe would, signed with `secret` at the server's time.
-async fn deliver(app: &TestApp, secret: &str, event: &Value) -> reqwest::Response {
+pub(crate) async fn deliver(app: &TestApp, secret: &str, event: &Value) -> reqwest::Response {
     deliver_at(app, secret, event, app.clock_now() / 1000).await
 }
 

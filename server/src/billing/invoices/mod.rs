@@ -4,7 +4,7 @@
 pub mod pdf;
 
 use anyhow::Context;
-use chat_contract::states::{Currency, PaymentStatus};
+use chat_contract::states::{Currency, InvoiceKind, PaymentStatus};
 use chrono::{Datelike, TimeZone};
 use serde::Deserialize;
 
@@ -142,6 +142,10 @@ impl Billing {
             transaction_id: payment.provider_ref.clone().unwrap_or_else(|| payment.id.clone()),
             vat_check: payment.vat_check.clone(),
             huf_vat: None,
+            kind: InvoiceKind::Invoice,
+            credit_note_of: None,
+            refund_id: None,
+            credit_note_of_number: None,
         }
     }
 
@@ -162,7 +166,7 @@ impl Billing {
     }
 
     /// The year of an invoice issued at `ms`, in the catalogue's timezone.
-    fn issue_year(&self, ms: i64) -> i64 {
+    pub(super) fn issue_year(&self, ms: i64) -> i64 {
         self.catalogue
             .timezone
             .timestamp_millis_opt(ms)

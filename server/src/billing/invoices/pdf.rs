@@ -16,7 +16,7 @@ use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 use crate::billing::huf_rate::{HufVat, Source};
 use crate::billing::vat::{Treatment, VatRules};
 use crate::db::invoices::InvoiceRow;
-use chat_contract::states::BillingCycle;
+use chat_contract::states::{BillingCycle, InvoiceKind};
 use chat_contract::views::VatCheckStatus;
 
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
@@ -140,19 +140,34 @@ fn lay_out(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz, vat: &VatRules) {
     );
 }
 
+/// The document's title, in both languages as everything printed: a credit note is a
+/// "Jóváíró számla" (it refunds, with negative amounts, part or all of an invoice).
+fn title(i: &InvoiceRow) -> &'static str {
+    match i.kind {
+        InvoiceKind::Invoice => "Számla / Invoice",
+        InvoiceKind::CreditNote => "Jóváíró számla / Credit note",
+    }
+}
+
 /// The number and the dates of the invoice.
 fn heading(page: &mut Page<'_>, i: &InvoiceRow, tz: Tz) -> f32 {
     let right = PAGE_WIDTH - MARGIN;
     let mut y = PAGE_HEIGHT - MARGIN - 10.0;
-    page.text(MARGIN, y, 22.0, "Számla / Invoice");
+    page.text(MARGIN, y, 22.0, title(i));
     page.text_right(right, y, 14.0, i.number.clone());
     y -= 30.0;
-    let facts = [
+    let mut facts = vec![
         ("Kelt / Issued", date(i.issued_at, tz)),
         ("Teljesítés / Date of supply", date(i.period_start, tz)),
         ("Fizetés módja / Payment", "bankkártya / card, paid".to_owned()),
         ("Tranzakció / Transaction", i.transaction_id.clone()),
     ];
+    if i.kind == InvoiceKind::CreditNote {
+        // What a credit note corrects: the invoice it refers to, by its number.
+        facts[2] = ("Visszatérítés / Refund", "bankkártyára / to the card".to_owned());
+        let referred = i.credit_note_of_number.clone().unwrap_or_default();
+        facts.insert(0, ("Helyesbített számla / Refers to invoice", referred));
+    }
     for (label, value) in facts {
         page.text(MARGIN, y, 9.0, label);
         page.text(MARGIN + 150.0, y, 9.0, value);
@@ -260,7 +275,11 @@ fn totals(page: &mut Page<'_>, i: &InvoiceRow, mut y: f32) -> f32 {
         page.text_right(right, y, 10.0, value);
         y -= 15.0;
     }
-    page.text_right(cols[1], y, 12.0, "Fizetendő / Total due");
+    let due = match i.kind {
+        InvoiceKind::Invoice => "Fizetendő / Total due",
+        InvoiceKind::CreditNote => "Visszatérítendő / Total refunded",
+    };
+    page.text_right(cols[1], y, 12.0, due);
     page.text_right(right, y, 12.0, money(i.total_amount, i.currency.as_str()));
     y -= 15.0;
     // Hungarian VAT law: an invoice in another currency states its VAT in forints too.
@@ -419,7 +438,14 @@ fn write_page(pdf: &mut Pdf, ids: &Ids, page: &Page<'_>, subset: &Subset, invoic
     p.resources().fonts().pair(FONT_NAME, ids.type0);
     p.finish();
     pdf.document_info(ids.info)
-        .title(TextStr(&format!("Invoice {}", invoice.number)))
+        .title(TextStr(&format!(
+            "{} {}",
+            match invoice.kind {
+                InvoiceKind::Invoice => "Invoice",
+                InvoiceKind::CreditNote => "Credit note",
+            },
+            invoice.number
+        )))
         .producer(TextStr("chat-server"));
 
     let mut content = Content::new();

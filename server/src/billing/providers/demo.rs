@@ -62,6 +62,11 @@ impl PaymentProvider for DemoProvider {
         Box::pin(async { Ok(false) })
     }
 
+    /// No money was taken, so none is given back: the refund is only recorded.
+    fn refund(&self, _: &PaymentRow, _: i64, _: &str) -> BoxFuture<'static, anyhow::Result<Option<String>>> {
+        Box::pin(async { Ok(None) })
+    }
+
     fn client_config(&self) -> PaymentConfig {
         PaymentConfig {
             provider: "demo".into(),

@@ -73,6 +73,25 @@ pub trait PaymentProvider: Send + Sync {
     /// fallback when a webhook is late. Never trusts the client.
     fn is_paid(&self, payment: &PaymentRow) -> BoxFuture<'static, anyhow::Result<bool>>;
 
+    /// Gives back `amount` (minor units) of a succeeded `payment`; answers the provider's id
+    /// of the refund (`None`: the demo provider moves no money and only records it).
+    /// `idempotency_key` goes to the provider, so a retried call never refunds twice.
+    fn refund(
+        &self,
+        payment: &PaymentRow,
+        amount: i64,
+        idempotency_key: &str,
+    ) -> BoxFuture<'static, anyhow::Result<Option<String>>>;
+
+    /// The subscription whose first invoice `invoice` is (the one a monthly checkout paid),
+    /// asked of the provider; `None` for any other invoice.
+    fn subscription_of_first_invoice(
+        &self,
+        _invoice: &str,
+    ) -> BoxFuture<'static, anyhow::Result<Option<String>>> {
+        Box::pin(async { Ok(None) })
+    }
+
     /// Whether paying `payment` changes the plan of the subscription the provider renews
     /// already (a Stripe upgrade's proration invoice): its period stays as it is.
     fn changes_plan_in_place(&self, _payment: &PaymentRow) -> bool {

@@ -285,6 +285,46 @@ impl PaymentProvider for StripeProvider {
         })
     }
 
+    fn refund(
+        &self,
+        payment: &PaymentRow,
+        amount: i64,
+        idempotency_key: &str,
+    ) -> BoxFuture<'static, anyhow::Result<Option<String>>> {
+        let (api, payment) = (self.api.clone(), payment.clone());
+        let key = format!("refund-{idempotency_key}");
+        Box::pin(async move {
+            let intent = charged_intent(&api, &payment).await?;
+            let form = [
+                ("payment_intent", intent),
+                ("amount", amount.to_string()),
+                ("metadata[payment_id]", payment.id.clone()),
+            ];
+            let refund = api.post("/v1/refunds", &form, Some(&key)).await?;
+            Ok(Some(str_field(&refund, "id")?))
+        })
+    }
+
+    fn subscription_of_first_invoice(
+        &self,
+        invoice: &str,
+    ) -> BoxFuture<'static, anyhow::Result<Option<String>>> {
+        let (api, path) = (self.api.clone(), format!("/v1/invoices/{invoice}"));
+        Box::pin(async move {
+            let invoice = api.get(&path).await?;
+            let Some(sub) = invoice["subscription"].as_str() else {
+                return Ok(None);
+            };
+            // The first is the oldest (Stripe lists newest first), as in `charged_intent`.
+            let list = api
+                .get(&format!("/v1/invoices?subscription={sub}&limit=100"))
+                .await?;
+            let first = list["data"].as_array().and_then(|all| all.last());
+            let is_first = first.is_some_and(|first| first["id"] == invoice["id"]);
+            Ok(is_first.then(|| sub.to_owned()))
+        })
+    }
+
     fn changes_plan_in_place(&self, payment: &PaymentRow) -> bool {
         payment.provider_ref.as_deref().is_some_and(is_upgrade_invoice)
     }
@@ -429,6 +469,37 @@ async fn start_subscription(
             .map(str::to_owned),
         provider_ref: Some(str_field(&sub, "id")?),
     })
+}
+
+/// The PaymentIntent that took a payment's money: the payment's own (one-time plans), or
+/// that of its invoice (upgrades and renewals are stored under their invoice; a monthly
+/// checkout under its subscription, whose first invoice it paid).
+async fn charged_intent(api: &StripeApi, payment: &PaymentRow) -> anyhow::Result<String> {
+    let reference = payment
+        .provider_ref
+        .as_deref()
+        .with_context(|| format!("payment {} has no stripe id", payment.id))?;
+    let invoice = match reference {
+        pi if pi.starts_with("pi_") => return Ok(pi.to_owned()),
+        invoice if invoice.starts_with("in_") => api.get(&format!("/v1/invoices/{invoice}")).await?,
+        sub if sub.starts_with("sub_") => {
+            // Stripe lists newest first: the checkout paid the oldest invoice.
+            let list = api
+                .get(&format!("/v1/invoices?subscription={sub}&limit=100"))
+                .await?;
+            list["data"]
+                .as_array()
+                .and_then(|invoices| invoices.last())
+                .cloned()
+                .with_context(|| format!("subscription {sub} has no invoice"))?
+        }
+        other => bail!("payment {} has an unknown stripe id {other}", payment.id),
+    };
+    invoice["payment_intent"]
+        .as_str()
+        .or_else(|| invoice["payment_intent"]["id"].as_str())
+        .map(str::to_owned)
+        .with_context(|| format!("the invoice of payment {} has no PaymentIntent", payment.id))
 }
 
 /// Whether a payment's Stripe id is an upgrade's proration invoice (checkouts are a

@@ -16,13 +16,15 @@ use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
 use chat_contract::states::UserRole;
 
+mod payments;
 mod suspension;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/admin")
             .route("/audit", web::get().to(audit))
-            .configure(suspension::routes),
+            .configure(suspension::routes)
+            .configure(payments::routes),
     );
 }
 

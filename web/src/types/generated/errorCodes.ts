@@ -94,6 +94,8 @@ export const ERROR_CODES = [
   'import_too_many_conversations',
   'import_too_many_messages',
   'cannot_suspend_self',
+  'refund_too_large',
+  'refund_not_possible',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -192,4 +194,6 @@ export const ERROR_TEXTS: Record<ErrorCode, { 'en-US': string; 'hu-HU': string }
   import_too_many_conversations: { 'en-US': "At most {max} conversations can be imported at once: split the file", 'hu-HU': "Egyszerre legfeljebb {max} beszélgetés importálható: ossza fel a fájlt" },
   import_too_many_messages: { 'en-US': "At most {max} messages can be imported at once: split the file", 'hu-HU': "Egyszerre legfeljebb {max} üzenet importálható: ossza fel a fájlt" },
   cannot_suspend_self: { 'en-US': "You cannot suspend your own account", 'hu-HU': "A saját fiókját nem függesztheti fel" },
+  refund_too_large: { 'en-US': "The refund is more than what remains of the payment to refund", 'hu-HU': "A visszatérítés több, mint ami a fizetésből még visszatéríthető" },
+  refund_not_possible: { 'en-US': "This payment cannot be refunded: only a succeeded payment of the provider running now can be", 'hu-HU': "Ez a fizetés nem téríthető vissza: csak a most működő szolgáltató sikeres fizetése téríthető vissza" },
 };

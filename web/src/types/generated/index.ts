@@ -60,6 +60,7 @@ export type { ProfileImage } from './ProfileImage';
 export type { Project } from './Project';
 export type { ProjectWithFiles } from './ProjectWithFiles';
 export type { Rating } from './Rating';
+export type { Refund } from './Refund';
 export type { SearchHit } from './SearchHit';
 export type { SearchStage } from './SearchStage';
 export type { Seller } from './Seller';
