@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use chat_actors::quota::{
     BatchStore, BufferedStore, Consume, Counted, Counters, Decision, GetUsage, Limits, Period, Periods,
-    QuotaActors, Refund, SharedCounters, UsageDeltas, UsageStore, Used,
+    QuotaActors, Refund, ResetDay, SharedCounters, UndoReset, UsageDeltas, UsageStore, Used,
 };
 use chat_actors::shard::Shards;
 use chat_contract::states::Service;
@@ -196,6 +196,65 @@ impl Quotas {
         Ok(self.actors.ask(msg).await.context("quota actor")?)
     }
 
+    /// An operator's reset: gives back today's count of `service`, and lowers the
+    /// month's by as much (the month keeps what the other days used, so the reset never
+    /// hands out more than a day's worth of the month). Answers the count taken.
+    ///
+    /// The counters and the audit row cannot share a transaction, so the order makes it
+    /// exact: the counters are reset first, atomically, which tells the exact count taken;
+    /// then `keep(taken)` writes the audit row with it; if that fails, the reset is undone
+    /// by its id (in Redis, retried while Redis is away; a reset Redis never answered is
+    /// undone the same way, so it cannot run later) and the call fails, with no row. Only
+    /// once the row is kept does the usage record get the change.
+    pub async fn reset_today<F, Fut>(&self, user_id: &str, service: Service, keep: F) -> Result<u32>
+    where
+        F: FnOnce(u32) -> Fut,
+        Fut: std::future::Future<Output = Result<()>>,
+    {
+        let periods = self.window().periods;
+        let reset = ResetDay {
+            user: user_id.to_owned(),
+            service,
+            periods: periods.clone(),
+            id: uuid::Uuid::now_v7().to_string(),
+        };
+        let taken = self.actors.ask(reset.clone()).await.context("quota actor")?;
+        if let Err(e) = keep(taken).await {
+            let undo = UndoReset {
+                user: reset.user,
+                service,
+                periods: reset.periods,
+                id: reset.id,
+                taken,
+            };
+            if let Err(undo) = self.actors.ask(undo).await {
+                tracing::error!(error = ?undo, user = user_id, "undoing a usage reset whose audit row failed");
+            }
+            return Err(e);
+        }
+        self.usage
+            .record(user_id, service, &periods.day, -i64::from(taken))
+            .await?;
+        Ok(taken)
+    }
+
+    /// Today's and this month's counts of every service, for many users at once (the
+    /// operator's users table): asked of their actors together, one read each.
+    pub async fn used_of_many(&self, user_ids: &[&str]) -> Result<Vec<HashMap<Service, Used>>> {
+        let periods = self.window().periods;
+        let asks = user_ids.iter().map(|user| {
+            self.actors.ask(GetUsage {
+                user: (*user).to_owned(),
+                periods: periods.clone(),
+            })
+        });
+        let answers = futures_util::future::join_all(asks).await;
+        Ok(answers
+            .into_iter()
+            .collect::<anyhow::Result<Vec<_>>>()
+            .context("quota actor")?)
+    }
+
     /// The user's counters (`GET /api/usage/limits`, `usage.updated`).
     pub async fn usage(&self, user_id: &str) -> Result<Usage> {
         let plan = self.plan_of(user_id).await?;
@@ -301,6 +360,7 @@ struct Inner {
     consume: redis::Script,
     refund: redis::Script,
     seed: redis::Script,
+    reset_day: redis::Script,
 }
 
 /// KEYS: the day and month counters of every service, in `Service::ALL` order, then the
@@ -376,6 +436,32 @@ redis.call('SET', KEYS[n + 1], '1', 'EX', ARGV[2])
 return 1
 ";
 
+/// KEYS: the day and month counters of one service, the month's mark, and the reset's
+/// id. ARGV: day TTL, month TTL. Sets the day's count to zero, lowers the month's by as
+/// much (never below zero), keeps that count under the id for an undo, and answers it;
+/// -1: the reset was undone before it ran; -2: the counters have no mark (rebuild first).
+const RESET_DAY_LUA: &str = r"
+if redis.call('EXISTS', KEYS[3]) == 0 then return -2 end
+if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
+local d = tonumber(redis.call('GET', KEYS[1]) or '0')
+local m = tonumber(redis.call('GET', KEYS[2]) or '0')
+redis.call('SET', KEYS[1], 0, 'EX', ARGV[1])
+redis.call('SET', KEYS[2], math.max(m - d, 0), 'EX', ARGV[2])
+redis.call('SET', KEYS[4], d, 'EX', 120)
+return d
+";
+
+/// KEYS: the day and month counters, and the reset's id. Gives back what the reset took,
+/// if it ran; either way it may not run after this.
+const UNDO_RESET_LUA: &str = r"
+local taken = tonumber(redis.call('GET', KEYS[3]) or '')
+redis.call('SET', KEYS[3], 'undone', 'EX', 600)
+if not taken then return 0 end
+redis.call('INCRBY', KEYS[1], taken)
+redis.call('INCRBY', KEYS[2], taken)
+return 1
+";
+
 /// What a check's script answered besides a decision.
 const UNDONE: i64 = 3;
 const UNSEEDED: i64 = 4;
@@ -400,6 +486,7 @@ impl RedisCounters {
             consume: redis::Script::new(CONSUME_LUA),
             refund: redis::Script::new(REFUND_LUA),
             seed: redis::Script::new(SEED_LUA),
+            reset_day: redis::Script::new(RESET_DAY_LUA),
         };
         RedisCounters {
             inner: Arc::new(inner),
@@ -467,12 +554,18 @@ impl Inner {
     }
 }
 
-/// Undoes an unanswered check (KEYS of [`UNDO_LUA`]), now or, while Redis is away, as
-/// soon as it can. One `EVAL` (not a cached script): an undo queued in a paused Redis
-/// must run right behind the check, not fail there for want of a loaded script.
-fn undo_later(mut conn: crate::redis_conn::Redis, timeout: Duration, keys: [String; 3]) {
+/// Undoes an unanswered check (KEYS of [`UNDO_LUA`]) or reset ([`UNDO_RESET_LUA`]), now
+/// or, while Redis is away, as soon as it can. One `EVAL` (not a cached script): an undo
+/// queued in a paused Redis must run right behind the call, not fail there for want of a
+/// loaded script.
+fn undo_later(
+    mut conn: crate::redis_conn::Redis,
+    timeout: Duration,
+    script: &'static str,
+    keys: [String; 3],
+) {
     let mut undo = redis::cmd("EVAL");
-    undo.arg(UNDO_LUA).arg(keys.len()).arg(&keys);
+    undo.arg(script).arg(keys.len()).arg(&keys);
     tokio::spawn(async move {
         for _ in 0..UNDO_TRIES {
             if redis_call(timeout, undo.query_async::<i64>(&mut conn))
@@ -531,7 +624,7 @@ impl SharedCounters for RedisCounters {
                     Ok(r) => break r,
                     Err(e) => {
                         let (day_key, month_key) = inner.keys(&user, service, &periods);
-                        undo_later(conn, inner.timeout, [day_key, month_key, id]);
+                        undo_later(conn, inner.timeout, UNDO_LUA, [day_key, month_key, id]);
                         return Err(e.context("quota script in Redis"));
                     }
                 }
@@ -587,6 +680,64 @@ impl SharedCounters for RedisCounters {
                 .context("refund script in Redis")?;
             Ok(())
         })
+    }
+
+    fn reset_day(
+        &self,
+        user: &str,
+        service: Service,
+        periods: &Periods,
+        id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<u32>> {
+        let (inner, user, periods) = (self.inner.clone(), user.to_owned(), periods.clone());
+        let id = format!("{}:reset:{id}", inner.base(&user));
+        Box::pin(async move {
+            let (day_key, month_key) = inner.keys(&user, service, &periods);
+            let counter_keys = inner.counter_keys(&user, &periods);
+            let mark = counter_keys.last().cloned().unwrap_or_default();
+            let mut invocation = inner.reset_day.prepare_invoke();
+            for key in [&day_key, &month_key, &mark, &id] {
+                invocation.key(key);
+            }
+            invocation
+                .arg(periods.day_ttl.as_secs())
+                .arg(periods.month_ttl.as_secs());
+            let mut conn = inner.conn.clone();
+            let mut rebuilt = false;
+            loop {
+                match redis_call(inner.timeout, invocation.invoke_async::<i64>(&mut conn)).await {
+                    Ok(-2) if !rebuilt => {
+                        rebuilt = true;
+                        inner.rebuild(&user, &periods, &counter_keys).await?;
+                    }
+                    Ok(taken) if taken >= 0 => return Ok(taken as u32),
+                    Ok(other) => anyhow::bail!("the usage reset script answered {other}"),
+                    Err(e) => {
+                        // It may still run (a paused Redis runs what it queued): undone by id.
+                        undo_later(conn, inner.timeout, UNDO_RESET_LUA, [day_key, month_key, id]);
+                        return Err(e.context("usage reset script in Redis"));
+                    }
+                }
+            }
+        })
+    }
+
+    fn undo_reset(
+        &self,
+        user: &str,
+        service: Service,
+        periods: &Periods,
+        id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<()>> {
+        let (day_key, month_key) = self.inner.keys(user, service, periods);
+        let id = format!("{}:reset:{id}", self.inner.base(user));
+        undo_later(
+            self.inner.conn.clone(),
+            self.inner.timeout,
+            UNDO_RESET_LUA,
+            [day_key, month_key, id],
+        );
+        Box::pin(async { Ok(()) })
     }
 
     fn used(
