@@ -311,6 +311,7 @@ fn field_label(field: &str, lang: Lang) -> &str {
         ),
         "file" => ("The file", "A fájl"),
         "month" => ("monthly", "havi"),
+        "reason" => ("The reason", "Az indoklás"),
         other => (other, other),
     };
     match lang {

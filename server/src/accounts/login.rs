@@ -43,7 +43,16 @@ impl Accounts {
             auth.session_days
         };
         let session = self.session(&user.id, user.token_version, days)?;
+        self.seen(&user.id).await;
         Ok((user, session))
+    }
+
+    /// Notes that the user is active (a login, a socket connected): the operator's users
+    /// table shows it. At most one write an hour per user; a failure only costs the note.
+    pub async fn seen(&self, user_id: &str) {
+        if let Err(e) = self.db.touch_last_active(user_id, self.now()).await {
+            tracing::warn!(error = ?e, "noting when a user was last active");
+        }
     }
 
     /// Resolves a token to its user; `None` for a bad, expired or revoked token, or a

@@ -3,6 +3,7 @@
 
 mod abuse;
 mod admin;
+mod admin_users;
 mod chat;
 mod code_attempts;
 mod context;

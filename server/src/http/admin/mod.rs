@@ -2,6 +2,8 @@
 //! valid token, 403 `forbidden` for anyone but an admin. The role is read with the user on
 //! every call, so a revoked admin is refused at once.
 
+pub mod users;
+
 use std::future::Future;
 use std::pin::Pin;
 
@@ -17,7 +19,11 @@ use crate::state::AppState;
 use chat_contract::states::UserRole;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::scope("/admin").route("/audit", web::get().to(audit)));
+    cfg.service(
+        web::scope("/admin")
+            .route("/audit", web::get().to(audit))
+            .configure(users::routes),
+    );
 }
 
 type Data = web::Data<AppState>;
