@@ -729,15 +729,20 @@ impl SharedCounters for RedisCounters {
         periods: &Periods,
         id: &str,
     ) -> BoxFuture<'static, anyhow::Result<()>> {
-        let (day_key, month_key) = self.inner.keys(user, service, periods);
-        let id = format!("{}:reset:{id}", self.inner.base(user));
-        undo_later(
-            self.inner.conn.clone(),
-            self.inner.timeout,
-            UNDO_RESET_LUA,
-            [day_key, month_key, id],
-        );
-        Box::pin(async { Ok(()) })
+        let inner = self.inner.clone();
+        let (day_key, month_key) = inner.keys(user, service, periods);
+        let keys = [day_key, month_key, format!("{}:reset:{id}", inner.base(user))];
+        Box::pin(async move {
+            let mut undo = redis::cmd("EVAL");
+            undo.arg(UNDO_RESET_LUA).arg(keys.len()).arg(&keys);
+            let mut conn = inner.conn.clone();
+            if let Err(e) = redis_call(inner.timeout, undo.query_async::<i64>(&mut conn)).await {
+                // Redis is away: tried again until it answers.
+                undo_later(conn, inner.timeout, UNDO_RESET_LUA, keys);
+                return Err(e.context("undoing a usage reset in Redis (tried again)"));
+            }
+            Ok(())
+        })
     }
 
     fn used(

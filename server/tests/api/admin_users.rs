@@ -548,6 +548,30 @@ async fn a_usage_reset_gives_back_todays_count_tells_the_tab_and_is_logged() {
     app.state.quotas.consume_response(&ann.id).await.unwrap();
     assert_eq!(app.used_today(&ann.token, "responses").await, json!(1));
 
+    // Redis lost the counters (a restart without persistence): the reset rebuilds them
+    // from the usage record first, and takes exactly what was counted.
+    if let Some((url, prefix)) = app.backends.redis.clone() {
+        app.state.quotas.flush().await.unwrap();
+        let mut conn = redis::Client::open(url)
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{prefix}quota:{{{}}}*", ann.id))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(!keys.is_empty());
+        let _: i64 = redis::cmd("DEL").arg(&keys).query_async(&mut conn).await.unwrap();
+        let body = json!({"service": "responses", "reason": "after a Redis restart"});
+        assert_ok(post(&app, &path, &root.token, body).await).await;
+        let audit = audit_of(&app, &root, &ann.id).await;
+        assert_eq!(audit[0]["before"], json!({"service": "responses", "used": "1"}));
+        assert_eq!(app.used_today(&ann.token, "responses").await, json!(0));
+        assert_eq!(app.used_today(&ann.token, "searches").await, json!(1));
+    }
+
     // A reset of nothing is a reset of 0, logged as such.
     let body = json!({"service": "imageGenerations", "reason": "check"});
     assert_ok(post(&app, &path, &root.token, body).await).await;
@@ -655,4 +679,75 @@ async fn a_user_who_is_not_an_admin_is_refused_on_every_users_route() {
     let sub = assert_ok(app.get_auth("/api/subscription", &ann.token).await).await;
     assert_eq!(sub["data"]["planType"], json!("free"), "{sub}");
     assert_eq!(app.used_today(&ann.token, "responses").await, json!(1));
+}
+
+/// Makes the database refuse audit rows whose reason is `fail`, as a failing write would.
+async fn refuse_audit_rows(app: &TestApp) {
+    match &app.state.db {
+        Db::Sqlite(pool, _) => {
+            sqlx::query(
+                "CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log WHEN NEW.reason = 'fail' \
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END",
+            )
+            .execute(pool)
+            .await
+            .unwrap();
+        }
+        Db::Postgres(pool) => {
+            sqlx::query(
+                "CREATE FUNCTION refuse_audit() RETURNS trigger AS $$ BEGIN \
+                 IF NEW.reason = 'fail' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$ \
+                 LANGUAGE plpgsql",
+            )
+            .execute(pool)
+            .await
+            .unwrap();
+            sqlx::query(
+                "CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW \
+                 EXECUTE FUNCTION refuse_audit()",
+            )
+            .execute(pool)
+            .await
+            .unwrap();
+        }
+    }
+}
+
+#[actix_web::test]
+async fn a_change_whose_audit_row_cannot_be_written_is_not_made() {
+    let app = spawn_app().await;
+    let root = admin(&app).await;
+    let ann = app.register("Ann", "ann@example.com", "secret1").await;
+    for _ in 0..3 {
+        app.state.quotas.consume_response(&ann.id).await.unwrap();
+    }
+    refuse_audit_rows(&app).await;
+
+    // The plan: one transaction with its row, so neither is kept.
+    let plan = json!({"planType": "pro", "reason": "fail"});
+    assert_error(
+        app.put_auth(&format!("/api/admin/users/{}/plan", ann.id), &root.token, plan)
+            .await,
+        500,
+        "server_error",
+    )
+    .await;
+    let sub = assert_ok(app.get_auth("/api/subscription", &ann.token).await).await;
+    assert_eq!(sub["data"]["planType"], json!("free"));
+
+    // The counters: reset first, undone when the row fails.
+    let path = format!("/api/admin/users/{}/usage-reset", ann.id);
+    let reset = json!({"service": "responses", "reason": "fail"});
+    assert_error(post(&app, &path, &root.token, reset).await, 500, "server_error").await;
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(3));
+    app.state.quotas.flush().await.unwrap();
+    let restarted = app.another_instance(|_| {}).await;
+    assert_eq!(restarted.used_today(&ann.token, "responses").await, json!(3));
+    assert!(audit_of(&app, &root, &ann.id).await.is_empty());
+
+    // Any other reason is written, and the reset made.
+    let reset = json!({"service": "responses", "reason": "fine"});
+    assert_ok(post(&app, &path, &root.token, reset).await).await;
+    assert_eq!(app.used_today(&ann.token, "responses").await, json!(0));
+    assert_eq!(audit_of(&app, &root, &ann.id).await.len(), 1);
 }
