@@ -37,7 +37,7 @@ pub async fn set_plan(settings: &Settings, email: &str, plan: &str, days: i64) -
     let reason = "set with chat-server users set-plan";
     users::grant_plan(&db, &user, &grant, Actor::CommandLine, reason, now)
         .await
-        .map_err(|e| anyhow::anyhow!("changing the plan: {e}"))?;
+        .map_err(|e| anyhow::Error::new(e).context("changing the plan"))?;
     db.close().await;
     Ok(match &grant.activation {
         None => format!("{} is now on free", email.as_str()),

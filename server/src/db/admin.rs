@@ -5,8 +5,11 @@
 use chat_contract::states::{AccountStatus, PlanType, UserRole};
 
 use super::audit::{append_audit, AuditRecord};
-use super::subscriptions::{activation_query, Activation};
+use super::subscriptions::{activation_query, Activation, SET_FREE};
 use super::{on_pool, Db};
+
+/// How often `users.last_active_at` is written at most: once an hour.
+pub const ACTIVE_EVERY_MS: i64 = 3_600_000;
 
 /// One row of the users table, from whichever table holds its status.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -112,14 +115,11 @@ impl Db {
         now: i64,
     ) -> sqlx::Result<()> {
         self.subscription(user_id, now).await?;
-        let free = "UPDATE subscriptions SET plan_type = 'free', status = 'active', billing_cycle = NULL, \
-                    payment_method = NULL, currency = NULL, start_date = $2, end_date = NULL, \
-                    pending_plan_type = NULL, pending_since = NULL, updated_at = $2 WHERE user_id = $1";
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             match activation {
                 Some(a) => activation_query!(user_id, a, now).execute(&mut *tx).await?,
-                None => sqlx::query(free).bind(user_id).bind(now).execute(&mut *tx).await?,
+                None => sqlx::query(SET_FREE).bind(user_id).bind(now).execute(&mut *tx).await?,
             };
             append_audit!(&mut *tx, record)?;
             tx.commit().await
@@ -140,7 +140,7 @@ impl Db {
         on_pool!(self, pool => sqlx::query(sql)
             .bind(user_id)
             .bind(now)
-            .bind(now - 3_600_000)
+            .bind(now - ACTIVE_EVERY_MS)
             .execute(pool)
             .await
             .map(drop))

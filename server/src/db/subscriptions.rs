@@ -45,6 +45,12 @@ macro_rules! activation_query {
 }
 pub(crate) use activation_query;
 
+/// Back on free from `$2` (now), with no end date and nothing scheduled; `$1` the user.
+pub const SET_FREE: &str =
+    "UPDATE subscriptions SET plan_type = 'free', status = 'active', billing_cycle = NULL, \
+     payment_method = NULL, currency = NULL, start_date = $2, end_date = NULL, \
+     pending_plan_type = NULL, pending_since = NULL, updated_at = $2 WHERE user_id = $1";
+
 /// A paid period that starts now.
 pub struct Activation<'a> {
     pub plan_type: PlanType,
@@ -88,10 +94,7 @@ impl Db {
 
     /// Puts the user back on free, with no end date and nothing scheduled.
     pub async fn set_free(&self, user_id: &str, now: i64) -> sqlx::Result<()> {
-        let sql = "UPDATE subscriptions SET plan_type = 'free', status = 'active', billing_cycle = NULL, \
-                   payment_method = NULL, currency = NULL, start_date = $2, end_date = NULL, \
-                   pending_plan_type = NULL, pending_since = NULL, updated_at = $2 WHERE user_id = $1";
-        on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(now).execute(pool).await.map(drop))
+        on_pool!(self, pool => sqlx::query(SET_FREE).bind(user_id).bind(now).execute(pool).await.map(drop))
     }
 
     /// Schedules (or with `None` removes) a change that activates at the end date.
