@@ -117,6 +117,25 @@ pub trait SharedCounters: Send + Sync + 'static {
         user: &str,
         periods: &Periods,
     ) -> BoxFuture<'static, anyhow::Result<HashMap<Service, Used>>>;
+    /// Sets the day's count of `service` to zero and lowers the month's by as much;
+    /// answers how much that was. Kept under `id` for [`SharedCounters::undo_reset`]; a
+    /// reset whose id was undone first does nothing.
+    fn reset_day(
+        &self,
+        user: &str,
+        service: Service,
+        periods: &Periods,
+        id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<u32>>;
+    /// Gives back what the reset `id` took, if it ran; it may not run after this. When
+    /// Redis does not answer, tried again for a while (as an unanswered check's undo).
+    fn undo_reset(
+        &self,
+        user: &str,
+        service: Service,
+        periods: &Periods,
+        id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<()>>;
 }
 
 /// The durable record of usage, per user, service and day.
@@ -183,6 +202,31 @@ pub struct Refund {
 pub struct GetUsage {
     pub user: String,
     pub periods: Periods,
+}
+
+/// An operator's reset of today's count of `service` (see
+/// [`SharedCounters::reset_day`]); answers the count it took. Nothing is written to the
+/// usage record: the caller writes the change there once it is kept (or undoes it with
+/// [`UndoReset`]).
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "anyhow::Result<u32>")]
+pub struct ResetDay {
+    pub user: String,
+    pub service: Service,
+    pub periods: Periods,
+    /// Names the reset for its undo.
+    pub id: String,
+}
+
+/// Undoes the [`ResetDay`] of the same id, which took `taken` units.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "anyhow::Result<()>")]
+pub struct UndoReset {
+    pub user: String,
+    pub service: Service,
+    pub periods: Periods,
+    pub id: String,
+    pub taken: u32,
 }
 
 // ---- the per-user actor -----------------------------------------------------------------
@@ -355,6 +399,64 @@ impl Handler<GetUsage> for QuotaActor {
     }
 }
 
+impl Handler<ResetDay> for QuotaActor {
+    type Result = AtomicResponse<Self, anyhow::Result<u32>>;
+
+    fn handle(&mut self, msg: ResetDay, _: &mut Context<Self>) -> Self::Result {
+        self.last_active = Instant::now();
+        let (store, user) = (self.store.clone(), self.user.clone());
+        match self.counters.clone() {
+            Counters::Shared(shared) => AtomicResponse::new(Box::pin(
+                async move { shared.reset_day(&user, msg.service, &msg.periods, &msg.id).await }
+                    .into_actor(self),
+            )),
+            Counters::InProcess => {
+                let current = self.local.take();
+                AtomicResponse::new(Box::pin(
+                    local_used(store, user, current, msg.periods)
+                        .into_actor(self)
+                        .map(move |loaded, act, _| {
+                            let mut counters = loaded?;
+                            let used = counters.used.entry(msg.service).or_default();
+                            let taken = used.day;
+                            used.day = 0;
+                            used.month = used.month.saturating_sub(taken);
+                            act.local = Some(counters);
+                            Ok(taken)
+                        }),
+                ))
+            }
+        }
+    }
+}
+
+impl Handler<UndoReset> for QuotaActor {
+    type Result = AtomicResponse<Self, anyhow::Result<()>>;
+
+    fn handle(&mut self, msg: UndoReset, _: &mut Context<Self>) -> Self::Result {
+        self.last_active = Instant::now();
+        if let Some(local) = self.local.as_mut().filter(|l| l.periods.same_as(&msg.periods)) {
+            let used = local.used.entry(msg.service).or_default();
+            used.day += msg.taken;
+            used.month += msg.taken;
+        }
+        let shared = match &self.counters {
+            Counters::Shared(shared) => Some(shared.clone()),
+            Counters::InProcess => None,
+        };
+        let user = self.user.clone();
+        AtomicResponse::new(Box::pin(
+            async move {
+                match shared {
+                    Some(shared) => shared.undo_reset(&user, msg.service, &msg.periods, &msg.id).await,
+                    None => Ok(()),
+                }
+            }
+            .into_actor(self),
+        ))
+    }
+}
+
 // ---- finding a user's actor ---------------------------------------------------------------
 
 /// A message for the actor of one user.
@@ -375,6 +477,18 @@ impl ForUser for Refund {
 }
 
 impl ForUser for GetUsage {
+    fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+impl ForUser for ResetDay {
+    fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+impl ForUser for UndoReset {
     fn user(&self) -> &str {
         &self.user
     }

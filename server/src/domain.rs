@@ -189,6 +189,15 @@ impl Code {
     }
 }
 
+/// The longest reason an admin may give for an action (kept in the audit log).
+pub const MAX_REASON_CHARS: usize = 500;
+
+/// The reason an admin gives for a change (plan, suspension, usage reset, refund): the
+/// same rule everywhere, a [`one_line`] of at most [`MAX_REASON_CHARS`].
+pub fn admin_reason(value: Option<&str>) -> Result<String, ApiError> {
+    one_line(value, "reason", MAX_REASON_CHARS)
+}
+
 /// A one-line text field: trimmed, required (`field_required`), without control or
 /// invisible characters ([`check_visible`]), at most `max` characters
 /// (`field_too_long`).

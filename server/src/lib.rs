@@ -2,6 +2,7 @@
 //! `main.rs` only parses the command line; tests start `startup::Application` on port 0.
 
 pub mod accounts;
+pub mod admin;
 pub mod announce;
 pub mod billing;
 pub mod chat;

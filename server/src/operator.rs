@@ -2,22 +2,31 @@
 
 use anyhow::Context;
 
-use crate::clock::{Clock, SystemClock, DAY_MS};
+use crate::admin::users;
+use crate::clock::{Clock, SystemClock};
 use crate::config::Settings;
 use crate::db::audit::{Actor, AuditRecord};
-use crate::db::subscriptions::Activation;
 use crate::db::Db;
 use crate::domain::Email;
-use crate::plans::{Currency, PlanType};
+use crate::error::ApiError;
+use crate::plans::PlanType;
 use crate::quota::iso;
-use chat_contract::states::{AuditAction, BillingCycle, UserRole};
+use chat_contract::states::{AuditAction, UserRole};
 
-/// `chat-server users set-plan EMAIL PLAN [--days N]`: the plan starts now, for `days`
-/// days, with no payment and no renewal; `free` ends any paid plan at once.
+/// `chat-server users set-plan EMAIL PLAN [--days N]`: the rule of an operator's plan
+/// (`admin::users::plan_grant`, shared with the console): paid from now for `days` days
+/// with no payment and no renewal, `free` ends any paid plan at once; logged with the
+/// command line as actor.
 pub async fn set_plan(settings: &Settings, email: &str, plan: &str, days: i64) -> anyhow::Result<String> {
-    let plan = PlanType::parse(plan)
-        .ok_or_else(|| anyhow::anyhow!("unknown plan {plan:?}: use free, base, plus or pro"))?;
-    anyhow::ensure!(days >= 1, "--days must be at least 1");
+    let now = SystemClock.now_ms();
+    let grant = users::plan_grant(Some(plan), Some(days), now).map_err(|e| match e {
+        ApiError::Client {
+            field: Some("days"), ..
+        } => {
+            anyhow::anyhow!("--days must be 1 to {}", users::MAX_DAYS)
+        }
+        _ => anyhow::anyhow!("unknown plan {plan:?}: use free, base, plus or pro"),
+    })?;
     let email =
         Email::parse(Some(email)).map_err(|_| anyhow::anyhow!("{email:?} is not an e-mail address"))?;
     let db = Db::connect(&settings.database.url, &settings.server.data_dir, 2).await?;
@@ -25,23 +34,20 @@ pub async fn set_plan(settings: &Settings, email: &str, plan: &str, days: i64) -
         .user_by_email(email.as_str())
         .await?
         .with_context(|| format!("no user with e-mail {}", email.as_str()))?;
-    let now = SystemClock.now_ms();
-    let summary = if plan == PlanType::Free {
-        db.subscription(&user.id, now).await?;
-        db.set_free(&user.id, now).await?;
-        format!("{} is now on free", email.as_str())
-    } else {
-        let activation = operator_activation(plan, now, days);
-        db.activate_subscription(&user.id, &activation, now).await?;
-        format!(
+    let reason = "set with chat-server users set-plan";
+    users::grant_plan(&db, &user, &grant, Actor::CommandLine, reason, now)
+        .await
+        .map_err(|e| anyhow::Error::new(e).context("changing the plan"))?;
+    db.close().await;
+    Ok(match &grant.activation {
+        None => format!("{} is now on free", email.as_str()),
+        Some(a) => format!(
             "{} is now on {} until {}",
             email.as_str(),
-            plan.as_str(),
-            iso(activation.end_date)
-        )
-    };
-    db.close().await;
-    Ok(summary)
+            grant.plan.as_str(),
+            iso(a.end_date)
+        ),
+    })
 }
 
 /// `chat-server users grant-admin EMAIL` / `revoke-admin EMAIL`: the only way to change a
@@ -160,7 +166,7 @@ pub async fn seed(settings: &Settings, seed: &Seed<'_>) -> anyhow::Result<String
         )),
         None => None,
     };
-    let activation = (plan != PlanType::Free).then(|| operator_activation(plan, now, 30));
+    let activation = (plan != PlanType::Free).then(|| users::operator_activation(plan, now, 30));
     for email in &emails {
         let user = db
             .user_by_email(email)
@@ -231,16 +237,4 @@ fn seed_history(user_id: &str, messages: usize) -> Vec<crate::db::conversations:
                 .collect(),
         })
         .collect()
-}
-
-/// A paid plan from `now` for `days` days, granted by an operator: no payment, no renewal.
-fn operator_activation(plan: PlanType, now: i64, days: i64) -> Activation<'static> {
-    Activation {
-        plan_type: plan,
-        billing_cycle: BillingCycle::OneTime,
-        payment_method: "operator",
-        currency: Currency::Eur,
-        start_date: now,
-        end_date: now + days * DAY_MS,
-    }
 }

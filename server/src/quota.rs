@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use chat_actors::quota::{
     BatchStore, BufferedStore, Consume, Counted, Counters, Decision, GetUsage, Limits, Period, Periods,
-    QuotaActors, Refund, SharedCounters, UsageDeltas, UsageStore, Used,
+    QuotaActors, Refund, ResetDay, SharedCounters, UndoReset, UsageDeltas, UsageStore, Used,
 };
 use chat_actors::shard::Shards;
 use chat_contract::states::Service;
@@ -79,6 +79,8 @@ const USAGE_FLUSH: Duration = Duration::from_secs(1);
 #[derive(Clone)]
 pub struct Quotas {
     actors: QuotaActors,
+    /// The Redis counters the actors use, if any: read directly for many users at once.
+    shared: Option<Arc<RedisCounters>>,
     usage: Arc<BufferedStore<DbUsageStore>>,
     db: Db,
     catalogue: Arc<Catalogue>,
@@ -102,17 +104,19 @@ impl Quotas {
         // In process, a check waits only for the user's earlier ones (a database read
         // at most): the deadline is for a backend that may pause.
         let mut deadline = Duration::from_secs(10);
-        let counters = match redis {
-            Some((conn, prefix, timeout)) => {
-                deadline = timeout;
-                let record: Arc<dyn UsageStore> = usage.clone();
-                Counters::Shared(Arc::new(RedisCounters::new(conn, prefix, timeout, record)))
-            }
+        let shared = redis.map(|(conn, prefix, timeout)| {
+            deadline = timeout;
+            let record: Arc<dyn UsageStore> = usage.clone();
+            Arc::new(RedisCounters::new(conn, prefix, timeout, record))
+        });
+        let counters = match &shared {
+            Some(redis) => Counters::Shared(redis.clone()),
             None => Counters::InProcess,
         };
         let actors = QuotaActors::new(counters, usage.clone(), shards);
         Quotas {
             actors,
+            shared,
             usage,
             db,
             catalogue,
@@ -194,6 +198,82 @@ impl Quotas {
             periods: self.window().periods,
         };
         Ok(self.actors.ask(msg).await.context("quota actor")?)
+    }
+
+    /// An operator's reset: gives back today's count of `service`, and lowers the
+    /// month's by as much (the month keeps what the other days used, so the reset never
+    /// hands out more than a day's worth of the month). Answers the count taken.
+    ///
+    /// The counters and the audit row cannot share a transaction, so the order makes it
+    /// exact: the counters are reset first, atomically, which tells the exact count taken;
+    /// then `keep(taken)` writes the audit row with it; if that fails, the reset is undone
+    /// by its id (in Redis, retried while Redis is away; a reset Redis never answered is
+    /// undone the same way, so it cannot run later) and the call fails, with no row. Only
+    /// once the row is kept does the usage record get the change.
+    pub async fn reset_today<F, Fut>(&self, user_id: &str, service: Service, keep: F) -> Result<u32>
+    where
+        F: FnOnce(u32) -> Fut,
+        Fut: std::future::Future<Output = Result<()>>,
+    {
+        let periods = self.window().periods;
+        let reset = ResetDay {
+            user: user_id.to_owned(),
+            service,
+            periods: periods.clone(),
+            id: uuid::Uuid::now_v7().to_string(),
+        };
+        let taken = self.actors.ask(reset.clone()).await.context("quota actor")?;
+        if let Err(e) = keep(taken).await {
+            let undo = UndoReset {
+                user: reset.user,
+                service,
+                periods: reset.periods,
+                id: reset.id,
+                taken,
+            };
+            if let Err(undo) = self.actors.ask(undo).await {
+                tracing::error!(error = ?undo, user = user_id, "undoing a usage reset whose audit row failed");
+            }
+            return Err(e);
+        }
+        self.usage
+            .record(user_id, service, &periods.day, -i64::from(taken))
+            .await?;
+        Ok(taken)
+    }
+
+    /// Today's and this month's counts of every service, for many users at once (the
+    /// operator's users table), in the order of `user_ids`. Read where the actors read,
+    /// without starting an actor per user: with Redis, one `MGET` for all (a user whose
+    /// counters Redis lost is asked of their actor, which rebuilds them); in process, the
+    /// usage record with what is buffered for it, which is what the actors hold.
+    pub async fn used_of_many(&self, user_ids: &[&str]) -> Result<Vec<HashMap<Service, Used>>> {
+        let periods = self.window().periods;
+        let found = match &self.shared {
+            Some(redis) => redis.used_many(user_ids, &periods).await?,
+            None => vec![None; user_ids.len()],
+        };
+        let reads = user_ids.iter().zip(found).map(|(user, found)| {
+            let periods = periods.clone();
+            async move {
+                match (found, &self.shared) {
+                    (Some(used), _) => Ok(used),
+                    (None, Some(_)) => {
+                        let ask = GetUsage {
+                            user: (*user).to_owned(),
+                            periods,
+                        };
+                        self.actors.ask(ask).await
+                    }
+                    (None, None) => self.usage.load(user, &periods).await,
+                }
+            }
+        });
+        let answers = futures_util::future::join_all(reads).await;
+        Ok(answers
+            .into_iter()
+            .collect::<anyhow::Result<Vec<_>>>()
+            .context("reading quota counters")?)
     }
 
     /// The user's counters (`GET /api/usage/limits`, `usage.updated`).
@@ -301,6 +381,7 @@ struct Inner {
     consume: redis::Script,
     refund: redis::Script,
     seed: redis::Script,
+    reset_day: redis::Script,
 }
 
 /// KEYS: the day and month counters of every service, in `Service::ALL` order, then the
@@ -376,6 +457,32 @@ redis.call('SET', KEYS[n + 1], '1', 'EX', ARGV[2])
 return 1
 ";
 
+/// KEYS: the day and month counters of one service, the month's mark, and the reset's
+/// id. ARGV: day TTL, month TTL. Sets the day's count to zero, lowers the month's by as
+/// much (never below zero), keeps that count under the id for an undo, and answers it;
+/// -1: the reset was undone before it ran; -2: the counters have no mark (rebuild first).
+const RESET_DAY_LUA: &str = r"
+if redis.call('EXISTS', KEYS[3]) == 0 then return -2 end
+if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
+local d = tonumber(redis.call('GET', KEYS[1]) or '0')
+local m = tonumber(redis.call('GET', KEYS[2]) or '0')
+redis.call('SET', KEYS[1], 0, 'EX', ARGV[1])
+redis.call('SET', KEYS[2], math.max(m - d, 0), 'EX', ARGV[2])
+redis.call('SET', KEYS[4], d, 'EX', 120)
+return d
+";
+
+/// KEYS: the day and month counters, and the reset's id. Gives back what the reset took,
+/// if it ran; either way it may not run after this.
+const UNDO_RESET_LUA: &str = r"
+local taken = tonumber(redis.call('GET', KEYS[3]) or '')
+redis.call('SET', KEYS[3], 'undone', 'EX', 600)
+if not taken then return 0 end
+redis.call('INCRBY', KEYS[1], taken)
+redis.call('INCRBY', KEYS[2], taken)
+return 1
+";
+
 /// What a check's script answered besides a decision.
 const UNDONE: i64 = 3;
 const UNSEEDED: i64 = 4;
@@ -400,10 +507,60 @@ impl RedisCounters {
             consume: redis::Script::new(CONSUME_LUA),
             refund: redis::Script::new(REFUND_LUA),
             seed: redis::Script::new(SEED_LUA),
+            reset_day: redis::Script::new(RESET_DAY_LUA),
         };
         RedisCounters {
             inner: Arc::new(inner),
         }
+    }
+}
+
+impl RedisCounters {
+    /// The counters of many users in one round trip (a pipeline of one `MGET` a user, so
+    /// no command spans two users' slots), in their order; `None` for a user whose
+    /// counters have no mark (Redis lost them: read them through the actor, which
+    /// rebuilds them).
+    async fn used_many(
+        &self,
+        users: &[&str],
+        periods: &Periods,
+    ) -> anyhow::Result<Vec<Option<HashMap<Service, Used>>>> {
+        if users.is_empty() {
+            return Ok(Vec::new());
+        }
+        let inner = &self.inner;
+        let mut pipe = redis::pipe();
+        for user in users {
+            pipe.cmd("MGET").arg(inner.counter_keys(user, periods));
+        }
+        let values: Vec<Vec<Option<u32>>> =
+            redis_call(inner.timeout, pipe.query_async(&mut inner.conn.clone()))
+                .await
+                .context("reading quota counters")?;
+        anyhow::ensure!(
+            values.len() == users.len(),
+            "the pipeline answered {} users",
+            values.len()
+        );
+        Ok(values
+            .iter()
+            .map(|v| {
+                // The last key is the month's mark.
+                v.last().is_some_and(Option::is_some).then(|| {
+                    Service::ALL
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| {
+                            let used = Used {
+                                day: v.get(2 * i).copied().flatten().unwrap_or(0),
+                                month: v.get(2 * i + 1).copied().flatten().unwrap_or(0),
+                            };
+                            (*s, used)
+                        })
+                        .collect()
+                })
+            })
+            .collect())
     }
 }
 
@@ -467,12 +624,18 @@ impl Inner {
     }
 }
 
-/// Undoes an unanswered check (KEYS of [`UNDO_LUA`]), now or, while Redis is away, as
-/// soon as it can. One `EVAL` (not a cached script): an undo queued in a paused Redis
-/// must run right behind the check, not fail there for want of a loaded script.
-fn undo_later(mut conn: crate::redis_conn::Redis, timeout: Duration, keys: [String; 3]) {
+/// Undoes an unanswered check (KEYS of [`UNDO_LUA`]) or reset ([`UNDO_RESET_LUA`]), now
+/// or, while Redis is away, as soon as it can. One `EVAL` (not a cached script): an undo
+/// queued in a paused Redis must run right behind the call, not fail there for want of a
+/// loaded script.
+fn undo_later(
+    mut conn: crate::redis_conn::Redis,
+    timeout: Duration,
+    script: &'static str,
+    keys: [String; 3],
+) {
     let mut undo = redis::cmd("EVAL");
-    undo.arg(UNDO_LUA).arg(keys.len()).arg(&keys);
+    undo.arg(script).arg(keys.len()).arg(&keys);
     tokio::spawn(async move {
         for _ in 0..UNDO_TRIES {
             if redis_call(timeout, undo.query_async::<i64>(&mut conn))
@@ -531,7 +694,7 @@ impl SharedCounters for RedisCounters {
                     Ok(r) => break r,
                     Err(e) => {
                         let (day_key, month_key) = inner.keys(&user, service, &periods);
-                        undo_later(conn, inner.timeout, [day_key, month_key, id]);
+                        undo_later(conn, inner.timeout, UNDO_LUA, [day_key, month_key, id]);
                         return Err(e.context("quota script in Redis"));
                     }
                 }
@@ -585,6 +748,69 @@ impl SharedCounters for RedisCounters {
             let _: i64 = redis_call(inner.timeout, invocation.invoke_async(&mut inner.conn.clone()))
                 .await
                 .context("refund script in Redis")?;
+            Ok(())
+        })
+    }
+
+    fn reset_day(
+        &self,
+        user: &str,
+        service: Service,
+        periods: &Periods,
+        id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<u32>> {
+        let (inner, user, periods) = (self.inner.clone(), user.to_owned(), periods.clone());
+        let id = format!("{}:reset:{id}", inner.base(&user));
+        Box::pin(async move {
+            let (day_key, month_key) = inner.keys(&user, service, &periods);
+            let counter_keys = inner.counter_keys(&user, &periods);
+            let mark = counter_keys.last().cloned().unwrap_or_default();
+            let mut invocation = inner.reset_day.prepare_invoke();
+            for key in [&day_key, &month_key, &mark, &id] {
+                invocation.key(key);
+            }
+            invocation
+                .arg(periods.day_ttl.as_secs())
+                .arg(periods.month_ttl.as_secs());
+            let mut conn = inner.conn.clone();
+            let mut rebuilt = false;
+            loop {
+                match redis_call(inner.timeout, invocation.invoke_async::<i64>(&mut conn)).await {
+                    Ok(-2) if !rebuilt => {
+                        rebuilt = true;
+                        inner.rebuild(&user, &periods, &counter_keys).await?;
+                    }
+                    Ok(taken) if taken >= 0 => return Ok(taken as u32),
+                    Ok(other) => anyhow::bail!("the usage reset script answered {other}"),
+                    Err(e) => {
+                        // It may still run (a paused Redis runs what it queued): undone by id.
+                        undo_later(conn, inner.timeout, UNDO_RESET_LUA, [day_key, month_key, id]);
+                        return Err(e.context("usage reset script in Redis"));
+                    }
+                }
+            }
+        })
+    }
+
+    fn undo_reset(
+        &self,
+        user: &str,
+        service: Service,
+        periods: &Periods,
+        id: &str,
+    ) -> BoxFuture<'static, anyhow::Result<()>> {
+        let inner = self.inner.clone();
+        let (day_key, month_key) = inner.keys(user, service, periods);
+        let keys = [day_key, month_key, format!("{}:reset:{id}", inner.base(user))];
+        Box::pin(async move {
+            let mut undo = redis::cmd("EVAL");
+            undo.arg(UNDO_RESET_LUA).arg(keys.len()).arg(&keys);
+            let mut conn = inner.conn.clone();
+            if let Err(e) = redis_call(inner.timeout, undo.query_async::<i64>(&mut conn)).await {
+                // Redis is away: tried again until it answers.
+                undo_later(conn, inner.timeout, UNDO_RESET_LUA, keys);
+                return Err(e.context("undoing a usage reset in Redis (tried again)"));
+            }
             Ok(())
         })
     }

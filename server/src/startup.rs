@@ -398,11 +398,20 @@ async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::
         clock: p.clock.clone(),
         catalogue: p.catalogue.clone(),
     };
+    let admin = Arc::new(crate::admin::Admin {
+        db: p.db.clone(),
+        clock: p.clock.clone(),
+        quotas: p.quotas.clone(),
+        billing: billing.clone(),
+        announce: announce.clone(),
+        plans: plans.clone(),
+    });
     Ok(web::Data::new(AppState {
         site: crate::http::origin::SiteOrigin::from_settings(&p.settings)?,
         db: p.db,
         redis: p.redis,
         accounts,
+        admin,
         projects,
         chat,
         files,

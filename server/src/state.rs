@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::accounts::Accounts;
+use crate::admin::Admin;
 use crate::announce::Announcer;
 use crate::billing::Billing;
 use crate::chat::Chat;
@@ -26,6 +27,8 @@ pub struct AppState {
     pub db: Db,
     pub redis: Option<crate::redis_conn::Redis>,
     pub accounts: Accounts,
+    /// The operator console's rules.
+    pub admin: Arc<Admin>,
     pub projects: Projects,
     pub chat: Arc<Chat>,
     pub files: Arc<Files>,

@@ -47,7 +47,25 @@ impl Accounts {
             auth.session_days
         };
         let session = self.session(&user.id, user.token_version, days)?;
+        self.seen(&user).await;
         Ok((user, session))
+    }
+
+    /// Notes that the user is active (a login, a socket connected): the operator's users
+    /// table shows it. At most one write an hour per user: skipped when the row read
+    /// already says so, and the statement itself compares too (another instance may have
+    /// written since). A failure only costs the note.
+    pub async fn seen(&self, user: &UserRow) {
+        let now = self.now();
+        if user
+            .last_active_at
+            .is_some_and(|at| at >= now - crate::db::admin::ACTIVE_EVERY_MS)
+        {
+            return;
+        }
+        if let Err(e) = self.db.touch_last_active(&user.id, now).await {
+            tracing::warn!(error = ?e, "noting when a user was last active");
+        }
     }
 
     /// Resolves a token to its user; `None` for a bad, expired or revoked token, or a

@@ -40,7 +40,7 @@ impl Accounts {
     /// detached), ends its tabs and removes its image. A paid plan's renewal must be ended
     /// first, by billing.
     pub async fn delete(&self, user: &UserRow) -> Result<()> {
-        self.db.delete_user(&user.id).await?;
+        self.db.delete_user(&user.id, self.now()).await?;
         self.revoke_sessions(&user.id, "account_deleted");
         self.remove_avatar_file(user.profile_image.as_deref()).await;
         tracing::info!(user = %user.id, "account deleted");

@@ -21,11 +21,8 @@ use super::Accounts;
 use crate::billing::Billing;
 use crate::db::audit::{Actor, AuditRecord};
 use crate::db::users::{SuspensionChange, UserRow};
-use crate::domain::one_line;
+use crate::domain::admin_reason;
 use crate::error::{ErrorCode, Result};
-
-/// How long a suspension's reason may be.
-pub const MAX_REASON_CHARS: usize = 500;
 
 /// The body of `PUT /api/admin/users/{id}/suspension`.
 #[derive(Deserialize)]
@@ -46,7 +43,7 @@ impl Accounts {
         form: &SuspensionForm,
     ) -> Result<UserRow> {
         let suspend = form.suspended.ok_or(ErrorCode::ValidationError)?;
-        let reason = one_line(form.reason.as_deref(), "reason", MAX_REASON_CHARS)?;
+        let reason = admin_reason(form.reason.as_deref())?;
         let user = self.db.user_by_id(user_id).await?.ok_or(ErrorCode::NotFound)?;
         // An admin who suspended themselves could not lift it: no call would work.
         if suspend && admin.id() == Some(user.id.as_str()) {

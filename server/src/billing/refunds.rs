@@ -68,10 +68,7 @@ impl Billing {
         payment_id: &str,
         request: RefundRequest,
     ) -> Result<Refunded> {
-        let reason = request.reason.trim().to_owned();
-        if reason.is_empty() {
-            return Err(ApiError::field(ErrorCode::FieldRequired, "reason"));
-        }
+        let reason = crate::domain::admin_reason(Some(&request.reason))?;
         let asked = request.amount.map(minor_units).transpose()?;
         let _one_at_a_time = self.refunding.lock().await;
         let payment = self.db.payment(payment_id).await?.ok_or(ErrorCode::NotFound)?;

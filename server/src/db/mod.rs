@@ -15,6 +15,7 @@ use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, PgPool, SqlitePool};
 
+pub mod admin;
 pub mod audit;
 pub mod billing;
 pub mod conversations;

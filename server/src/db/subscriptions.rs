@@ -48,6 +48,14 @@ macro_rules! activation_query {
 }
 pub(crate) use activation_query;
 
+/// Back on free from `$2` (now), with no end date and nothing scheduled; `$1` the user.
+/// Also run inside the transactions of an operator's plan change and of a refund that
+/// ends the plan (`db::admin`, `db::refunds`).
+pub const SET_FREE: &str =
+    "UPDATE subscriptions SET plan_type = 'free', status = 'active', billing_cycle = NULL, \
+     payment_method = NULL, currency = NULL, start_date = $2, end_date = NULL, \
+     pending_plan_type = NULL, pending_since = NULL, updated_at = $2 WHERE user_id = $1";
+
 /// A paid period that starts now.
 pub struct Activation<'a> {
     pub plan_type: PlanType,
@@ -57,12 +65,6 @@ pub struct Activation<'a> {
     pub start_date: i64,
     pub end_date: i64,
 }
-
-/// The user `$1` back on free at `$2`, with no end date and nothing scheduled (also run
-/// inside a refund's transaction, see `db::refunds`).
-pub(crate) const SET_FREE: &str = "UPDATE subscriptions SET plan_type = 'free', status = 'active', \
-     billing_cycle = NULL, payment_method = NULL, currency = NULL, start_date = $2, end_date = NULL, \
-     pending_plan_type = NULL, pending_since = NULL, updated_at = $2 WHERE user_id = $1";
 
 impl Db {
     /// The user's subscription, created on the free plan if the user has none yet. Reads

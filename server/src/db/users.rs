@@ -226,10 +226,18 @@ impl Db {
     }
 
     /// Deletes the user; every table that holds user data cascades from `users`, except
-    /// `files`, whose rows are marked gone for the sweep (see `db::files`).
-    pub async fn delete_user(&self, id: &str) -> sqlx::Result<()> {
+    /// `files`, whose rows are marked gone for the sweep (see `db::files`). What the
+    /// operator's users table keeps of the account (`deleted_accounts`: id, e-mail, name,
+    /// dates) is written in the same transaction, so it is kept exactly when the account goes.
+    pub async fn delete_user(&self, id: &str, now: i64) -> sqlx::Result<()> {
+        let keep = "INSERT INTO deleted_accounts (id, email, name, created_at, deleted_at)                     SELECT id, email, name, created_at, $2 FROM users WHERE id = $1";
         let sql = "DELETE FROM users WHERE id = $1";
-        on_pool!(self, pool => sqlx::query(sql).bind(id).execute(pool).await.map(drop))?;
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query(keep).bind(id).bind(now).execute(&mut *tx).await?;
+            sqlx::query(sql).bind(id).execute(&mut *tx).await?;
+            tx.commit().await
+        })?;
         self.mark_files_gone(id, None).await
     }
 }

@@ -92,6 +92,8 @@ impl ChatService for SessionService {
                         .await?
                         .ok_or(ErrorCode::Unauthorized)?;
                     let user = &account.user;
+                    // Once per connected socket, never per frame.
+                    state.accounts.seen(user).await;
                     let usage = state.quotas.usage_on(&user.id, account.plan).await?;
                     Ok(ServerFrame::Ready {
                         user: Box::new(crate::views::user(user)),

@@ -5,6 +5,7 @@ mod abuse;
 mod admin;
 mod admin_refunds;
 mod admin_suspension;
+mod admin_users;
 mod chat;
 mod code_attempts;
 mod context;

@@ -263,7 +263,7 @@ async fn usage_written_behind_skips_a_deleted_account_and_keeps_the_others() {
     let bob = app.register("Bob", "bob@example.com", "Password-1234").await;
     app.state.quotas.consume_response(&ann.id).await.unwrap();
     app.state.quotas.consume_response(&bob.id).await.unwrap();
-    app.state.db.delete_user(&ann.id).await.unwrap();
+    app.state.db.delete_user(&ann.id, app.clock_now()).await.unwrap();
     // One batch holds both: the deleted account must not fail Bob's record.
     app.state.quotas.flush().await.unwrap();
     let today = window(app.clock_now(), app.state.catalogue.timezone).periods;

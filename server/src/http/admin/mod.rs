@@ -18,11 +18,13 @@ use chat_contract::states::UserRole;
 
 mod payments;
 mod suspension;
+mod users;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/admin")
             .route("/audit", web::get().to(audit))
+            .configure(users::routes)
             .configure(suspension::routes)
             .configure(payments::routes),
     );
