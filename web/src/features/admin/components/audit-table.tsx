@@ -1,0 +1,79 @@
+import { useTranslation } from 'react-i18next';
+import { Link } from 'react-router';
+import type { AuditEntry } from '@/types/generated';
+import { formatDateTime, useLocale } from '../utils/format';
+import styles from './admin.module.css';
+
+/** The `actor` of a change made with `chat-server users …`. */
+const COMMAND_LINE = 'command line';
+
+/** "planType: plus → free, endDate: … → …": every key either side names, in a stable order. */
+function changes(entry: AuditEntry): { key: string; before: string | undefined; after: string | undefined }[] {
+  const keys = [...new Set([...Object.keys(entry.before), ...Object.keys(entry.after)])].sort();
+  return keys.map((key) => ({ key, before: entry.before[key], after: entry.after[key] }));
+}
+
+/**
+ * Audit rows, newest first as the server sends them. `showTarget` is off on a user's own
+ * page, where every row is about them.
+ */
+export function AuditTable({ entries, showTarget = true, label }: { entries: AuditEntry[]; showTarget?: boolean; label: string }) {
+  const { t } = useTranslation('admin');
+  const locale = useLocale();
+  return (
+    <table className={[styles.table, styles.stack].join(' ')} aria-label={label} data-testid="admin-audit-table">
+      <thead>
+        <tr>
+          <th scope="col">{t('audit.columns.at')}</th>
+          <th scope="col">{t('audit.columns.actor')}</th>
+          <th scope="col">{t('audit.columns.action')}</th>
+          {showTarget && <th scope="col">{t('audit.columns.target')}</th>}
+          <th scope="col">{t('audit.columns.reason')}</th>
+          <th scope="col">{t('audit.columns.change')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {entries.map((entry) => (
+          <tr key={entry._id} data-testid="admin-audit-row" data-action={entry.action}>
+            <td data-label={t('audit.columns.at')}>
+              <time dateTime={entry.at}>{formatDateTime(entry.at, locale)}</time>
+            </td>
+            <td data-label={t('audit.columns.actor')}>
+              {/* The server words the command line in English: it is a marker, shown translated. */}
+              {!entry.actorId && entry.actor === COMMAND_LINE ? (
+                <span className={styles.muted}>{t('audit.commandLine')}</span>
+              ) : (
+                entry.actor
+              )}
+            </td>
+            <td data-label={t('audit.columns.action')}>{t(`audit.actions.${entry.action}`)}</td>
+            {showTarget && (
+              <td data-label={t('audit.columns.target')}>
+                {entry.targetUserId ? (
+                  <Link to={`/admin/users/${encodeURIComponent(entry.targetUserId)}`}>{entry.target}</Link>
+                ) : (
+                  <span>
+                    {entry.target} <span className={styles.muted}>({t('audit.deleted')})</span>
+                  </span>
+                )}
+              </td>
+            )}
+            <td data-label={t('audit.columns.reason')} className={styles.reason}>
+              {entry.reason}
+            </td>
+            <td data-label={t('audit.columns.change')}>
+              <ul className={styles.changes}>
+                {changes(entry).map(({ key, before, after }) => (
+                  <li key={key}>
+                    <span className={styles.muted}>{key}:</span> {before ?? '—'} <span aria-hidden="true">→</span>
+                    <span className="visually-hidden">{t('audit.to')}</span> {after ?? '—'}
+                  </li>
+                ))}
+              </ul>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
