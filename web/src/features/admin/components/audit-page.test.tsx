@@ -43,7 +43,9 @@ describe('AuditPage', () => {
     expect(rows[0]!.textContent).toContain('admin@example.com');
     expect(rows[0]!.textContent).toContain('Refunded a payment');
     expect(rows[0]!.textContent).toContain('Double charge reported by e-mail');
-    expect(rows[0]!.textContent).toContain('refundedAmount: 0 →changed to 5');
+    expect(rows[0]!.textContent).toContain('Refunded: 0 →changed to 5');
+    expect(rows[1]!.textContent).toContain('Plan: Base →changed to Plus');
+    expect(rows[2]!.textContent).toContain('Role: User →changed to Admin');
     expect(within(rows[0]!).getByRole('link', { name: 'bela.nagy@example.com' }).getAttribute('href')).toBe(`/admin/users/${USER_ID}`);
     // The command line is a marker, shown in the admin's language.
     expect(rows[2]!.textContent).toContain('Command line');

@@ -1,5 +1,5 @@
 import { useEffect, useId, useState, type ReactNode } from 'react';
-import { useTranslation } from 'react-i18next';
+import { Trans, useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
@@ -59,7 +59,7 @@ export function UserPage() {
       <Link to="/admin" className={styles.back}>
         ← {t('user.back')}
       </Link>
-      <h1 className={styles.breakAnywhere}>{shown.user.email}</h1>
+      <h1 className={[styles.breakAnywhere, styles.title].join(' ')}>{shown.user.email}</h1>
       <FormAlert>{error}</FormAlert>
       <ProfileCard detail={shown} onSuspend={() => setDialog({ kind: 'suspend' })} />
       <PlanCard detail={shown} onChange={() => setDialog({ kind: 'plan' })} />
@@ -180,7 +180,6 @@ function PlanCard({ detail, onChange }: { detail: AdminUserDetail; onChange: () 
         items={[
           [t('user.plan.plan'), t(`plans.${data.planType}`), 'admin-user-plan-type'],
           [t('user.plan.end'), ends, 'admin-user-plan-end'],
-          ...(data.paymentMethod ? [[t('user.plan.paidWith'), data.paymentMethod] as [string, ReactNode]] : []),
           [
             t('user.plan.pending'),
             pendingSubscription
@@ -297,9 +296,11 @@ function PaymentsCard({ payments, onRefund }: { payments: Payment[]; onRefund: (
                     <time dateTime={payment.createdAt}>{formatDateTime(payment.createdAt, locale)}</time>
                   </td>
                   <td data-label={t('user.payments.plan')}>
-                    {t(`plans.${payment.planType}`)}{' '}
-                    <span className={styles.muted}>
-                      ({t(`user.payments.kind.${payment.kind}`)}, {payment.provider})
+                    <span>
+                      {t(`plans.${payment.planType}`)}{' '}
+                      <span className={styles.muted}>
+                        ({t(`user.payments.kind.${payment.kind}`)}, {payment.provider})
+                      </span>
                     </span>
                   </td>
                   <td data-label={t('user.payments.status')}>
@@ -382,7 +383,15 @@ function InvoicesCard({ invoices }: { invoices: Invoice[] }) {
                           {t('user.invoices.creditNote')}
                         </span>
                         {invoice.creditNoteOf && (
-                          <span className={styles.subline}>{t('user.invoices.refersTo', { number: invoice.creditNoteOf })}</span>
+                          <span className={styles.subline}>
+                            {/* The number stays on one line: it breaks at its hyphen otherwise. */}
+                            <Trans
+                              t={t}
+                              i18nKey="user.invoices.refersTo"
+                              values={{ number: invoice.creditNoteOf }}
+                              components={{ number: <span className={styles.nowrap} /> }}
+                            />
+                          </span>
                         )}
                       </>
                     )}

@@ -35,6 +35,8 @@ export function UsersPage() {
     if (query === useAdminUsersStore.getState().filters.q) return;
     const timer = setTimeout(() => {
       const store = useAdminUsersStore.getState();
+      // A filter changed meanwhile searched with this text already.
+      if (store.filters.q === query) return;
       void store.search({ ...store.filters, q: query });
     }, SEARCH_DEBOUNCE_MS);
     return () => clearTimeout(timer);
@@ -195,11 +197,14 @@ function UsersTable({ rows, labelledBy }: { rows: AdminUserRow[]; labelledBy: st
                   t('users.never')
                 )}
               </td>
+              {/* One child per cell: on a phone the cell is a flex row of label and value. */}
               <td data-label={t('users.columns.plan')}>
-                {t(`plans.${row.planType}`)}
-                {row.planEndDate && (
-                  <span className={styles.muted}> · {t('users.until', { date: formatDay(row.planEndDate, locale) })}</span>
-                )}
+                <span>
+                  {t(`plans.${row.planType}`)}
+                  {row.planEndDate && (
+                    <span className={styles.subline}>{t('users.until', { date: formatDay(row.planEndDate, locale) })}</span>
+                  )}
+                </span>
               </td>
               <td data-label={t('users.columns.today')}>
                 <Counts counts={row.usage.today} />

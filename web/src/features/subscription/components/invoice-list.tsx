@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { useTranslation } from 'react-i18next';
+import { Trans, useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
 import { errorMessage } from '@/lib/api-client';
@@ -81,7 +81,15 @@ export function InvoiceList({ invoices, headingId }: { invoices: Invoice[]; head
                         {t('invoices.creditNote')}
                       </span>
                       {invoice.creditNoteOf && (
-                        <span className={styles.refersTo}>{t('invoices.refersTo', { number: invoice.creditNoteOf })}</span>
+                        <span className={styles.refersTo}>
+                          {/* The number stays on one line: it breaks at its hyphen otherwise. */}
+                          <Trans
+                            t={t}
+                            i18nKey="invoices.refersTo"
+                            values={{ number: invoice.creditNoteOf }}
+                            components={{ number: <span className={styles.nowrap} /> }}
+                          />
+                        </span>
                       )}
                     </span>
                   ) : (
