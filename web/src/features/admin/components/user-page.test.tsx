@@ -203,7 +203,9 @@ describe('UserPage', () => {
     expect((await within(refund).findByRole('alert')).textContent).toBe('The refund is larger than what remains');
     expect(callsTo('POST', REFUND)).toHaveLength(1);
 
-    // A retry in the same dialog is the same refund.
+    // A retry in the same dialog is the same refund, whatever was touched in between.
+    fireEvent.click(screen.getByRole('checkbox', { name: /end the plan now/i }));
+    fireEvent.click(screen.getByRole('checkbox', { name: /end the plan now/i }));
     fireEvent.click(submit());
     await waitFor(() => expect(screen.queryByTestId('admin-refund-dialog')).toBeNull());
     expect(bodies('POST', REFUND)).toEqual([
