@@ -24,10 +24,11 @@ export function UsersPage() {
   const [query, setQuery] = useState(filters.q);
   const ids = { q: useId(), plan: useId(), status: useId(), heading: useId() };
 
-  // The first visit loads; coming back from a user keeps the list and its filters.
+  // Every visit reads the list afresh (an action on a user changes their row), with the
+  // filters the admin left: coming back from a user keeps the search.
   useEffect(() => {
     const store = useAdminUsersStore.getState();
-    if (store.status === 'idle') void store.search(store.filters);
+    void store.search(store.filters);
   }, []);
 
   // Typing searches once it pauses; the filters below search at once.
