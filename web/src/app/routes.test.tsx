@@ -1,4 +1,4 @@
-import { render, screen } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { useAuthStore } from '@/features/auth';
@@ -12,9 +12,11 @@ function renderAt(path: string) {
   return router;
 }
 
-function signIn() {
-  useAuthStore.setState({ status: 'authenticated', token: 't', user: anna, settings: anna.settings });
+function signIn(user = anna) {
+  useAuthStore.setState({ status: 'authenticated', token: 't', user, settings: user.settings });
 }
+
+const admin = { ...anna, role: 'admin' as const };
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -49,7 +51,7 @@ describe('guests (SPEC §2)', () => {
     expect(vi.mocked(fetch).mock.calls[0]![0]).toBe('/api/shared/abcDEF123_-');
   });
 
-  it.each(['/chat', '/chat/abc', '/profile', '/settings', '/payment/status', '/payment-success', '/payment-cancel', '/nope'])(
+  it.each(['/admin', '/admin/users/abc', '/admin/audit', '/chat', '/chat/abc', '/profile', '/settings', '/payment/status', '/payment-success', '/payment-cancel', '/nope'])(
     'are redirected from %s to /',
     async (path) => {
       const router = renderAt(path);
@@ -91,5 +93,58 @@ describe('signed-in users', () => {
     const router = renderAt('/chat');
     expect(await screen.findByRole('status')).toBeDefined();
     expect(router.state.location.pathname).toBe('/chat');
+  });
+});
+
+describe('the operator console (issue 34)', () => {
+  it.each(['/admin', '/admin/users/0195', '/admin/audit', '/admin/nope'])(
+    'is the not-found page at %s for a signed-in user who is not an admin',
+    async (path) => {
+      const fetchMock = vi.fn<typeof fetch>(() => Promise.resolve(jsonResponse(403, { success: false, code: 'forbidden', message: 'no' })));
+      vi.stubGlobal('fetch', fetchMock);
+      signIn();
+      const router = renderAt(path);
+      expect(await screen.findByRole('heading', { level: 1, name: 'Page not found' })).toBeDefined();
+      expect(screen.queryByRole('navigation', { name: 'Main navigation' })).toBeNull();
+      expect(router.state.location.pathname).toBe(path);
+      // Nothing of the console is asked for.
+      expect(fetchMock.mock.calls.filter(([url]) => (url as string).startsWith('/api/admin'))).toEqual([]);
+    },
+  );
+
+  it('shows an admin the users table inside the main layout', async () => {
+    vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(jsonResponse(200, { success: true, data: [], nextCursor: null }))));
+    signIn(admin);
+    renderAt('/admin');
+    expect(await screen.findByRole('heading', { level: 1, name: 'Users' }, { timeout: 5000 })).toBeDefined();
+    expect(screen.getAllByRole('navigation', { name: 'Main navigation' }).length).toBeGreaterThan(0);
+    expect(vi.mocked(fetch).mock.calls.some(([url]) => url === '/api/admin/users')).toBe(true);
+  });
+
+  it('is the not-found page for an unknown path under /admin, for an admin too', async () => {
+    signIn(admin);
+    renderAt('/admin/nope');
+    expect(await screen.findByRole('heading', { level: 1, name: 'Page not found' })).toBeDefined();
+  });
+
+  it('is in the profile menu for admins only', async () => {
+    signIn();
+    renderAt('/profile');
+    fireEvent.click(await screen.findByRole('button', { name: /account menu for anna/i }));
+    expect(screen.queryByRole('link', { name: 'Admin' })).toBeNull();
+    cleanup();
+
+    signIn(admin);
+    renderAt('/profile');
+    fireEvent.click(await screen.findByRole('button', { name: /account menu for anna/i }));
+    expect(screen.getByRole('link', { name: 'Admin' }).getAttribute('href')).toBe('/admin');
+  });
+
+  it('is called Adminisztráció in the Hungarian profile menu', async () => {
+    await i18n.changeLanguage('hu-HU');
+    signIn(admin);
+    renderAt('/profile');
+    fireEvent.click(await screen.findByRole('button', { name: /anna/i }));
+    expect(screen.getByRole('link', { name: 'Adminisztráció' }).getAttribute('href')).toBe('/admin');
   });
 });

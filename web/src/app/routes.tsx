@@ -1,7 +1,7 @@
 import { lazy } from 'react';
 import type { RouteObject } from 'react-router';
 import { LandingPage, NotFoundPage } from '@/features/legal';
-import { AuthOnly, RequireAuth } from './guards';
+import { AdminOnly, AuthOnly, RequireAuth } from './guards';
 import { MainLayout } from './layout/main-layout';
 import { RootLayout } from './root-layout';
 
@@ -19,6 +19,9 @@ const PaymentCancelPage = lazy(() =>
   import('@/features/subscription/routes').then((m) => ({ default: m.PaymentCancelPage })),
 );
 const SharedPage = lazy(() => import('@/features/chat/routes').then((m) => ({ default: m.SharedPage })));
+const AdminUsersPage = lazy(() => import('@/features/admin/routes').then((m) => ({ default: m.UsersPage })));
+const AdminUserPage = lazy(() => import('@/features/admin/routes').then((m) => ({ default: m.UserPage })));
+const AdminAuditPage = lazy(() => import('@/features/admin/routes').then((m) => ({ default: m.AuditPage })));
 const PrivacyPolicyPage = lazy(() =>
   import('@/features/legal/routes').then((m) => ({ default: m.PrivacyPolicyPage })),
 );
@@ -47,6 +50,23 @@ export const routes: RouteObject[] = [
               { path: 'payment-cancel', element: <PaymentCancelPage /> },
             ],
           },
+        ],
+      },
+      {
+        // The operator console, admins only; anyone else signed in gets the not-found page
+        // (an unknown /admin/… path too, through `*` below), guests go to `/`.
+        path: 'admin',
+        element: (
+          <AuthOnly>
+            <AdminOnly fallback={<NotFoundPage />}>
+              <MainLayout />
+            </AdminOnly>
+          </AuthOnly>
+        ),
+        children: [
+          { index: true, element: <AdminUsersPage /> },
+          { path: 'users/:id', element: <AdminUserPage /> },
+          { path: 'audit', element: <AdminAuditPage /> },
         ],
       },
       {

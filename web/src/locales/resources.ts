@@ -5,6 +5,7 @@
  * (locales.test.ts also checks extra keys, which `satisfies` cannot see in JSON).
  */
 import type { Language } from '@/types/generated';
+import enAdmin from './en-US/admin.json';
 import enAuth from './en-US/auth.json';
 import enChat from './en-US/chat.json';
 import enCommon from './en-US/common.json';
@@ -15,6 +16,7 @@ import enProfile from './en-US/profile.json';
 import enSettings from './en-US/settings.json';
 import enSubscription from './en-US/subscription.json';
 import enValidation from './en-US/validation.json';
+import huAdmin from './hu-HU/admin.json';
 import huAuth from './hu-HU/auth.json';
 import huChat from './hu-HU/chat.json';
 import huCommon from './hu-HU/common.json';
@@ -37,6 +39,7 @@ export const enUS = {
   subscription: enSubscription,
   legal: enLegal,
   cookies: enCookies,
+  admin: enAdmin,
 };
 
 export type Resources = typeof enUS;
@@ -53,6 +56,7 @@ export const huHU = {
   subscription: huSubscription,
   legal: huLegal,
   cookies: huCookies,
+  admin: huAdmin,
 } satisfies Resources;
 
 // Every language the server speaks (the generated `Language`) needs its texts here.

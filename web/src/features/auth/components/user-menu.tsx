@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useNavigate } from 'react-router';
-import { SettingsIcon, UserIcon } from '@/components/icons';
+import { SettingsIcon, ShieldIcon, UserIcon } from '@/components/icons';
 import { menuPanelClassName } from '@/components/menu';
 import { toast } from '@/components/toast';
 import type { User } from '@/types/generated';
@@ -85,6 +85,14 @@ export function UserMenu() {
               <SettingsIcon /> {t('nav.settings')}
             </Link>
           </li>
+          {/* The operator console, for admins only (issue 34); the server checks the role too. */}
+          {user.role === 'admin' && (
+            <li>
+              <Link className={styles.item} to="/admin" onClick={() => setOpen(false)} data-testid="user-menu-admin">
+                <ShieldIcon /> {t('nav.admin')}
+              </Link>
+            </li>
+          )}
           <li>
             <button type="button" className={styles.item} onClick={onLogout}>
               {t('header.logout')}

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { useTranslation } from 'react-i18next';
+import { Trans, useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
 import { errorMessage } from '@/lib/api-client';
@@ -22,7 +22,10 @@ function saveFile(blob: Blob, name: string) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** The user's invoices, newest first: number, date, plan and gross, each with its PDF. */
+/**
+ * The user's invoices and credit notes, newest first: number, date, plan and gross, each
+ * with its PDF. A credit note is marked as one, with the invoice it refers to.
+ */
 export function InvoiceList({ invoices, headingId }: { invoices: Invoice[]; headingId: string }) {
   const { t } = useTranslation('subscription');
   const locale = useLocale();
@@ -33,7 +36,10 @@ export function InvoiceList({ invoices, headingId }: { invoices: Invoice[]; head
     setDownloading(invoice._id);
     setError(null);
     try {
-      saveFile(await subscriptionApi.getInvoicePdf(invoice), `invoice-${invoice.number}.pdf`);
+      saveFile(
+        await subscriptionApi.getInvoicePdf(invoice),
+        `${invoice.kind === 'credit_note' ? 'credit-note' : 'invoice'}-${invoice.number}.pdf`,
+      );
     } catch (failure) {
       setError(errorMessage(failure));
     } finally {
@@ -66,7 +72,30 @@ export function InvoiceList({ invoices, headingId }: { invoices: Invoice[]; head
             {invoices.map((invoice) => (
               <tr key={invoice._id} data-testid={`invoice-${invoice.number}`}>
                 {/* The labels repeat inside each cell for the stacked layout on phones. */}
-                <td data-label={t('invoices.number')}>{invoice.number}</td>
+                <td data-label={t('invoices.number')}>
+                  {invoice.kind === 'credit_note' ? (
+                    // A refund's credit note (negative amounts) names the invoice it refunds.
+                    <span data-testid="credit-note">
+                      {invoice.number}{' '}
+                      <span className={styles.status} data-status="credit_note">
+                        {t('invoices.creditNote')}
+                      </span>
+                      {invoice.creditNoteOf && (
+                        <span className={styles.refersTo}>
+                          {/* The number stays on one line: it breaks at its hyphen otherwise. */}
+                          <Trans
+                            t={t}
+                            i18nKey="invoices.refersTo"
+                            values={{ number: invoice.creditNoteOf }}
+                            components={{ number: <span className={styles.nowrap} /> }}
+                          />
+                        </span>
+                      )}
+                    </span>
+                  ) : (
+                    invoice.number
+                  )}
+                </td>
                 <td data-label={t('invoices.date')}>
                   <time dateTime={invoice.issuedAt}>{formatDate(invoice.issuedAt, locale)}</time>
                 </td>

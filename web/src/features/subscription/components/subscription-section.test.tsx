@@ -261,6 +261,29 @@ describe('SubscriptionSection', () => {
     expect(within(table).getByRole('button', { name: 'Download invoice 2025-000042 as PDF' })).toBeDefined();
   });
 
+  it('marks a credit note as one, with its negative total and the invoice it refers to (issue 34)', async () => {
+    const creditNote = {
+      ...invoice,
+      _id: '0195941aae987c1d9e2f3a4b5c6d7e91',
+      kind: 'credit_note',
+      number: '2025-000057',
+      creditNoteOf: invoice.number,
+      netAmount: -10,
+      vatAmount: -2.7,
+      totalAmount: -12.7,
+      pdfUrl: '/api/invoices/0195941aae987c1d9e2f3a4b5c6d7e91.pdf',
+    };
+    serve(subscriptionOn('plus'), { 'GET /api/invoices': { success: true, data: [creditNote, invoice] } });
+    renderSection();
+    const note = await screen.findByTestId('invoice-2025-000057');
+    expect(within(note).getByTestId('credit-note').textContent).toBe('2025-000057 Credit noteRefers to invoice 2025-000042');
+    expect(note.textContent).toContain('-€12.70');
+    expect(screen.getByTestId('invoice-2025-000042').textContent).not.toContain('Credit note');
+    await act(() => i18n.changeLanguage('hu-HU'));
+    expect(within(note).getByTestId('credit-note').textContent).toContain('Jóváíró számla');
+    expect(within(note).getByTestId('credit-note').textContent).toContain('Eredeti számla: 2025-000042');
+  });
+
   it("tells a company VIES did not confirm why it pays VAT, in both languages", async () => {
     const company = {
       ...billingInfo,
