@@ -6,6 +6,7 @@ use actix_web::{web, HttpResponse};
 use chat_contract::answers;
 use chat_contract::states::InvoiceKind;
 
+use crate::db::invoices::InvoiceRow;
 use crate::error::{ErrorCode, Result};
 use crate::http::auth_user::AuthUser;
 use crate::state::AppState;
@@ -32,7 +33,12 @@ async fn pdf(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpR
         .invoice_of_user(user.id(), &id)
         .await?
         .ok_or(ErrorCode::NotFound)?;
-    let bytes = state.billing.invoice_pdf(&invoice)?;
+    pdf_answer(&state, &invoice)
+}
+
+/// An invoice or credit note as a PDF download (the user's own, or any for an admin).
+pub fn pdf_answer(state: &AppState, invoice: &InvoiceRow) -> Result<HttpResponse> {
+    let bytes = state.billing.invoice_pdf(invoice)?;
     Ok(HttpResponse::Ok()
         .content_type("application/pdf")
         .insert_header(ContentDisposition {

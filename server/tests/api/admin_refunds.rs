@@ -624,3 +624,42 @@ async fn a_refund_whose_audit_row_cannot_be_written_leaves_nothing_behind() {
         1
     );
 }
+
+#[actix_web::test]
+async fn an_admin_downloads_any_users_invoice_and_credit_note_and_nobody_else_can() {
+    let app = spawn_app().await;
+    let (admin, payer) = admin_and_payer(&app).await;
+    let id = demo_paid(&app, &payer, "base").await;
+    let body = json!({"amount": 1.0, "reason": "goodwill", "endPlan": false});
+    assert_ok(refund(&app, &admin, &id, body).await).await;
+    let listed = invoices(&app, &payer).await;
+    assert_eq!(listed.len(), 2);
+    for invoice in &listed {
+        let path = format!("/api/admin/invoices/{}.pdf", invoice["_id"].as_str().unwrap());
+        let response = app.get_auth(&path, &admin.token).await;
+        assert_eq!(response.status(), 200);
+        let named = response.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let kind = if invoice["kind"] == json!("credit_note") {
+            "credit-note"
+        } else {
+            "invoice"
+        };
+        assert!(
+            named.contains(&format!("{kind}-{}.pdf", invoice["number"].as_str().unwrap())),
+            "{named}"
+        );
+        let text = pdf_text(&response.bytes().await.unwrap());
+        assert!(text.contains(invoice["number"].as_str().unwrap()), "{text}");
+        // The user is no admin: their own invoice is theirs at /api/invoices only.
+        assert_error(app.get_auth(&path, &payer.token).await, 403, "forbidden").await;
+    }
+    assert_error(
+        app.get_auth("/api/admin/invoices/nope.pdf", &admin.token).await,
+        404,
+        "not_found",
+    )
+    .await;
+}

@@ -191,6 +191,11 @@ impl Billing {
         Ok(self.db.invoices_of(user_id).await?)
     }
 
+    /// Any invoice or credit note, whoever's (the operator console's).
+    pub async fn invoice(&self, id: &str) -> Result<Option<InvoiceRow>> {
+        Ok(self.db.invoice(id).await?)
+    }
+
     /// One of `user_id`'s invoices; another user's is `None`, as if it did not exist.
     pub async fn invoice_of_user(&self, user_id: &str, id: &str) -> Result<Option<InvoiceRow>> {
         Ok(self

@@ -1,4 +1,5 @@
-//! `/api/admin/payments`: refunds (the rule is in `billing::refunds`).
+//! `/api/admin/payments` and `/api/admin/invoices`: refunds (the rule is in
+//! `billing::refunds`), and any user's invoices and credit notes as PDFs.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use chat_contract::answers;
@@ -6,12 +7,13 @@ use serde::Deserialize;
 
 use super::AdminUser;
 use crate::billing::refunds::RefundRequest;
-use crate::error::Result;
+use crate::error::{ErrorCode, Result};
 use crate::http::{self, JsonAfterAuth};
 use crate::state::AppState;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/payments/{id}/refund", web::post().to(refund));
+    cfg.route("/payments/{id}/refund", web::post().to(refund))
+        .route("/invoices/{id}.pdf", web::get().to(pdf));
 }
 
 type Data = web::Data<AppState>;
@@ -53,4 +55,11 @@ async fn refund(
     let refunded = state.billing.refund_payment(admin.actor(), &id, request).await?;
     let answer = crate::views::refund(&refunded.refund, &refunded.credit_note, &refunded.payment);
     Ok(HttpResponse::Ok().json(answers::Data::new(answer)))
+}
+
+/// `GET /api/admin/invoices/{id}.pdf`: any user's invoice or credit note, for support (a
+/// deleted account's too: they are kept detached).
+async fn pdf(state: Data, _admin: AdminUser, id: web::Path<String>) -> Result<HttpResponse> {
+    let invoice = state.billing.invoice(&id).await?.ok_or(ErrorCode::NotFound)?;
+    crate::http::invoices::pdf_answer(&state, &invoice)
 }

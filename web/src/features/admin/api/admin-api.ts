@@ -1,5 +1,5 @@
 /** The operator console's calls (docs/api.md "Operator console"), typed. */
-import { api } from '@/lib/api-client';
+import { api, apiBlob } from '@/lib/api-client';
 import type {
   AccountStatus,
   AdminUserDetail,
@@ -87,6 +87,9 @@ export const adminApi = {
         headers: { 'Idempotency-Key': idempotencyKey },
       })
       .then((answer) => answer.data),
+
+  /** Any user's invoice or credit note as a PDF (`GET /api/admin/invoices/{id}.pdf`). */
+  getInvoicePdf: (invoice: Invoice) => apiBlob(`/admin/invoices/${encodeURIComponent(invoice._id)}.pdf`),
 
   listAudit: ({ userId, actor }: AuditFilters, cursor: string | null) =>
     api

@@ -76,13 +76,39 @@ describe('UserPage', () => {
     expect(note!.textContent).toContain('Refers to invoice 2025-000042');
     expect(note!.textContent).toContain('-€5.00');
     expect(invoice!.textContent).not.toContain('Credit note');
-    // The PDF route serves a user their own invoices only: no link an admin could not open.
-    expect(screen.getByTestId('admin-user-invoices').querySelector('a')).toBeNull();
+    // Each has its PDF, fetched from the admin's own route (the user's serves only them).
+    expect(within(note!).getByTestId('admin-invoice-pdf')).toBeDefined();
+    expect(within(invoice!).getByTestId('admin-invoice-pdf')).toBeDefined();
 
     const audit = within(screen.getByTestId('admin-user-audit'));
     expect(audit.getAllByTestId('admin-audit-row').map((r) => r.getAttribute('data-action'))).toEqual(['payment.refunded', 'plan.changed']);
     expect(audit.getByText('Refunded a payment')).toBeDefined();
     expect(screen.getByTestId('admin-user-audit-link').getAttribute('href')).toBe(`/admin/audit?userId=${USER_ID}`);
+  });
+
+  it('downloads an invoice or credit note from the admin route, and shows a refusal', async () => {
+    const first = detail().invoices[0]!;
+    const pdf = `/api/admin/invoices/${first._id}.pdf`;
+    let answer = new Response('%PDF-1.7', { status: 200, headers: { 'Content-Type': 'application/pdf' } });
+    serve({ [`GET ${pdf}`]: () => answer });
+    URL.createObjectURL = vi.fn(() => 'blob:pdf');
+    URL.revokeObjectURL = vi.fn();
+    const saved: string[] = [];
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      saved.push(this.download);
+    });
+    renderPage();
+    const [row] = await screen.findAllByTestId('admin-invoice-row');
+    fireEvent.click(within(row!).getByTestId('admin-invoice-pdf'));
+    const name = first.kind === 'credit_note' ? `credit-note-${first.number}.pdf` : `invoice-${first.number}.pdf`;
+    await waitFor(() => expect(saved).toEqual([name]));
+    expect(callsTo('GET', pdf)).toHaveLength(1);
+
+    answer = errorAnswer(403, 'forbidden', 'You do not have permission to do this');
+    fireEvent.click(within(row!).getByTestId('admin-invoice-pdf'));
+    await screen.findByText('You do not have permission to do this');
+    expect(saved).toHaveLength(1);
+    click.mockRestore();
   });
 
   it('changes the plan: a reason is required, days go with a paid plan, the new plan shows', async () => {

@@ -3,10 +3,12 @@ import { Trans, useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
+import { errorMessage } from '@/lib/api-client';
+import { invoiceFileName, saveFile } from '@/lib/save-file';
 import { Spinner } from '@/components/spinner';
 import { useDocumentTitle } from '@/hooks/use-document-title';
 import type { AdminUserDetail, Invoice, Payment, UsageCounter } from '@/types/generated';
-import type { ResetService } from '../api/admin-api';
+import { adminApi, type ResetService } from '../api/admin-api';
 import { useAdminUserStore } from '../stores/admin-stores';
 import { formatDateTime, formatDay, formatMoney, formatNumber, useLocale } from '../utils/format';
 import { PlanDialog, RefundDialog, SuspendDialog, UsageResetDialog } from './action-dialogs';
@@ -341,15 +343,28 @@ function PaymentsCard({ payments, onRefund }: { payments: Payment[]; onRefund: (
   );
 }
 
-/**
- * Numbers and amounts only: the PDF route serves a user their own invoices, not an
- * admin someone else's.
- */
+/** The user's invoices and credit notes, each with its PDF (the admin's own route). */
 function InvoicesCard({ invoices }: { invoices: Invoice[] }) {
   const { t } = useTranslation('admin');
   const locale = useLocale();
+  const [downloading, setDownloading] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const download = async (invoice: Invoice) => {
+    setDownloading(invoice._id);
+    setError(null);
+    try {
+      saveFile(await adminApi.getInvoicePdf(invoice), invoiceFileName(invoice));
+    } catch (failure) {
+      setError(errorMessage(failure));
+    } finally {
+      setDownloading(null);
+    }
+  };
+
   return (
     <Card title={t('user.invoices.title')} testId="admin-user-invoices">
+      <FormAlert>{error}</FormAlert>
       {invoices.length === 0 ? (
         <p className={styles.muted}>{t('user.invoices.empty')}</p>
       ) : (
@@ -367,6 +382,9 @@ function InvoicesCard({ invoices }: { invoices: Invoice[] }) {
               </th>
               <th scope="col" className={styles.number}>
                 {t('user.invoices.total')}
+              </th>
+              <th scope="col">
+                <span className="visually-hidden">{t('user.invoices.pdf')}</span>
               </th>
             </tr>
           </thead>
@@ -409,6 +427,17 @@ function InvoicesCard({ invoices }: { invoices: Invoice[] }) {
                 </td>
                 <td data-label={t('user.invoices.total')} className={[styles.number, styles.strong].join(' ')}>
                   {formatMoney(invoice.totalAmount, invoice.currency, locale)}
+                </td>
+                <td>
+                  <Button
+                    variant="secondary"
+                    loading={downloading === invoice._id}
+                    onClick={() => void download(invoice)}
+                    aria-label={t('user.invoices.downloadNumber', { number: invoice.number })}
+                    data-testid="admin-invoice-pdf"
+                  >
+                    {t('user.invoices.pdf')}
+                  </Button>
                 </td>
               </tr>
             ))}

@@ -148,6 +148,7 @@ export const invoice: Invoice = {
   totalAmount: 12.7,
   vatTreatment: 'standard',
   vatCheck: null,
+  hufVat: null,
   seller: { name: 'Chat Kft.', address: 'Váci út 1., 1062 Budapest', vatNumber: 'HU12345678', country: 'HU' },
   buyer: {
     billingType: 'private',

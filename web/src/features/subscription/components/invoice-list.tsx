@@ -3,24 +3,12 @@ import { Trans, useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
 import { errorMessage } from '@/lib/api-client';
+import { invoiceFileName, saveFile } from '@/lib/save-file';
 import type { Invoice } from '@/types/generated';
 import { subscriptionApi } from '../api/subscription-api';
 import { formatDate, formatMoney } from '../utils/format';
 import { useLocale } from '../utils/use-locale';
 import styles from './invoices.module.css';
-
-/** Saves a PDF the server sent: the download needs the session, so it is no plain link. */
-function saveFile(blob: Blob, name: string) {
-  const url = URL.createObjectURL(blob);
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  // Late enough for the browser to have started the download.
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
 
 /**
  * The user's invoices and credit notes, newest first: number, date, plan and gross, each
@@ -36,10 +24,7 @@ export function InvoiceList({ invoices, headingId }: { invoices: Invoice[]; head
     setDownloading(invoice._id);
     setError(null);
     try {
-      saveFile(
-        await subscriptionApi.getInvoicePdf(invoice),
-        `${invoice.kind === 'credit_note' ? 'credit-note' : 'invoice'}-${invoice.number}.pdf`,
-      );
+      saveFile(await subscriptionApi.getInvoicePdf(invoice), invoiceFileName(invoice));
     } catch (failure) {
       setError(errorMessage(failure));
     } finally {
