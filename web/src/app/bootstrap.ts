@@ -26,8 +26,11 @@ export function startApp(): void {
   // The browser's language first; the user's saved one replaces it once logged in.
   void setLanguage(detectLanguage());
 
-  // SPEC §8: a 401 clears the token (done by the api-client) and opens the login dialog.
-  setUnauthorizedHandler(() => auth().expireSession());
+  // SPEC §8: a 401 clears the token (done by the api-client) and opens the login dialog;
+  // a suspended account's calls say why.
+  setUnauthorizedHandler((error) =>
+    error.code === 'account_suspended' ? auth().endSession('account_suspended') : auth().expireSession(),
+  );
   // A login or logout in another tab reaches this one.
   onTokenChangeInOtherTab((token) => auth().syncFromOtherTab(token));
 

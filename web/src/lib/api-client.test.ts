@@ -103,6 +103,24 @@ describe('401', () => {
     expect(handler).toHaveBeenCalledOnce();
   });
 
+  it('a 403 account_suspended ends the session too; another 403 does not', async () => {
+    setToken('suspended', { remember: true });
+    const handler = vi.fn();
+    setUnauthorizedHandler(handler);
+    fetchMock.mockResolvedValue(jsonResponse(403, { success: false, code: 'forbidden', message: 'No' }));
+    expect((await caught(api.get('/admin/audit'))).code).toBe('forbidden');
+    expect(getToken()).toBe('suspended');
+    expect(handler).not.toHaveBeenCalled();
+
+    fetchMock.mockResolvedValue(
+      jsonResponse(403, { success: false, code: 'account_suspended', message: 'This account is suspended.' }),
+    );
+    const error = await caught(api.get('/settings'));
+    expect(error.code).toBe('account_suspended');
+    expect(getToken()).toBeNull();
+    expect(handler).toHaveBeenCalledWith(error);
+  });
+
   it('keeps a newer token another tab stored while the call was on its way', async () => {
     setToken('old', { remember: true });
     const handler = vi.fn();

@@ -66,6 +66,14 @@ export function isApiError(error: unknown): error is ApiError {
   return error instanceof ApiError;
 }
 
+/**
+ * A 401, or a 403 `account_suspended` (an admin suspended the account: every call of its
+ * tokens answers it), ends the session this call's token belonged to.
+ */
+function endsSession(status: number, code: string): boolean {
+  return status === 401 || (status === 403 && code === 'account_suspended');
+}
+
 type UnauthorizedHandler = (error: ApiError) => void;
 let unauthorizedHandler: UnauthorizedHandler | null = null;
 
@@ -209,7 +217,7 @@ export async function apiRequest<T>(path: string, options: RequestOptions = {}):
   const error = errorFromResponse(response, payload);
   if (response.status >= 500) {
     toast.negative(error.message, { timeout: ERROR_TOAST_TIMEOUT, position: 'top' });
-  } else if (response.status === 401 && !anonymous && !PATHS_WITHOUT_401_LOGOUT.includes(path.split('?')[0] ?? '')) {
+  } else if (endsSession(response.status, error.code) && !anonymous && !PATHS_WITHOUT_401_LOGOUT.includes(path.split('?')[0] ?? '')) {
     // Only the token this call sent is dead; a newer one (another tab's) is left alone.
     if (clearToken(token ?? undefined)) unauthorizedHandler?.(error);
   }

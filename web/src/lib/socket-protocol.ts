@@ -20,7 +20,7 @@ export type ClientFrames = { [K in ClientFrameType]: Omit<Extract<ClientFrame, {
  * Why the server ended a session (`session.revoked`'s `reason`, docs/protocol.md). The
  * contract sends it as a plain string; these are the reasons the client acts on.
  */
-export type RevokeReason = 'password_changed' | 'password_reset' | 'account_deleted' | 'token_invalid';
+export type RevokeReason = 'password_changed' | 'password_reset' | 'account_deleted' | 'account_suspended' | 'token_invalid';
 
 /** Events the socket module raises itself, delivered through the same `on()`. */
 export interface SocketEvents {

@@ -490,6 +490,7 @@ function revokeReason(reason: string): RevokeReason {
     case 'password_changed':
     case 'password_reset':
     case 'account_deleted':
+    case 'account_suspended':
       return reason;
     default:
       return 'token_invalid';

@@ -177,6 +177,17 @@ describe('other tabs and revoked sessions', () => {
     expect(useAuthDialogStore.getState().dialog).toBeNull();
   });
 
+  it('a suspended account is signed out and told why, in its language', async () => {
+    answerAlways(200, { ...anna, token: 'jwt' });
+    await auth().login({ email: 'anna@example.com', password: 'secret', rememberMe: false });
+    auth().endSession('account_suspended');
+    expect(auth().status).toBe('anonymous');
+    expect(useAuthDialogStore.getState()).toMatchObject({
+      dialog: 'login',
+      notice: 'Ez a fiók fel van függesztve. Kérjük, forduljon az ügyfélszolgálathoz.',
+    });
+  });
+
   it('keeps a newer token another tab stored when its own revoked session ends', async () => {
     answerAlways(200, { ...anna, token: 'old' });
     await auth().login({ email: 'anna@example.com', password: 'secret', rememberMe: true });

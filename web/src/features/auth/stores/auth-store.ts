@@ -253,6 +253,12 @@ export const useAuthStore = create<AuthStore>()((set, get) => {
         get().accountDeleted();
         return;
       }
+      if (reason === 'account_suspended') {
+        // Not "log in again": logging in is refused too until an admin lifts it.
+        endWithTokenOf(get().token);
+        openAuthDialog('login', i18n.t('auth:session.suspended'));
+        return;
+      }
       get().expireSession();
     },
 
