@@ -4,12 +4,16 @@
 // refused) and lifts it; the audit log shows every action. A user who is not an admin
 // gets the not-found page at /admin. A server and browser of its own.
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startServer } from './server.mjs';
 import { dismissCookies, launchChromium, registerOverApi } from './flows.mjs';
 
 const ADMIN = { name: 'Ada Root', email: 'ada@example.com', password: 'secret12' };
 const USER = { name: 'Bea Buyer', email: 'bea@example.com', password: 'secret12' };
+
+const ARTIFACTS = join(import.meta.dirname, 'artifacts');
 
 let server;
 let browser;
@@ -55,6 +59,7 @@ async function confirmWithReason(page, dialogTestId, reason) {
 }
 
 before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
   server = await startServer();
   browser = await launchChromium();
   admin = await signedInPage(ADMIN);
@@ -151,4 +156,28 @@ test('an admin finds a user, changes the plan (the user’s tab follows), refund
   const actions = await admin.getByTestId('admin-audit-row').evaluateAll((rows) => rows.map((r) => r.dataset.action));
   assert.deepEqual(actions, ['user.unsuspended', 'user.suspended', 'payment.refunded', 'plan.changed']);
   await admin.getByTestId('admin-audit-table').getByText('Charged twice by mistake').waitFor();
+});
+
+test('the console fits a 360 px phone and a 1280 px screen, in English and Hungarian (screenshots kept)', async () => {
+  for (const language of ['en-US', 'hu-HU']) {
+    assert.equal((await call(admin, 'PUT', '/api/settings', { language })).status, 200);
+    for (const width of [1280, 360]) {
+      await admin.setViewportSize({ width, height: width === 360 ? 740 : 900 });
+      for (const [name, path, ready] of [
+        ['users', '/admin', 'admin-user-row'],
+        ['user', '/admin', 'admin-invoice-row'],
+        ['audit', '/admin/audit', 'admin-audit-row'],
+      ]) {
+        await admin.goto(path);
+        if (name === 'user') {
+          await admin.locator(`[data-testid="admin-user-row"][data-email="${USER.email}"]`).getByTestId('admin-user-link').click();
+        }
+        await admin.getByTestId(ready).first().waitFor();
+        const overflow = await admin.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        assert.ok(overflow <= 0, `${name} at ${width} px in ${language} scrolls sideways by ${overflow}px`);
+        await admin.screenshot({ path: join(ARTIFACTS, `admin-${name}-${language}-${width}.png`), fullPage: true });
+      }
+    }
+  }
+  await admin.setViewportSize({ width: 1280, height: 900 });
 });

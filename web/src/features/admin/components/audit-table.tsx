@@ -8,8 +8,22 @@ import styles from './admin.module.css';
 /** The `actor` of a change made with `chat-server users …`. */
 const COMMAND_LINE = 'command line';
 
+const SERVICES = ['responses', 'webSearches', 'imageGenerations'] as const;
+type Service = (typeof SERVICES)[number];
+
 /** The keys the server's changes use that have a name in the admin's language. */
-const NAMED_KEYS = ['planType', 'endDate', 'suspended', 'refundedAmount', 'role'] as const;
+const NAMED_KEYS = [
+  'planType',
+  'endDate',
+  'suspended',
+  'service',
+  'used',
+  'amount',
+  'refundedAmount',
+  'totalAmount',
+  'creditNote',
+  'role',
+] as const;
 type NamedKey = (typeof NAMED_KEYS)[number];
 const isNamed = (key: string): key is NamedKey => (NAMED_KEYS as readonly string[]).includes(key);
 
@@ -34,6 +48,7 @@ function useShown() {
     if (value === undefined || value === '') return '—';
     if (key === 'planType' && (PLANS as readonly string[]).includes(value)) return t(`plans.${value as PlanType}`);
     if (key === 'role' && (value === 'user' || value === 'admin')) return t(`roles.${value}`);
+    if (key === 'service' && (SERVICES as readonly string[]).includes(value)) return t(`services.${value as Service}`);
     if (value === 'true' || value === 'false') return t(value === 'true' ? 'audit.fields.yes' : 'audit.fields.no');
     return /^\d{4}-\d{2}-\d{2}T/.test(value) ? formatDateTime(value, locale) : value;
   };
