@@ -152,8 +152,11 @@ test('an admin finds a user, changes the plan (the user’s tab follows), refund
 
   // The audit log has each action, newest first, with its reason.
   await admin.getByTestId('admin-user-audit-link').click();
-  await admin.getByTestId('admin-audit-row').nth(3).waitFor();
-  const actions = await admin.getByTestId('admin-audit-row').evaluateAll((rows) => rows.map((r) => r.dataset.action));
+  await admin.waitForURL(/\/admin\/audit\?userId=/);
+  // The log's own table (the user's page had the same rows in a card of its own).
+  const log = admin.getByTestId('admin-audit-table');
+  await log.getByTestId('admin-audit-row').nth(3).waitFor();
+  const actions = await log.getByTestId('admin-audit-row').evaluateAll((rows) => rows.map((r) => r.dataset.action));
   assert.deepEqual(actions, ['user.unsuspended', 'user.suspended', 'payment.refunded', 'plan.changed']);
   await admin.getByTestId('admin-audit-table').getByText('Charged twice by mistake').waitFor();
 });
