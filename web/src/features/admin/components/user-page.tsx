@@ -3,8 +3,7 @@ import { Trans, useTranslation } from 'react-i18next';
 import { Link, useParams } from 'react-router';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
-import { errorMessage } from '@/lib/api-client';
-import { invoiceFileName, saveFile } from '@/lib/save-file';
+import { useInvoiceDownload } from '@/hooks/use-invoice-download';
 import { Spinner } from '@/components/spinner';
 import { useDocumentTitle } from '@/hooks/use-document-title';
 import type { AdminUserDetail, Invoice, Payment, UsageCounter } from '@/types/generated';
@@ -347,20 +346,7 @@ function PaymentsCard({ payments, onRefund }: { payments: Payment[]; onRefund: (
 function InvoicesCard({ invoices }: { invoices: Invoice[] }) {
   const { t } = useTranslation('admin');
   const locale = useLocale();
-  const [downloading, setDownloading] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  const download = async (invoice: Invoice) => {
-    setDownloading(invoice._id);
-    setError(null);
-    try {
-      saveFile(await adminApi.getInvoicePdf(invoice), invoiceFileName(invoice));
-    } catch (failure) {
-      setError(errorMessage(failure));
-    } finally {
-      setDownloading(null);
-    }
-  };
+  const { downloading, error, download } = useInvoiceDownload(adminApi.getInvoicePdf);
 
   return (
     <Card title={t('user.invoices.title')} testId="admin-user-invoices">

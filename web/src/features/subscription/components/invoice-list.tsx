@@ -1,9 +1,7 @@
-import { useState } from 'react';
 import { Trans, useTranslation } from 'react-i18next';
 import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
-import { errorMessage } from '@/lib/api-client';
-import { invoiceFileName, saveFile } from '@/lib/save-file';
+import { useInvoiceDownload } from '@/hooks/use-invoice-download';
 import type { Invoice } from '@/types/generated';
 import { subscriptionApi } from '../api/subscription-api';
 import { formatDate, formatMoney } from '../utils/format';
@@ -17,20 +15,7 @@ import styles from './invoices.module.css';
 export function InvoiceList({ invoices, headingId }: { invoices: Invoice[]; headingId: string }) {
   const { t } = useTranslation('subscription');
   const locale = useLocale();
-  const [downloading, setDownloading] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  const download = async (invoice: Invoice) => {
-    setDownloading(invoice._id);
-    setError(null);
-    try {
-      saveFile(await subscriptionApi.getInvoicePdf(invoice), invoiceFileName(invoice));
-    } catch (failure) {
-      setError(errorMessage(failure));
-    } finally {
-      setDownloading(null);
-    }
-  };
+  const { downloading, error, download } = useInvoiceDownload(subscriptionApi.getInvoicePdf);
 
   return (
     <section aria-labelledby={headingId} data-testid="invoices">
