@@ -153,7 +153,9 @@ test('an admin finds a user, changes the plan (the user’s tab follows), refund
   // The audit log has each action, newest first, with its reason.
   await admin.getByTestId('admin-user-audit-link').click();
   await admin.waitForURL(/\/admin\/audit\?userId=/);
-  // The log's own table (the user's page had the same rows in a card of its own).
+  // The log's page (the user's page, with the same rows in a card, may stay while the
+  // log's code loads): its filter says whose actions it shows.
+  await admin.getByTestId('admin-audit-filter').waitFor();
   const log = admin.getByTestId('admin-audit-table');
   await log.getByTestId('admin-audit-row').nth(3).waitFor();
   const actions = await log.getByTestId('admin-audit-row').evaluateAll((rows) => rows.map((r) => r.dataset.action));
