@@ -7,7 +7,7 @@ import type { BillingInfo, Plan } from '@/types/generated';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { billingFields } from '../utils/billing-rules';
 import { countryName } from '../utils/countries';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import { vatLabel } from '../utils/vat';
 import { BillingForm } from './billing-form';
 import styles from './subscription-section.module.css';

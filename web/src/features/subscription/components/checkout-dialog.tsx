@@ -19,7 +19,7 @@ import type { MountedCard, StripeError } from '../stripe/stripe-js';
 import { formatAddress } from '../utils/billing-rules';
 import { browser } from '../utils/browser';
 import { defaultCurrency, formatMoney, formatPercent } from '../utils/format';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import { CardField } from './card-field';
 import { ChoiceGroup } from './choice-group';
 import styles from './checkout-dialog.module.css';

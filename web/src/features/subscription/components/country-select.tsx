@@ -2,7 +2,7 @@ import { useId, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import fieldStyles from '@/components/field.module.css';
 import { countryOptions } from '../utils/countries';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 
 export interface CountrySelectProps {
   label: string;

@@ -3,7 +3,7 @@ import { Button } from '@/components/button';
 import type { Subscription } from '@/types/generated';
 import { formatDate } from '../utils/format';
 import { canCancel } from '../utils/plan-change';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import styles from './subscription-section.module.css';
 
 /** The plan in effect: its end date and whether it renews, with the cancel button. */

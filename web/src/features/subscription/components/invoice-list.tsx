@@ -5,7 +5,7 @@ import { useInvoiceDownload } from '@/hooks/use-invoice-download';
 import type { Invoice } from '@/types/generated';
 import { subscriptionApi } from '../api/subscription-api';
 import { formatDate, formatMoney } from '../utils/format';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import styles from './invoices.module.css';
 
 /**

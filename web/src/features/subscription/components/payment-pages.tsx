@@ -11,7 +11,7 @@ import type { PaymentStatus, Subscription } from '@/types/generated';
 import { subscriptionApi } from '../api/subscription-api';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { formatDate } from '../utils/format';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import styles from './payment-pages.module.css';
 
 /** How often a pending payment is asked about, and when to say it is taking long. */

@@ -5,7 +5,7 @@ import type { Limit, Plan, VatEstimate } from '@/types/generated';
 import { PLAN_FEATURES, type PlanLimitName } from '../api/types';
 import { formatDate, formatNumber } from '../utils/format';
 import type { PlanChoice } from '../utils/plan-change';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import styles from './plan-card.module.css';
 import { PlanPrice } from './plan-price';
 

@@ -1,7 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import type { Currency, Plan, VatEstimate } from '@/types/generated';
 import { defaultCurrency, formatMoney, formatPercent } from '../utils/format';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import { vatLabel } from '../utils/vat';
 import styles from './plan-card.module.css';
 

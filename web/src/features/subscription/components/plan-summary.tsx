@@ -2,7 +2,7 @@ import { useTranslation } from 'react-i18next';
 import type { Limit, Plan } from '@/types/generated';
 import { PLAN_FEATURES } from '../api/types';
 import { formatNumber } from '../utils/format';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import styles from './plan-card.module.css';
 
 /**

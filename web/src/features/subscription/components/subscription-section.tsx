@@ -13,7 +13,7 @@ import { isPaymentRequired } from '../api/types';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import { formatDate, formatMoney } from '../utils/format';
 import { planChoice, type PlanChoice } from '../utils/plan-change';
-import { useLocale } from '../utils/use-locale';
+import { useLocale } from '@/hooks/use-locale';
 import { BillingInfoPanel } from './billing-info-panel';
 import { CheckoutDialog } from './checkout-dialog';
 import { ConfirmDialog } from './confirm-dialog';
