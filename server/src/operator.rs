@@ -74,7 +74,7 @@ pub async fn set_role(settings: &Settings, email: &str, role: UserRole) -> anyho
         at: SystemClock.now_ms(),
         actor: Actor::CommandLine,
         action,
-        target_user_id: user.id.clone(),
+        target_user_id: Some(user.id.clone()),
         target: user.email.clone(),
         reason: reason.into(),
         before: [("role".to_owned(), user.role.as_str().to_owned())].into(),

@@ -67,7 +67,7 @@ impl Accounts {
             } else {
                 AuditAction::UserUnsuspended
             },
-            target_user_id: user.id.clone(),
+            target_user_id: Some(user.id.clone()),
             target: user.email.clone(),
             reason,
             before: flag(!suspend),

@@ -217,7 +217,7 @@ impl Billing {
             None => None,
         };
         let (total, amount, actor) = (payment.total_amount, refund.amount, new.actor);
-        let target_user_id = user_id.clone().unwrap_or_default();
+        let target_user_id = user_id.clone();
         let currency = payment.currency;
         let reason = refund.reason.clone();
         let audit = Box::new(move |before: i64, note: &InvoiceRow| {

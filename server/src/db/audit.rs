@@ -44,7 +44,8 @@ pub struct AuditRecord {
     pub at: i64,
     pub actor: Actor,
     pub action: AuditAction,
-    pub target_user_id: String,
+    /// `None` for an account already deleted (a refund of its detached payment).
+    pub target_user_id: Option<String>,
     /// The target's e-mail now: it stays readable after the account is deleted.
     pub target: String,
     pub reason: String,
@@ -82,8 +83,7 @@ macro_rules! append_audit {
             .bind(record.actor.id())
             .bind(record.actor.name())
             .bind(record.action)
-            // Empty for a payment whose account was deleted (a refund of it): no user then.
-            .bind(Some(record.target_user_id.as_str()).filter(|id| !id.is_empty()))
+            .bind(record.target_user_id.as_deref())
             .bind(record.target.as_str())
             .bind(record.reason.as_str())
             .bind($crate::db::audit::json(&record.before))
