@@ -58,14 +58,7 @@ async fn demo_paid(app: &TestApp, user: &TestUser, plan: &str) -> String {
         .as_str()
         .unwrap()
         .to_owned();
-    let paid = app
-        .client
-        .post(app.url(&format!("/api/payments/demo/{id}/pay")))
-        .bearer_auth(&user.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(paid.status(), 303);
+    app.pay_demo(user, &id).await;
     id
 }
 

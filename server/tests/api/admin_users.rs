@@ -272,14 +272,7 @@ async fn a_users_page_shows_the_subscription_usage_payments_invoices_and_audit()
     let body = json!({"planType": "base", "currency": "EUR"});
     let started = assert_ok(app.put_auth("/api/subscription/change", &ann.token, body).await).await;
     let payment_id = started["payment"]["_id"].as_str().unwrap().to_owned();
-    let paid = app
-        .client
-        .post(app.url(&format!("/api/payments/demo/{payment_id}/pay")))
-        .bearer_auth(&ann.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(paid.status(), 303);
+    app.pay_demo(&ann, &payment_id).await;
     app.state.quotas.consume_response(&ann.id).await.unwrap();
     let change = json!({"planType": "plus", "days": 10, "reason": "goodwill"});
     assert_ok(

@@ -365,6 +365,19 @@ impl TestApp {
         assert!(summary.ends_with("is now admin"), "{summary}");
     }
 
+    /// Pays `payment_id` on the demo checkout page as its owner (the demo routes need the
+    /// owner's login), which answers with a redirect to the result page.
+    pub async fn pay_demo(&self, owner: &TestUser, payment_id: &str) {
+        let paid = self
+            .client
+            .post(self.url(&format!("/api/payments/demo/{payment_id}/pay")))
+            .bearer_auth(&owner.token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(paid.status(), 303);
+    }
+
     /// Ann with billing info filled in, ready to pay.
     pub async fn register_paying(&self, email: &str) -> TestUser {
         let user = self.register("Payer", email, "secret1").await;

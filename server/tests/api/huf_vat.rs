@@ -26,14 +26,7 @@ async fn paid_invoice(app: &TestApp, email: &str, currency: &str) -> (TestUser, 
     let body = json!({"planType": "base", "currency": currency});
     let started = assert_ok(app.put_auth("/api/subscription/change", &ann.token, body).await).await;
     let id = started["payment"]["_id"].as_str().unwrap();
-    let paid = app
-        .client
-        .post(app.url(&format!("/api/payments/demo/{id}/pay")))
-        .bearer_auth(&ann.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(paid.status(), 303);
+    app.pay_demo(&ann, id).await;
     let list = assert_ok(app.get_auth("/api/invoices", &ann.token).await).await;
     let invoice = list["data"][0].clone();
     (ann, invoice)

@@ -50,18 +50,6 @@ async fn start_checkout(app: &TestApp, user: &TestUser) -> Value {
     started["payment"].clone()
 }
 
-/// Pays on the demo checkout page, as its owner (the demo routes need the owner's login).
-async fn pay(app: &TestApp, owner: &TestUser, payment_id: &str) {
-    let paid = app
-        .client
-        .post(app.url(&format!("/api/payments/demo/{payment_id}/pay")))
-        .bearer_auth(&owner.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(paid.status(), 303);
-}
-
 async fn invoices(app: &TestApp, user: &TestUser) -> Vec<Value> {
     let body = assert_ok(app.get_auth("/api/invoices", &user.token).await).await;
     body["data"].as_array().unwrap().clone()
@@ -101,7 +89,7 @@ async fn a_paid_checkout_and_each_renewal_get_one_invoice_each_numbered_in_order
     let payment = start_checkout(&app, &ann).await;
     // Nothing paid, no invoice.
     assert!(invoices(&app, &ann).await.is_empty());
-    pay(&app, &ann, payment["_id"].as_str().unwrap()).await;
+    app.pay_demo(&ann, payment["_id"].as_str().unwrap()).await;
 
     let list = invoices(&app, &ann).await;
     assert_eq!(list.len(), 1);
@@ -166,7 +154,7 @@ async fn invoice_numbers_have_no_gaps_or_duplicates_under_twenty_parallel_paymen
         users
             .iter()
             .zip(&payment_ids)
-            .map(|(user, id)| pay(&app, user, id)),
+            .map(|(user, id)| app.pay_demo(user, id)),
     )
     .await;
 
@@ -252,7 +240,7 @@ async fn a_reverse_charged_invoice_carries_the_legal_note_and_no_vat() {
     let ann = app.register("Ann", "ann@example.com", "secret1").await;
     set_billing(&app, &ann, billing("company", "Ann", "DE", Some("DE123456789"))).await;
     let payment = start_checkout(&app, &ann).await;
-    pay(&app, &ann, payment["_id"].as_str().unwrap()).await;
+    app.pay_demo(&ann, payment["_id"].as_str().unwrap()).await;
     let invoice = invoices(&app, &ann).await.remove(0);
     assert_eq!(invoice["vatTreatment"], json!("reverse_charge"));
     assert_eq!(invoice["vatAmount"], json!(0.0));
@@ -336,7 +324,7 @@ async fn the_invoice_pdf_is_a_real_pdf_with_the_number_amounts_and_buyer() {
     let ann = app.register("Ann", "ann@example.com", "secret1").await;
     set_billing(&app, &ann, billing("private", "Kővári Űrsula", "HU", None)).await;
     let payment = start_checkout(&app, &ann).await;
-    pay(&app, &ann, payment["_id"].as_str().unwrap()).await;
+    app.pay_demo(&ann, payment["_id"].as_str().unwrap()).await;
     let invoice = invoices(&app, &ann).await.remove(0);
     let response = pdf(&app, &ann, &invoice).await;
     assert_eq!(response.status(), 200);
@@ -372,7 +360,7 @@ async fn another_users_invoice_is_not_found() {
     let ann = app.register_paying("ann@example.com").await;
     let bob = app.register_paying("bob@example.com").await;
     let payment = start_checkout(&app, &ann).await;
-    pay(&app, &ann, payment["_id"].as_str().unwrap()).await;
+    app.pay_demo(&ann, payment["_id"].as_str().unwrap()).await;
     let invoice = invoices(&app, &ann).await.remove(0);
     assert!(invoices(&app, &bob).await.is_empty());
     assert_error(pdf(&app, &bob, &invoice).await, 404, "not_found").await;
@@ -398,7 +386,7 @@ async fn payments_and_invoices_are_kept_after_the_account_is_deleted() {
     let ann = app.register_paying("ann@example.com").await;
     let payment = start_checkout(&app, &ann).await;
     let payment_id = payment["_id"].as_str().unwrap().to_owned();
-    pay(&app, &ann, &payment_id).await;
+    app.pay_demo(&ann, &payment_id).await;
     // An open checkout is kept too.
     let bob_pays_later = app.register_paying("bob@example.com").await;
     let open = start_checkout(&app, &bob_pays_later).await;
@@ -520,7 +508,7 @@ async fn a_company_confirmed_by_vies_is_reverse_charged_and_the_check_is_kept_on
     assert_eq!(&payment["vatCheck"], check);
     // A fresh check is not asked again.
     assert_eq!(vies.requests().len(), 1);
-    pay(&app, &ann, payment["_id"].as_str().unwrap()).await;
+    app.pay_demo(&ann, payment["_id"].as_str().unwrap()).await;
     let invoice = invoices(&app, &ann).await.remove(0);
     assert_eq!(invoice["vatTreatment"], json!("reverse_charge"));
     assert_eq!(&invoice["vatCheck"], check);
@@ -556,7 +544,7 @@ async fn a_number_vies_does_not_know_pays_domestic_vat_and_the_buyer_is_told_why
     assert_eq!(&payment["vatCheck"], check);
     // A recent "not registered" is not asked again at the checkout.
     assert_eq!(vies.requests().len(), 1);
-    pay(&app, &ann, payment["_id"].as_str().unwrap()).await;
+    app.pay_demo(&ann, payment["_id"].as_str().unwrap()).await;
     let invoice = invoices(&app, &ann).await.remove(0);
     assert_eq!(invoice["vatTreatment"], json!("standard"));
     assert_eq!(invoice["vatRate"], json!(0.19));

@@ -230,14 +230,7 @@ async fn an_upgrade_takes_effect_once_paid_and_renews_monthly() {
     .await;
 
     let id = started["payment"]["_id"].as_str().unwrap();
-    let paid = app
-        .client
-        .post(app.url(&format!("/api/payments/demo/{id}/pay")))
-        .bearer_auth(&ann.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(paid.status(), 303);
+    app.pay_demo(&ann, id).await;
     let sub = subscription(&app, &ann).await;
     assert_eq!(sub["data"]["planType"], json!("base"));
     assert_eq!(sub["data"]["billingCycle"], json!("monthly"));
