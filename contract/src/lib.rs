@@ -58,5 +58,7 @@ pub fn export(dir: &Path) -> Result<(), ts_rs::ExportError> {
     admin::AuditEntry::export_all(&cfg)?;
     admin::AdminSuspension::export_all(&cfg)?;
     admin::Refund::export_all(&cfg)?;
+    admin::AdminStats::export_all(&cfg)?;
+    states::ModelCallKind::export_all(&cfg)?;
     Ok(())
 }

@@ -267,6 +267,31 @@ state! {
 }
 
 state! {
+    /// What a model call was for (its row in `model_calls`, and the stats' kinds).
+    ModelCallKind {
+        /// An answer, streamed.
+        Answer = "answer",
+        /// A new conversation's title.
+        Title = "title",
+        /// A web search's step: its queries, a page's notes, a deep search's reflection.
+        Search = "search",
+        /// A document's pieces, embedded for retrieval.
+        Embedding = "embedding",
+        /// An image made for an answer.
+        Image = "image",
+    }
+}
+
+state! {
+    /// How a model call ended.
+    CallOutcome {
+        Complete = "complete",
+        Cancelled = "cancelled",
+        Error = "error",
+    }
+}
+
+state! {
     /// An invoice, or a credit note that refunds (part of) one.
     InvoiceKind {
         Invoice = "invoice",
