@@ -23,6 +23,7 @@ mod image_generation;
 mod invoices;
 mod localstripe;
 mod login;
+mod metrics;
 mod mnb_stub;
 mod model_stub;
 mod operator;
