@@ -394,3 +394,79 @@ async fn a_real_prometheus_scrapes_two_instances_on_one_postgres_and_redis() {
     until_prometheus_shows(&api, "count by (instance) (chat_http_requests_total)", both).await;
     until_prometheus_shows(&api, "sum by (instance) (chat_db_pool_max_connections)", both).await;
 }
+
+/// Every query of docs/grafana-dashboard.json.
+fn dashboard_queries() -> Vec<String> {
+    let dashboard: Value = serde_json::from_str(include_str!("../../../docs/grafana-dashboard.json")).unwrap();
+    let mut queries = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            queries.push(target["expr"].as_str().expect("a query").to_owned());
+        }
+    }
+    queries
+}
+
+/// The metric names a query uses (`chat_…`), histogram series named by their family.
+fn metrics_in(query: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = query;
+    while let Some(at) = rest.find("chat_") {
+        let name: String = rest[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        rest = &rest[at + name.len()..];
+        names.push(name);
+    }
+    names
+}
+
+#[test]
+fn the_dashboard_shows_every_metric_the_server_describes_and_no_other() {
+    use chat_server::metrics::{Kind, ALL};
+    let described = |name: &str| {
+        ALL.iter().any(|m| {
+            m.name == name
+                || (m.kind == Kind::Histogram
+                    && ["_bucket", "_sum", "_count"].iter().any(|s| name == format!("{}{s}", m.name)))
+        })
+    };
+    let queries = dashboard_queries();
+    assert!(queries.len() > 10);
+    let used: Vec<String> = queries.iter().flat_map(|q| metrics_in(q)).collect();
+    for name in &used {
+        assert!(described(name), "the dashboard uses {name}, which the server does not describe");
+    }
+    for m in ALL {
+        assert!(
+            used.iter().any(|u| u.starts_with(m.name)),
+            "the dashboard has no panel for {}",
+            m.name
+        );
+    }
+    // Each query is PromQL Prometheus accepts: checked as recording rules by promtool
+    // (Grafana's `$__rate_interval` stood in for by a fixed range).
+    let dir = tempfile::tempdir().unwrap();
+    let rules: Vec<String> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let expr = q.replace("$__rate_interval", "5m").replace('\'', "''");
+            format!("      - record: chat:dashboard:{i}\n        expr: '{expr}'\n")
+        })
+        .collect();
+    let file = dir.path().join("rules.yml");
+    std::fs::write(&file, format!("groups:\n  - name: dashboard\n    rules:\n{}", rules.concat())).unwrap();
+    let out = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+        .expect("promtool (Debian's prometheus package; `make test-deps` installs it)");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
