@@ -303,7 +303,8 @@ fn count_check(service: Service, counted: &anyhow::Result<Counted>) {
         }) => quota_decision::REFUSED,
         Err(_) => quota_decision::FAILED,
     };
-    metrics::counter!(metrics::QUOTA_CHECKS, "service" => service.as_str(), "decision" => decision).increment(1);
+    metrics::counter!(metrics::QUOTA_CHECKS, "service" => service.as_str(), "decision" => decision)
+        .increment(1);
 }
 
 impl Handler<Consume> for QuotaActor {

@@ -73,7 +73,12 @@ pub struct Metric {
     pub help: &'static str,
 }
 
-const fn metric(name: &'static str, kind: Kind, labels: &'static [&'static str], help: &'static str) -> Metric {
+const fn metric(
+    name: &'static str,
+    kind: Kind,
+    labels: &'static [&'static str],
+    help: &'static str,
+) -> Metric {
     Metric {
         name,
         kind,
@@ -84,24 +89,114 @@ const fn metric(name: &'static str, kind: Kind, labels: &'static [&'static str],
 
 /// Every metric the service records (docs/operations.md lists the same).
 pub const ALL: &[Metric] = &[
-    metric(HTTP_REQUESTS, Kind::Counter, &["method", "route", "status"], "HTTP requests answered, by method, route pattern and status."),
-    metric(HTTP_DURATION, Kind::Histogram, &["method", "route", "status"], "Time from an HTTP request's arrival to its response's head, in seconds."),
-    metric(WEBSOCKETS_OPEN, Kind::Gauge, &[], "Websockets open on this instance."),
-    metric(TABS_OPEN, Kind::Gauge, &[], "Authenticated tabs joined on this instance."),
-    metric(ANSWERS_STREAMING, Kind::Gauge, &[], "Answers streaming on this instance now."),
-    metric(TIME_TO_FIRST_TOKEN, Kind::Histogram, &["model"], "Time from an answer's start to its first words, in seconds."),
-    metric(ANSWER_DURATION, Kind::Histogram, &["model"], "Time from an answer's start to its end (finished, cancelled or failed), in seconds."),
-    metric(MODEL_ERRORS, Kind::Counter, &["model", "kind"], "Answers the model failed, by kind: timeout, upstream or refused."),
-    metric(MODEL_TOKENS, Kind::Counter, &["model", "kind", "direction"], "Tokens the model calls used, by model, kind of call and direction (input or output)."),
-    metric(MODEL_COST, Kind::Counter, &["model", "kind"], "What the model calls cost at the catalogue's prices, in euros."),
-    metric(QUOTA_CHECKS, Kind::Counter, &["service", "decision"], "Quota checks by service and decision: allowed, refused or failed."),
-    metric(DB_CALL_DURATION, Kind::Histogram, &["kind"], "Time of one storage call (a query, or a write), waiting for a connection included, in seconds."),
-    metric(DB_POOL_CONNECTIONS, Kind::Gauge, &["state"], "The database pool's open connections, idle or in use."),
-    metric(DB_POOL_MAX_CONNECTIONS, Kind::Gauge, &[], "The most connections the database pool may open."),
-    metric(REDIS_COMMAND_DURATION, Kind::Histogram, &["outcome"], "Time of one Redis command or pipeline, in seconds."),
-    metric(PAYMENTS, Kind::Counter, &["outcome"], "Payments by outcome: succeeded or failed."),
-    metric(WEBHOOKS, Kind::Counter, &["outcome"], "Payment provider webhook calls by outcome: handled, ignored or rejected."),
-    metric(DOCUMENTS_PROCESSING, Kind::Gauge, &[], "Uploaded documents being read and indexed on this instance now."),
+    metric(
+        HTTP_REQUESTS,
+        Kind::Counter,
+        &["method", "route", "status"],
+        "HTTP requests answered, by method, route pattern and status.",
+    ),
+    metric(
+        HTTP_DURATION,
+        Kind::Histogram,
+        &["method", "route", "status"],
+        "Time from an HTTP request's arrival to its response's head, in seconds.",
+    ),
+    metric(
+        WEBSOCKETS_OPEN,
+        Kind::Gauge,
+        &[],
+        "Websockets open on this instance.",
+    ),
+    metric(
+        TABS_OPEN,
+        Kind::Gauge,
+        &[],
+        "Authenticated tabs joined on this instance.",
+    ),
+    metric(
+        ANSWERS_STREAMING,
+        Kind::Gauge,
+        &[],
+        "Answers streaming on this instance now.",
+    ),
+    metric(
+        TIME_TO_FIRST_TOKEN,
+        Kind::Histogram,
+        &["model"],
+        "Time from an answer's start to its first words, in seconds.",
+    ),
+    metric(
+        ANSWER_DURATION,
+        Kind::Histogram,
+        &["model"],
+        "Time from an answer's start to its end (finished, cancelled or failed), in seconds.",
+    ),
+    metric(
+        MODEL_ERRORS,
+        Kind::Counter,
+        &["model", "kind"],
+        "Answers the model failed, by kind: timeout, upstream or refused.",
+    ),
+    metric(
+        MODEL_TOKENS,
+        Kind::Counter,
+        &["model", "kind", "direction"],
+        "Tokens the model calls used, by model, kind of call and direction (input or output).",
+    ),
+    metric(
+        MODEL_COST,
+        Kind::Counter,
+        &["model", "kind"],
+        "What the model calls cost at the catalogue's prices, in euros.",
+    ),
+    metric(
+        QUOTA_CHECKS,
+        Kind::Counter,
+        &["service", "decision"],
+        "Quota checks by service and decision: allowed, refused or failed.",
+    ),
+    metric(
+        DB_CALL_DURATION,
+        Kind::Histogram,
+        &["kind"],
+        "Time of one storage call (a query, or a write), waiting for a connection included, in seconds.",
+    ),
+    metric(
+        DB_POOL_CONNECTIONS,
+        Kind::Gauge,
+        &["state"],
+        "The database pool's open connections, idle or in use.",
+    ),
+    metric(
+        DB_POOL_MAX_CONNECTIONS,
+        Kind::Gauge,
+        &[],
+        "The most connections the database pool may open.",
+    ),
+    metric(
+        REDIS_COMMAND_DURATION,
+        Kind::Histogram,
+        &["outcome"],
+        "Time of one Redis command or pipeline, in seconds.",
+    ),
+    metric(
+        PAYMENTS,
+        Kind::Counter,
+        &["outcome"],
+        "Payments by outcome: succeeded or failed.",
+    ),
+    metric(
+        WEBHOOKS,
+        Kind::Counter,
+        &["outcome"],
+        "Payment provider webhook calls by outcome: handled, ignored or rejected.",
+    ),
+    metric(
+        DOCUMENTS_PROCESSING,
+        Kind::Gauge,
+        &[],
+        "Uploaded documents being read and indexed on this instance now.",
+    ),
 ];
 
 /// Buckets of the quick histograms (HTTP, storage, Redis), in seconds.
@@ -224,7 +319,11 @@ pub async fn middleware(
     };
     let route = route.unwrap_or_else(|| "unmatched".to_owned());
     let status = status.as_str().to_owned();
-    let labels = [("method", method.to_owned()), ("route", route), ("status", status)];
+    let labels = [
+        ("method", method.to_owned()),
+        ("route", route),
+        ("status", status),
+    ];
     counter!(HTTP_REQUESTS, &labels).increment(1);
     histogram!(HTTP_DURATION, &labels).record(started.elapsed());
     result
@@ -261,6 +360,18 @@ mod tests {
             if m.kind == Kind::Histogram {
                 assert!(m.name.ends_with("_seconds"), "{}", m.name);
             }
+        }
+    }
+
+    #[test]
+    fn the_operations_guide_lists_every_metric() {
+        let guide = include_str!("../../docs/operations.md");
+        for m in ALL {
+            assert!(
+                guide.contains(&format!("| `{}` |", m.name)),
+                "docs/operations.md lacks {}",
+                m.name
+            );
         }
     }
 

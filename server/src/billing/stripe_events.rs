@@ -78,7 +78,12 @@ impl Billing {
         let outcome = match &applied {
             Ok(true) => "handled",
             Ok(false) => "ignored",
-            Err(e) if matches!(e.code(), ErrorCode::WebhookSignatureInvalid | ErrorCode::WebhookInvalid) => {
+            Err(e)
+                if matches!(
+                    e.code(),
+                    ErrorCode::WebhookSignatureInvalid | ErrorCode::WebhookInvalid
+                ) =>
+            {
                 "rejected"
             }
             Err(_) => "failed",

@@ -211,7 +211,8 @@ impl Db {
         };
         let idle = idle as f64;
         metrics::gauge!(metrics::DB_POOL_CONNECTIONS, "state" => "idle").set(idle);
-        metrics::gauge!(metrics::DB_POOL_CONNECTIONS, "state" => "in_use").set((f64::from(size) - idle).max(0.0));
+        metrics::gauge!(metrics::DB_POOL_CONNECTIONS, "state" => "in_use")
+            .set((f64::from(size) - idle).max(0.0));
         metrics::gauge!(metrics::DB_POOL_MAX_CONNECTIONS).set(max);
     }
 

@@ -76,7 +76,12 @@ fn samples(text: &str) -> Vec<Sample> {
 fn value(all: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let found: Vec<&Sample> = all
         .iter()
-        .filter(|s| s.name == name && labels.iter().all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v)))
+        .filter(|s| {
+            s.name == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))
+        })
         .collect();
     assert!(found.len() <= 1, "several series of {name} {labels:?}: {found:?}");
     found.first().map(|s| s.value)
@@ -106,7 +111,10 @@ fn assert_promtool_clean(text: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success() && said.trim().is_empty(), "promtool: {said}\n{text}");
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "promtool: {said}\n{text}"
+    );
 }
 
 /// A config dir whose free plan answers with the stub's models and allows one response a day.
@@ -165,7 +173,10 @@ async fn use_the_service(base: &str, token: &str) -> (String, WsClient) {
         .json()
         .await
         .unwrap();
-    let id = list["data"][0]["_id"].as_str().expect("the conversation").to_owned();
+    let id = list["data"][0]["_id"]
+        .as_str()
+        .expect("the conversation")
+        .to_owned();
     let one = client
         .get(format!("{base}/api/conversations/{id}"))
         .bearer_auth(token)
@@ -173,12 +184,22 @@ async fn use_the_service(base: &str, token: &str) -> (String, WsClient) {
         .await
         .unwrap();
     assert_eq!(one.status(), 200);
-    let nothing = client.get(format!("{base}/api/no-such-thing")).send().await.unwrap();
+    let nothing = client
+        .get(format!("{base}/api/no-such-thing"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(nothing.status(), 404);
 
     let billing = json!({"billingType": "private", "billingInfo": {"name": "Payer", "address": "Fő utca 1",
                          "city": "Budapest", "postalCode": "1011", "country": "HU"}});
-    let put = |path: &str, body: Value| client.put(format!("{base}{path}")).bearer_auth(token).json(&body).send();
+    let put = |path: &str, body: Value| {
+        client
+            .put(format!("{base}{path}"))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+    };
     assert_ok(put("/api/settings/billing-info", billing).await.unwrap()).await;
     let change = json!({"planType": "base", "currency": "EUR"});
     let started = assert_ok(put("/api/subscription/change", change).await.unwrap()).await;
@@ -219,12 +240,30 @@ async fn the_server_serves_its_metrics_on_their_own_address_in_text_promtool_acc
 
     // Requests by route pattern, never the raw path; a path no route has is `unmatched`.
     let by = |method, route, status| [("method", method), ("route", route), ("status", status)];
-    assert_eq!(v("chat_http_requests_total", &by("GET", "/api/conversations/{id}", "200")), Some(1.0));
-    assert_eq!(v("chat_http_requests_total", &by("GET", "/api/health", "200")).map(|n| n >= 1.0), Some(true));
-    assert_eq!(v("chat_http_requests_total", &by("GET", "unmatched", "404")), Some(1.0));
-    assert_eq!(v("chat_http_requests_total", &by("GET", "/api/ws", "101")), Some(1.0));
     assert_eq!(
-        v("chat_http_request_duration_seconds_count", &by("GET", "/api/conversations/{id}", "200")),
+        v(
+            "chat_http_requests_total",
+            &by("GET", "/api/conversations/{id}", "200")
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        v("chat_http_requests_total", &by("GET", "/api/health", "200")).map(|n| n >= 1.0),
+        Some(true)
+    );
+    assert_eq!(
+        v("chat_http_requests_total", &by("GET", "unmatched", "404")),
+        Some(1.0)
+    );
+    assert_eq!(
+        v("chat_http_requests_total", &by("GET", "/api/ws", "101")),
+        Some(1.0)
+    );
+    assert_eq!(
+        v(
+            "chat_http_request_duration_seconds_count",
+            &by("GET", "/api/conversations/{id}", "200")
+        ),
         Some(1.0)
     );
     assert!(!text.contains(&conversation), "a raw path became a label");
@@ -235,16 +274,45 @@ async fn the_server_serves_its_metrics_on_their_own_address_in_text_promtool_acc
     assert_eq!(v("chat_answers_streaming", &[]), Some(0.0));
 
     // The answers by model: the failed one and the good one ran; the refused one never started.
-    assert_eq!(v("chat_model_errors_total", &[("model", "stub-error"), ("kind", "upstream")]), Some(1.0));
-    assert_eq!(v("chat_answer_duration_seconds_count", &[("model", "stub-error")]), Some(1.0));
-    assert_eq!(v("chat_answer_duration_seconds_count", &[("model", "stub")]), Some(1.0));
-    assert_eq!(v("chat_model_time_to_first_token_seconds_count", &[("model", "stub")]), Some(1.0));
-    assert_eq!(v("chat_model_time_to_first_token_seconds_count", &[("model", "stub-error")]), None);
+    assert_eq!(
+        v(
+            "chat_model_errors_total",
+            &[("model", "stub-error"), ("kind", "upstream")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        v("chat_answer_duration_seconds_count", &[("model", "stub-error")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        v("chat_answer_duration_seconds_count", &[("model", "stub")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        v(
+            "chat_model_time_to_first_token_seconds_count",
+            &[("model", "stub")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        v(
+            "chat_model_time_to_first_token_seconds_count",
+            &[("model", "stub-error")]
+        ),
+        None
+    );
     let ttft = v("chat_model_time_to_first_token_seconds_sum", &[("model", "stub")]).unwrap();
     assert!(ttft > 0.0 && ttft < 10.0, "{ttft}");
 
     // Quota checks: two allowed (the failed answer's unit was given back), one refused.
-    let checks = |decision| v("chat_quota_checks_total", &[("service", "responses"), ("decision", decision)]);
+    let checks = |decision| {
+        v(
+            "chat_quota_checks_total",
+            &[("service", "responses"), ("decision", decision)],
+        )
+    };
     assert_eq!((checks("allowed"), checks("refused")), (Some(2.0), Some(1.0)));
 
     // Storage and payments.
@@ -256,7 +324,10 @@ async fn the_server_serves_its_metrics_on_their_own_address_in_text_promtool_acc
     assert!(idle + in_use >= 1.0, "{idle} {in_use}");
     assert_eq!(v("chat_payments_total", &[("outcome", "succeeded")]), Some(1.0));
     // Described, so the text says what each family is.
-    assert!(text.contains("# HELP chat_quota_checks_total Quota checks"), "{text}");
+    assert!(
+        text.contains("# HELP chat_quota_checks_total Quota checks"),
+        "{text}"
+    );
     assert!(text.contains("# TYPE chat_model_time_to_first_token_seconds histogram"));
 
     assert_promtool_clean(&text);
@@ -264,15 +335,23 @@ async fn the_server_serves_its_metrics_on_their_own_address_in_text_promtool_acc
 
 #[actix_web::test]
 async fn metrics_are_off_by_default() {
-    let settings = chat_server::config::Settings::load_with(|k| (k == "CONFIG_DIR").then(|| "/nonexistent".into()))
-        .unwrap();
+    let settings =
+        chat_server::config::Settings::load_with(|k| (k == "CONFIG_DIR").then(|| "/nonexistent".into()))
+            .unwrap();
     assert!(!settings.metrics.enabled());
     // The API has no `/metrics` (the path falls to the web client's pages).
     let app = spawn_app().await;
     assert!(!app.state.settings.metrics.enabled());
     let client = &app.client;
     client.get(app.url("/api/health")).send().await.unwrap();
-    let page = client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let page = client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(!page.contains("chat_http_requests_total"), "{page}");
 
     // The built server started without METRICS_BIND_ADDR says it listens for metrics nowhere.
@@ -284,7 +363,11 @@ async fn metrics_are_off_by_default() {
     let line = loop {
         let log = std::fs::read_to_string(data_dir.path().join("server.log")).unwrap();
         // The server's own line (actix's says "listening on" too).
-        if let Some(line) = log.lines().map(without_colours).find(|l| l.contains("listening port=")) {
+        if let Some(line) = log
+            .lines()
+            .map(without_colours)
+            .find(|l| l.contains("listening port="))
+        {
             break line;
         }
         assert!(started.elapsed() < Duration::from_secs(10), "{log}");
@@ -334,8 +417,13 @@ async fn until_prometheus_shows(api: &str, query: &str, check: impl Fn(&[Value])
 
 #[actix_web::test]
 async fn a_real_prometheus_scrapes_two_instances_on_one_postgres_and_redis() {
-    let (Ok(database), Ok(redis)) = (std::env::var("TEST_DATABASE_URL"), std::env::var("TEST_REDIS_URL")) else {
-        eprintln!("SKIPPED a_real_prometheus_scrapes_two_instances: set TEST_DATABASE_URL and TEST_REDIS_URL");
+    let (Ok(database), Ok(redis)) = (
+        std::env::var("TEST_DATABASE_URL"),
+        std::env::var("TEST_REDIS_URL"),
+    ) else {
+        eprintln!(
+            "SKIPPED a_real_prometheus_scrapes_two_instances: set TEST_DATABASE_URL and TEST_REDIS_URL"
+        );
         return;
     };
     let database = fresh_postgres_database(&database).await;
@@ -357,7 +445,10 @@ async fn a_real_prometheus_scrapes_two_instances_on_one_postgres_and_redis() {
     }
     // On Postgres and Redis the instance times its Redis calls too, and promtool accepts it.
     let text = scrape(&targets[0]).await;
-    assert!(text.contains("chat_redis_command_duration_seconds_count{outcome=\"ok\"}"), "{text}");
+    assert!(
+        text.contains("chat_redis_command_duration_seconds_count{outcome=\"ok\"}"),
+        "{text}"
+    );
     assert_promtool_clean(&text);
 
     let dir = tempfile::tempdir().unwrap();
@@ -374,7 +465,10 @@ async fn a_real_prometheus_scrapes_two_instances_on_one_postgres_and_redis() {
     let listen = format!("127.0.0.1:{}", free_port());
     let prometheus = Command::new("prometheus")
         .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
         .arg(format!("--web.listen-address={listen}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -383,7 +477,10 @@ async fn a_real_prometheus_scrapes_two_instances_on_one_postgres_and_redis() {
     let _prometheus = Running(prometheus);
     let api = format!("http://{listen}");
     let both = |result: &[Value]| {
-        let mut instances: Vec<&str> = result.iter().filter_map(|r| r["metric"]["instance"].as_str()).collect();
+        let mut instances: Vec<&str> = result
+            .iter()
+            .filter_map(|r| r["metric"]["instance"].as_str())
+            .collect();
         instances.sort_unstable();
         let mut expected: Vec<&str> = targets.iter().map(String::as_str).collect();
         expected.sort_unstable();
@@ -397,7 +494,8 @@ async fn a_real_prometheus_scrapes_two_instances_on_one_postgres_and_redis() {
 
 /// Every query of docs/grafana-dashboard.json.
 fn dashboard_queries() -> Vec<String> {
-    let dashboard: Value = serde_json::from_str(include_str!("../../../docs/grafana-dashboard.json")).unwrap();
+    let dashboard: Value =
+        serde_json::from_str(include_str!("../../../docs/grafana-dashboard.json")).unwrap();
     let mut queries = Vec::new();
     for panel in dashboard["panels"].as_array().unwrap() {
         for target in panel["targets"].as_array().into_iter().flatten() {
@@ -429,14 +527,19 @@ fn the_dashboard_shows_every_metric_the_server_describes_and_no_other() {
         ALL.iter().any(|m| {
             m.name == name
                 || (m.kind == Kind::Histogram
-                    && ["_bucket", "_sum", "_count"].iter().any(|s| name == format!("{}{s}", m.name)))
+                    && ["_bucket", "_sum", "_count"]
+                        .iter()
+                        .any(|s| name == format!("{}{s}", m.name)))
         })
     };
     let queries = dashboard_queries();
     assert!(queries.len() > 10);
     let used: Vec<String> = queries.iter().flat_map(|q| metrics_in(q)).collect();
     for name in &used {
-        assert!(described(name), "the dashboard uses {name}, which the server does not describe");
+        assert!(
+            described(name),
+            "the dashboard uses {name}, which the server does not describe"
+        );
     }
     for m in ALL {
         assert!(
@@ -457,7 +560,11 @@ fn the_dashboard_shows_every_metric_the_server_describes_and_no_other() {
         })
         .collect();
     let file = dir.path().join("rules.yml");
-    std::fs::write(&file, format!("groups:\n  - name: dashboard\n    rules:\n{}", rules.concat())).unwrap();
+    std::fs::write(
+        &file,
+        format!("groups:\n  - name: dashboard\n    rules:\n{}", rules.concat()),
+    )
+    .unwrap();
     let out = Command::new("promtool")
         .args(["check", "rules"])
         .arg(&file)
