@@ -5,7 +5,9 @@
 //! Parts record through the `metrics` facade's macros (re-exported here, so
 //! `crate::metrics::counter!(crate::metrics::PAYMENTS, …)` names both). Those macros do
 //! nothing until a recorder is installed, and one is installed only when the listener is
-//! configured: with metrics off (the default) recording costs a check of an unset global.
+//! configured: with metrics off (the default) a recording point costs a look at an unset
+//! global, some 5 to 20 ns with literal labels (no allocation: keep the labels of hot
+//! paths literal) and under 100 ns with a label made at run time.
 //! The actors record theirs too (`chat_actors::metrics` names them); they are described
 //! here with the rest.
 //!
@@ -305,7 +307,7 @@ async fn render(scrape: web::Data<Scrape>) -> HttpResponse {
 }
 
 /// Counts each request and its time by method, route pattern and status. Wrapped only
-/// when metrics are on: with them off it is not in the chain at all.
+/// when metrics are on: with them off, `Condition` passes each request by (one branch).
 pub async fn middleware(
     req: ServiceRequest,
     next: Next<impl MessageBody>,

@@ -469,7 +469,7 @@ fn serve(state: &web::Data<AppState>) -> anyhow::Result<(u16, actix_web::dev::Se
             .wrap(from_fn(i18n::middleware))
             .wrap(from_fn(http::trace::middleware))
             .wrap(security_headers.middleware())
-            // Outermost, so a request's time is all of it; not in the chain when off.
+            // Outermost, so a request's time is all of it; with metrics off, one branch.
             .wrap(Condition::new(metrics_on, from_fn(crate::metrics::middleware)))
             .app_data(app_state.clone())
             .configure(http::api)

@@ -334,6 +334,72 @@ async fn the_server_serves_its_metrics_on_their_own_address_in_text_promtool_acc
 }
 
 #[actix_web::test]
+async fn stripe_webhooks_are_counted_by_outcome() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let secret = "whsec_metrics";
+    let env = [
+        ("METRICS_BIND_ADDR", metrics.as_str()),
+        ("STRIPE_SECRET_KEY", "sk_test_metrics"),
+        ("STRIPE_PUBLISHABLE_KEY", "pk_test_metrics"),
+        ("STRIPE_WEBHOOK_SECRET", secret),
+        // No Stripe API is needed to verify and apply these events; nothing listens here.
+        ("STRIPE_API_BASE", "http://127.0.0.1:1"),
+    ];
+    let (server, base) = binary::serve(data_dir.path(), &env, Stdio::null()).await;
+    let _server = Running(server);
+    let client = reqwest::Client::new();
+    let deliver = |payload: String, signature: Option<String>| {
+        let mut request = client
+            .post(format!("{base}/api/payments/stripe/webhook"))
+            .header("Content-Type", "application/json")
+            .body(payload);
+        if let Some(signature) = signature {
+            request = request.header("Stripe-Signature", signature);
+        }
+        request.send()
+    };
+    let now = chrono::Utc::now().timestamp();
+    let signed = |payload: &str| Some(crate::stripe::signature(secret, payload, now));
+
+    let unsigned = deliver("{}".into(), None).await.unwrap();
+    assert_eq!(unsigned.status(), 400);
+    let garbled = deliver("not json".into(), signed("not json")).await.unwrap();
+    assert_eq!(garbled.status(), 400);
+    let unused = json!({"id": "evt_unused", "type": "balance.available", "data": {"object": {}}}).to_string();
+    assert_eq!(
+        deliver(unused.clone(), signed(&unused)).await.unwrap().status(),
+        200
+    );
+    let ended = json!({"id": "evt_ended", "type": "customer.subscription.deleted",
+                       "data": {"object": {"id": "sub_nobody"}}})
+    .to_string();
+    assert_eq!(
+        deliver(ended.clone(), signed(&ended)).await.unwrap().status(),
+        200
+    );
+    // Delivered again: applied once.
+    assert_eq!(
+        deliver(ended.clone(), signed(&ended)).await.unwrap().status(),
+        200
+    );
+
+    let text = scrape(&metrics).await;
+    let all = samples(&text);
+    let webhooks = |outcome| value(&all, "chat_webhooks_total", &[("outcome", outcome)]);
+    assert_eq!(
+        (
+            webhooks("rejected"),
+            webhooks("ignored"),
+            webhooks("handled"),
+            webhooks("failed")
+        ),
+        (Some(2.0), Some(2.0), Some(1.0), None)
+    );
+    assert_promtool_clean(&text);
+}
+
+#[actix_web::test]
 async fn metrics_are_off_by_default() {
     let settings =
         chat_server::config::Settings::load_with(|k| (k == "CONFIG_DIR").then(|| "/nonexistent".into()))
