@@ -21,9 +21,9 @@
 //! from there.
 //!
 //! Within this crate the files import one another one way only: `messages`, `shard`,
-//! `frames` and `model` import none of the others; `metrics` imports `model`; `tab` imports `messages`; `hub`
-//! imports `tab`; `generation` and `session` import `hub`; `quota` imports `shard`; those that record
-//! metrics import `metrics`.
+//! `frames` and `model` import none of the others; `metrics` imports `model`; `tab`
+//! imports `messages`; `hub` imports `tab`; `generation` and `session` import `hub`;
+//! `quota` imports `shard`; those that record metrics import `metrics`.
 
 pub mod frames;
 pub mod generation;

@@ -15,7 +15,7 @@
 //! never the raw path, and a method outside the standard ones counts as `other`.
 
 use std::net::TcpListener;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use actix_web::body::MessageBody;
@@ -46,9 +46,11 @@ pub const DB_POOL_CONNECTIONS: &str = "chat_db_pool_connections";
 pub const DB_POOL_MAX_CONNECTIONS: &str = "chat_db_pool_max_connections";
 /// Histogram (label `outcome`: `ok`, `error`): one Redis command or pipeline.
 pub const REDIS_COMMAND_DURATION: &str = "chat_redis_command_duration_seconds";
-/// Counter (label `outcome`: `succeeded`, `failed`): payments as the provider reported them.
+/// Counter (label `outcome`: `succeeded`, `failed`): payments, counted once as their
+/// outcome is stored (`db::payments::count_payment`).
 pub const PAYMENTS: &str = "chat_payments_total";
-/// Counter (label `outcome`: `handled`, `ignored`, `rejected`): the payment provider's webhook calls.
+/// Counter (label `outcome`: `handled`, `ignored`, `rejected`, `failed`): Stripe's webhook
+/// calls (`billing::stripe_events`).
 pub const WEBHOOKS: &str = "chat_webhooks_total";
 /// Gauge: uploaded documents being read and indexed on this instance now.
 pub const DOCUMENTS_PROCESSING: &str = "chat_documents_processing";
@@ -191,7 +193,7 @@ pub const ALL: &[Metric] = &[
         WEBHOOKS,
         Kind::Counter,
         &["outcome"],
-        "Payment provider webhook calls by outcome: handled, ignored or rejected.",
+        "Payment provider webhook calls by outcome: handled, ignored, rejected or failed.",
     ),
     metric(
         DOCUMENTS_PROCESSING,
@@ -216,8 +218,9 @@ const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 /// The process's recorder, installed on first use (the facade allows one per process;
 /// tests run several servers in one).
 fn recorder() -> anyhow::Result<PrometheusHandle> {
-    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
-    if let Some(handle) = HANDLE.get() {
+    static HANDLE: Mutex<Option<PrometheusHandle>> = Mutex::new(None);
+    let mut installed = HANDLE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(handle) = &*installed {
         return Ok(handle.clone());
     }
     let mut builder = PrometheusBuilder::new().set_buckets(QUICK_BUCKETS)?;
@@ -235,7 +238,8 @@ fn recorder() -> anyhow::Result<PrometheusHandle> {
             Kind::Histogram => ::metrics::describe_histogram!(name, help),
         }
     }
-    Ok(HANDLE.get_or_init(|| handle).clone())
+    *installed = Some(handle.clone());
+    Ok(handle)
 }
 
 /// Holds a gauge one higher while it lives: for work in progress, counted down however
@@ -366,14 +370,20 @@ mod tests {
     }
 
     #[test]
-    fn the_operations_guide_lists_every_metric() {
+    fn the_operations_guide_lists_every_metric_with_its_labels() {
         let guide = include_str!("../../docs/operations.md");
         for m in ALL {
-            assert!(
-                guide.contains(&format!("| `{}` |", m.name)),
-                "docs/operations.md lacks {}",
-                m.name
-            );
+            let row = format!("| `{}` |", m.name);
+            let line = guide
+                .lines()
+                .find(|l| l.starts_with(&row))
+                .unwrap_or_else(|| panic!("docs/operations.md lacks {}", m.name));
+            for label in m.labels {
+                assert!(
+                    line.contains(&format!("`{label}`")),
+                    "{line} lacks the label {label}"
+                );
+            }
         }
     }
 
