@@ -117,7 +117,8 @@ fn assert_promtool_clean(text: &str) {
     );
 }
 
-/// A config dir whose free plan answers with the stub's models and allows one response a day.
+/// A config dir whose free plan answers with the stub's models, allows one response a
+/// day and reads documents.
 fn stub_config(data_dir: &Path) -> std::path::PathBuf {
     let config = data_dir.join("config");
     std::fs::create_dir_all(&config).unwrap();
@@ -136,7 +137,9 @@ fn stub_config(data_dir: &Path) -> std::path::PathBuf {
             r#"models = { baseChatModel = "gpt-4o-mini" }"#,
             r#"models = { baseChatModel = "stub" }"#,
             1,
-        );
+        )
+        .replacen("documentProcessing = false", "documentProcessing = true", 1)
+        .replacen("documentMaxMb = 0", "documentMaxMb = 5", 1);
     std::fs::write(config.join("plans.toml"), plans).unwrap();
     config
 }
@@ -146,7 +149,8 @@ fn send(client_id: &str, model: &str) -> Value {
 }
 
 /// The requests the first test makes as the seeded user: a failed answer, an answer, a
-/// refused one, the conversation read back, a path no route has, and a demo payment.
+/// refused one, the conversation read back, a path no route has, a document read to its
+/// end, and a demo payment.
 /// Answers the conversation's id, and the tab (open, for the scrape).
 async fn use_the_service(base: &str, token: &str) -> (String, WsClient) {
     let mut tab = WsClient::connect_to(base, Some(token)).await;
@@ -191,6 +195,27 @@ async fn use_the_service(base: &str, token: &str) -> (String, WsClient) {
         .unwrap();
     assert_eq!(nothing.status(), 404);
 
+    let notes = b"The lighthouse keeper's notes: the lamp is lit at dusk.".to_vec();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(notes).file_name("notes.txt"),
+    );
+    let uploaded = client
+        .post(format!("{base}/api/files"))
+        .bearer_auth(token)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(uploaded.status(), 201);
+    loop {
+        let frame = tab.next().await.expect("the tab stays open");
+        if frame["type"] == "file.updated" && frame["file"]["status"] != "processing" {
+            assert_eq!(frame["file"]["status"], "ready", "{frame}");
+            break;
+        }
+    }
+
     let billing = json!({"billingType": "private", "billingInfo": {"name": "Payer", "address": "Fő utca 1",
                          "city": "Budapest", "postalCode": "1011", "country": "HU"}});
     let put = |path: &str, body: Value| {
@@ -226,6 +251,8 @@ async fn the_server_serves_its_metrics_on_their_own_address_in_text_promtool_acc
         ("CONFIG_DIR", config.to_str().unwrap()),
         ("OPENAI_API_KEY", "test-key"),
         ("OPENAI_BASE_URL", model_url.as_str()),
+        // Documents ranked by BM25: no embeddings asked of the stub.
+        ("OPENAI_EMBEDDINGS", "false"),
     ];
     let (server, base) = binary::serve(data_dir.path(), &env, Stdio::null()).await;
     let _server = Running(server);
@@ -323,6 +350,12 @@ async fn the_server_serves_its_metrics_on_their_own_address_in_text_promtool_acc
     let in_use = v("chat_db_pool_connections", &[("state", "in_use")]).unwrap();
     assert!(idle + in_use >= 1.0, "{idle} {in_use}");
     assert_eq!(v("chat_payments_total", &[("outcome", "succeeded")]), Some(1.0));
+    // The document was counted while it was read, and is no longer.
+    assert_eq!(v("chat_documents_processing", &[]), Some(0.0));
+    assert_eq!(
+        v("chat_http_requests_total", &by("POST", "/api/files", "201")),
+        Some(1.0)
+    );
     // Described, so the text says what each family is.
     assert!(
         text.contains("# HELP chat_quota_checks_total Quota checks"),
