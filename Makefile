@@ -53,7 +53,8 @@ test-web: web-deps
 	cd web && CHAT_SERVER_BIN=$(CARGO_TARGET_DIR)/debug/chat-server node --test --test-reporter=tap e2e/ 2>&1 | tee $(E2E_LOG)
 
 ## What the tests need beyond cargo and npm: Debian's Chromium (end-to-end tests), poppler's
-## pdftotext (reads invoice PDFs back) and python3-venv, installed by scripts/test-deps.sh
+## pdftotext (reads invoice PDFs back), python3-venv and prometheus (promtool, and a real
+## Prometheus for the metrics tests), installed by scripts/test-deps.sh
 ## when they are missing (as root or with sudo; otherwise it stops with the one command to
 ## run); then localstripe and moto in $(CHAT_VENV).
 test-deps:

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # What `make test` needs beyond cargo and npm, from Debian's packages: Chromium for the
 # end-to-end tests (never a downloaded browser), poppler's pdftotext (reads invoice PDFs
-# back) and python3-venv (the venv of localstripe and moto). What is missing is installed
+# back), python3-venv (the venv of localstripe and moto) and prometheus (promtool checks
+# /metrics; a real Prometheus scrapes two instances). What is missing is installed
 # here when we may (root, or sudo without a password); otherwise we stop at once with the
 # one command that installs it all.
-# CHROMIUM_BIN, APT_GET and SUDO are settable so the test of this script can run it
+# CHROMIUM_BIN, PROMTOOL, APT_GET and SUDO are settable so the test of this script can run it
 # without touching the machine's packages.
 set -euo pipefail
 
 CHROMIUM_BIN=${CHROMIUM_BIN:-/usr/bin/chromium}
+PROMTOOL=${PROMTOOL:-promtool}
 APT_GET=${APT_GET:-apt-get}
 SUDO=${SUDO:-sudo}
 
@@ -16,6 +18,7 @@ missing=()
 [ -x "$CHROMIUM_BIN" ] || missing+=(chromium)
 command -v pdftotext >/dev/null || missing+=(poppler-utils)
 python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
+command -v "$PROMTOOL" >/dev/null || missing+=(prometheus)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 command_line="apt-get update && apt-get install -y ${missing[*]}"

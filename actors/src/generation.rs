@@ -22,6 +22,7 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 
 use crate::hub::{hold_here, publish_here, release_here, Event, Hubs, LiveAnswer, Publish, SessionHub};
 use crate::messages::Deliver;
+use crate::metrics;
 use crate::model::{time_limited, ModelError};
 use crate::shard::Shards;
 
@@ -54,6 +55,9 @@ pub struct Generation {
     intro: Vec<ServerFrame>,
     timestamps: bool,
     on_done: Option<OnDone>,
+    /// The answer's model and when it was handed over, for its metrics.
+    model: String,
+    started_at: Instant,
 }
 
 /// What a generation streams: shared between its actor, which takes the model's chunks,
@@ -207,6 +211,13 @@ impl Generation {
         let Some(on_done) = self.on_done.take() else {
             return;
         };
+        let model = self.model.clone();
+        metrics::histogram!(metrics::ANSWER_DURATION, "model" => model.clone())
+            .record(self.started_at.elapsed());
+        if let Some(error) = &error {
+            metrics::counter!(metrics::MODEL_ERRORS, "model" => model, "kind" => metrics::error_kind(error))
+                .increment(1);
+        }
         let mut answer = self.answer.borrow_mut();
         answer.flush();
         // After the last delta and through the same hub: the claim goes, and the other
@@ -244,9 +255,11 @@ impl Actor for Generation {
         if let Some(stream) = self.stream.take() {
             ctx.add_stream(stream);
         }
+        metrics::gauge!(metrics::ANSWERS_STREAMING).increment(1);
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
+        metrics::gauge!(metrics::ANSWERS_STREAMING).decrement(1);
         let answer = self.answer.borrow();
         release_here(&answer.user, &answer.conversation_id);
     }
@@ -266,6 +279,8 @@ impl StreamHandler<Result<String, ModelError>> for Generation {
         if answer.seq == 0 && answer.pending.is_empty() {
             // The answer's first words go out at once: batching saves frames on a long
             // stream, but the wait for the first token is what a user feels.
+            metrics::histogram!(metrics::TIME_TO_FIRST_TOKEN, "model" => self.model.clone())
+                .record(self.started_at.elapsed());
             answer.pending = text;
             answer.flush();
             return;
@@ -383,6 +398,19 @@ fn chunks_of(reply: Reply, asked: Arc<AtomicBool>) -> Chunks {
 
 // ---- the registry ----------------------------------------------------------------------
 
+/// The answer's model, for its metrics' `model` label: the one its own `message.created`
+/// in `intro` names (the frame that tells the tabs of the answer, so the caller says it
+/// once).
+fn model_of(intro: &[ServerFrame], message_id: &str) -> String {
+    intro
+        .iter()
+        .find_map(|frame| match frame {
+            ServerFrame::MessageCreated { message, .. } if message.id == message_id => message.model.clone(),
+            _ => None,
+        })
+        .unwrap_or_else(|| metrics::UNKNOWN_MODEL.to_owned())
+}
+
 /// Everything needed to start generating an answer.
 pub struct Start {
     pub user: String,
@@ -477,6 +505,8 @@ impl Generations {
             msg.timestamps,
         );
         let asked = Arc::new(AtomicBool::new(false));
+        let model = model_of(&intro, &message_id);
+        let started_at = Instant::now();
         // Made now: the whole answer's limit runs from the start.
         let stream = chunks_of(stream, asked.clone());
         self.unsettled.fetch_add(1, Ordering::SeqCst);
@@ -498,6 +528,8 @@ impl Generations {
             intro,
             timestamps,
             on_done: Some(on_done),
+            model,
+            started_at,
         });
         running.insert(msg.conversation_id, addr);
         Ok(())

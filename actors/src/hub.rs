@@ -24,6 +24,7 @@ use chat_contract::frames::{ServerFrame, Snapshot};
 use tokio::sync::oneshot;
 
 use crate::messages::{Deliver, DeltaMeta};
+use crate::metrics;
 use crate::shard::Shards;
 use crate::tab::{TabSink, SWEEP_EVERY};
 
@@ -430,8 +431,8 @@ impl Handler<Connect> for SessionHub {
         let max_tabs = state.max_tabs;
         let tabs = &mut state.entry(&msg.user).tabs;
         let joined = tabs.len() < max_tabs;
-        if joined {
-            tabs.insert(msg.session, msg.sink);
+        if joined && tabs.insert(msg.session, msg.sink).is_none() {
+            metrics::gauge!(metrics::TABS_OPEN).increment(1);
         }
         state.forget_if_empty(&msg.user);
         joined
@@ -444,7 +445,9 @@ impl Handler<Disconnect> for SessionHub {
     fn handle(&mut self, msg: Disconnect, _: &mut Context<Self>) {
         let state = &mut *self.state.borrow_mut();
         if let Some(entry) = state.users.get_mut(&msg.user) {
-            entry.tabs.remove(&msg.session);
+            if entry.tabs.remove(&msg.session).is_some() {
+                metrics::gauge!(metrics::TABS_OPEN).decrement(1);
+            }
         }
         state.forget_if_empty(&msg.user);
     }

@@ -12,6 +12,7 @@
 //! - [`generation`]: one actor per answer streaming from the model, and its registry;
 //! - [`quota`]: the quota actor per active user and the hub that finds it;
 //! - [`model`]: model providers (the built-in demo model);
+//! - [`metrics`]: the names of the metrics the actors record (described by the server);
 //! - [`messages`]: the small types the actors hand one another (a frame on its way to a
 //!   tab, a session's settings), below them all.
 //!
@@ -20,13 +21,15 @@
 //! from there.
 //!
 //! Within this crate the files import one another one way only: `messages`, `shard`,
-//! `frames` and `model` import none of the others; `tab` imports `messages`; `hub`
-//! imports `tab`; `generation` and `session` import `hub`; `quota` imports `shard`.
+//! `frames` and `model` import none of the others; `metrics` imports `model`; `tab`
+//! imports `messages`; `hub` imports `tab`; `generation` and `session` import `hub`;
+//! `quota` imports `shard`; those that record metrics import `metrics`.
 
 pub mod frames;
 pub mod generation;
 pub mod hub;
 pub mod messages;
+pub mod metrics;
 pub mod model;
 pub mod quota;
 pub mod session;

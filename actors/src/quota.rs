@@ -17,6 +17,7 @@ use chat_contract::states::Service;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::{self, quota_decision};
 use crate::shard::Shards;
 
 /// A plan's limits for one service; `None` is unlimited.
@@ -289,26 +290,50 @@ async fn local_used(
     }
 }
 
+/// Counts a quota check by its service and decision (see [`metrics::QUOTA_CHECKS`]).
+fn count_check(service: Service, counted: &anyhow::Result<Counted>) {
+    let decision = match counted {
+        Ok(Counted {
+            decision: Decision::Allowed { .. },
+            ..
+        }) => quota_decision::ALLOWED,
+        Ok(Counted {
+            decision: Decision::Refused { .. },
+            ..
+        }) => quota_decision::REFUSED,
+        Err(_) => quota_decision::FAILED,
+    };
+    metrics::counter!(metrics::QUOTA_CHECKS, "service" => service.as_str(), "decision" => decision)
+        .increment(1);
+}
+
 impl Handler<Consume> for QuotaActor {
     type Result = AtomicResponse<Self, anyhow::Result<Counted>>;
 
     fn handle(&mut self, msg: Consume, _: &mut Context<Self>) -> Self::Result {
         self.last_active = Instant::now();
         if msg.deadline.is_some_and(|deadline| self.last_active > deadline) {
-            return AtomicResponse::new(Box::pin(fut::ready(Err(Overdue.into()))));
+            let overdue = Err(Overdue.into());
+            count_check(msg.service, &overdue);
+            return AtomicResponse::new(Box::pin(fut::ready(overdue)));
         }
         let store = self.store.clone();
         let user = self.user.clone();
         match self.counters.clone() {
             Counters::Shared(shared) => AtomicResponse::new(Box::pin(
                 async move {
-                    let counted = shared
-                        .try_consume(&user, msg.service, msg.limits, &msg.periods)
-                        .await?;
-                    if matches!(counted.decision, Decision::Allowed { .. }) {
-                        store.record(&user, msg.service, &msg.periods.day, 1).await?;
+                    let counted = async {
+                        let counted = shared
+                            .try_consume(&user, msg.service, msg.limits, &msg.periods)
+                            .await?;
+                        if matches!(counted.decision, Decision::Allowed { .. }) {
+                            store.record(&user, msg.service, &msg.periods.day, 1).await?;
+                        }
+                        Ok(counted)
                     }
-                    Ok(counted)
+                    .await;
+                    count_check(msg.service, &counted);
+                    counted
                 }
                 .into_actor(self),
             )),
@@ -329,11 +354,16 @@ impl Handler<Consume> for QuotaActor {
                                 Counted { decision, usage }
                             });
                             async move {
-                                let counted = outcome?;
-                                if matches!(counted.decision, Decision::Allowed { .. }) {
-                                    store.record(&user, msg.service, &msg.periods.day, 1).await?;
+                                let counted = async {
+                                    let counted = outcome?;
+                                    if matches!(counted.decision, Decision::Allowed { .. }) {
+                                        store.record(&user, msg.service, &msg.periods.day, 1).await?;
+                                    }
+                                    Ok(counted)
                                 }
-                                Ok(counted)
+                                .await;
+                                count_check(msg.service, &counted);
+                                counted
                             }
                             .into_actor(act)
                         }),

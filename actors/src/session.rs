@@ -27,6 +27,7 @@ use futures_util::future::BoxFuture;
 use crate::frames::{Frames, Incoming};
 use crate::hub::{Connect, Disconnect, Hubs};
 use crate::messages::SessionConfig;
+use crate::metrics;
 use crate::tab::{close_reason, policy, Control, Outgoing, TabBody, TabSink};
 
 /// The largest message a tab may send (fragments joined), as the largest a user may
@@ -444,6 +445,7 @@ impl Actor for WsSession {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        metrics::gauge!(metrics::WEBSOCKETS_OPEN).increment(1);
         match self.token.clone() {
             Some(token) => self.authenticate(token, ctx),
             None => {
@@ -457,6 +459,7 @@ impl Actor for WsSession {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
+        metrics::gauge!(metrics::WEBSOCKETS_OPEN).decrement(1);
         // Whatever stopped the session, the socket closes (at once if nothing did yet).
         self.tab.close(None);
         if let Some(user) = &self.user {

@@ -24,6 +24,7 @@ pub struct Settings {
     pub model: ModelSettings,
     pub chat: ChatSettings,
     pub search: SearchSettings,
+    pub metrics: MetricsSettings,
     /// Where `default.toml` and `plans.toml` were looked for.
     #[serde(skip, default = "default_config_dir")]
     pub config_dir: PathBuf,
@@ -42,6 +43,20 @@ pub struct ServerSettings {
     pub workers: usize,
     /// On SIGTERM, how long running answers may go on before they are stored as interrupted.
     pub shutdown_grace_secs: u64,
+}
+
+/// Prometheus metrics (`crate::metrics`).
+#[derive(Debug, Deserialize)]
+pub struct MetricsSettings {
+    /// Where `/metrics` listens, apart from the API; empty: metrics are off. It answers
+    /// anyone who reaches it, so it must be a private address.
+    pub bind_addr: String,
+}
+
+impl MetricsSettings {
+    pub fn enabled(&self) -> bool {
+        !self.bind_addr.trim().is_empty()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -311,6 +326,9 @@ impl Settings {
         if let Some(v) = env("BIND_ADDR") {
             self.server.bind_addr = v;
         }
+        if let Some(v) = env("METRICS_BIND_ADDR") {
+            self.metrics.bind_addr = v;
+        }
         if let Some(v) = env("PUBLIC_URL") {
             self.server.public_url = v;
         }
@@ -510,9 +528,22 @@ mod tests {
         })
         .unwrap();
         assert_eq!(s.server.bind_addr, "0.0.0.0:9000");
+        assert!(!s.metrics.enabled(), "metrics are off unless asked for");
         assert!(is_set(&s.database.url));
         assert!(!is_set(&s.redis.url));
         assert_eq!(s.auth.remember_days, 30);
+    }
+
+    #[test]
+    fn metrics_listen_where_metrics_bind_addr_says() {
+        let s = Settings::load_with(|k| match k {
+            "CONFIG_DIR" => Some("/nonexistent".into()),
+            "METRICS_BIND_ADDR" => Some("10.0.0.5:9100".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(s.metrics.bind_addr, "10.0.0.5:9100");
+        assert!(s.metrics.enabled());
     }
 
     #[test]

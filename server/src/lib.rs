@@ -23,6 +23,7 @@ pub mod imagegen;
 pub mod images;
 pub mod mail;
 pub mod metering;
+pub mod metrics;
 pub mod operator;
 pub mod outage;
 pub mod plans;

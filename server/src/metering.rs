@@ -18,6 +18,7 @@ use crate::chat::context::ContextSizes;
 use crate::clock::SharedClock;
 use crate::db::model_calls::CallRow;
 use crate::db::Db;
+use crate::metrics;
 
 /// Records model calls. Cheap to clone.
 #[derive(Clone)]
@@ -26,6 +27,19 @@ pub struct Meter {
     clock: SharedClock,
     /// The model catalogue: each model's tokenizer and prices.
     catalogue: Arc<ContextSizes>,
+}
+
+/// Adds the call to the Prometheus counters of tokens and cost (no-ops with metrics off).
+fn count(row: &CallRow) {
+    let (model, kind) = (row.model.clone(), row.kind.as_str());
+    let tokens = |direction: &'static str, n: i64| {
+        metrics::counter!(metrics::MODEL_TOKENS, "model" => model.clone(), "kind" => kind, "direction" => direction)
+            .increment(n.max(0) as u64);
+    };
+    tokens("input", row.input_tokens);
+    tokens("output", row.output_tokens);
+    metrics::counter!(metrics::MODEL_COST, "model" => model.clone(), "kind" => kind)
+        .increment(row.cost_nanos.max(0) as u64);
 }
 
 /// Whom a call is for: the user, and the answer it belongs to (none for a document's
@@ -99,6 +113,7 @@ impl Meter {
         let (meter, payer) = (self.clone(), payer.clone());
         tokio::spawn(async move {
             let row = meter.row(payer, call).await;
+            count(&row);
             if let Err(e) = meter.db.insert_model_call(&row).await {
                 tracing::error!(error = %e, model = %row.model, kind = row.kind.as_str(), "recording a model call");
             }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
-use actix_web::middleware::from_fn;
+use actix_web::middleware::{from_fn, Condition};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use secrecy::ExposeSecret;
@@ -51,6 +51,7 @@ pub struct Application {
     shutdown: Shutdown,
     state: web::Data<AppState>,
     scheduler: actix::Addr<Scheduler>,
+    metrics_addr: Option<std::net::SocketAddr>,
 }
 
 impl Application {
@@ -62,10 +63,16 @@ impl Application {
         refuse_unsafe_settings(&settings)?;
         let state = compose(settings, clock).await?;
         let (port, server) = serve(&state)?;
+        let metrics = serve_metrics(&state)?;
         let shutdown = Shutdown {
             server: server.handle(),
+            metrics: metrics.as_ref().map(|m| m.server.handle()),
             state: state.clone(),
         };
+        let metrics_addr = metrics.map(|m| {
+            actix_web::rt::spawn(m.server);
+            m.addr
+        });
         // The workers start once the server runs; they are the shards, which nothing may
         // use before (asking for a shard that has no worker yet would block its thread).
         let server = actix_web::rt::spawn(server);
@@ -74,18 +81,24 @@ impl Application {
             "the HTTP workers did not start within 30 s"
         );
         let scheduler = start_background(&state);
-        tracing::info!(port, "listening");
+        tracing::info!(port, metrics = ?metrics_addr, "listening");
         Ok(Application {
             port,
             server,
             shutdown,
             state,
             scheduler,
+            metrics_addr,
         })
     }
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Where `/metrics` listens, when metrics are on.
+    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
+        self.metrics_addr
     }
 
     /// Shared state, for tests that need to look behind the API (e.g. at the database).
@@ -462,6 +475,7 @@ fn serve(state: &web::Data<AppState>) -> anyhow::Result<(u16, actix_web::dev::Se
     let security_headers = http::headers::SecurityHeaders::from_settings(settings)?;
     let stalled_after = crate::realtime::write_timeout(settings);
     let shards = state.realtime.shards.clone();
+    let metrics_on = settings.metrics.enabled();
     let server = HttpServer::new(move || {
         // Called once on each worker's thread, as it starts.
         shards.adopt_current();
@@ -469,6 +483,8 @@ fn serve(state: &web::Data<AppState>) -> anyhow::Result<(u16, actix_web::dev::Se
             .wrap(from_fn(i18n::middleware))
             .wrap(from_fn(http::trace::middleware))
             .wrap(security_headers.middleware())
+            // Outermost, so a request's time is all of it; with metrics off, one branch.
+            .wrap(Condition::new(metrics_on, from_fn(crate::metrics::middleware)))
             .app_data(app_state.clone())
             .configure(http::api)
             .configure(|cfg| http::web::routes(cfg, &web_dir, &uploads_dir, client_built))
@@ -482,6 +498,24 @@ fn serve(state: &web::Data<AppState>) -> anyhow::Result<(u16, actix_web::dev::Se
     .listen(listener)?
     .run();
     Ok((port, server))
+}
+
+/// `/metrics` on its own address, when `[metrics] bind_addr` is set: not yet running.
+/// The pool's gauges are read at each scrape.
+fn serve_metrics(state: &web::Data<AppState>) -> anyhow::Result<Option<crate::metrics::Listener>> {
+    let settings = &state.settings.metrics;
+    if !settings.enabled() {
+        return Ok(None);
+    }
+    let db = state.db.clone();
+    let listener = crate::metrics::listen(settings.bind_addr.trim(), move || db.record_pool_use())?;
+    if listener.addr.ip().is_unspecified() {
+        tracing::warn!(
+            addr = %listener.addr,
+            "metrics: /metrics has no login and listens on every interface; bind it to a private address"
+        );
+    }
+    Ok(Some(listener))
 }
 
 /// What runs beside the requests once the workers are up: the relay between instances,
@@ -502,6 +536,8 @@ fn start_background(state: &web::Data<AppState>) -> actix::Addr<Scheduler> {
 #[derive(Clone)]
 pub struct Shutdown {
     server: ServerHandle,
+    /// The metrics listener, when metrics are on: it stops last, so a scrape sees the end.
+    metrics: Option<ServerHandle>,
     state: web::Data<AppState>,
 }
 
@@ -557,6 +593,9 @@ impl Shutdown {
         };
         futures_util::join!(usage, events);
         self.server.stop(true).await;
+        if let Some(metrics) = &self.metrics {
+            metrics.stop(true).await;
+        }
     }
 
     /// Waits up to `limit` for running answers to settle; answers how many have not.

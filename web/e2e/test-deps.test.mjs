@@ -65,11 +65,20 @@ test('a failed install stops with the command to run by hand', () => {
   assert.match(stderr, /apt-get update && apt-get install -y chromium/);
 });
 
+test('a missing promtool installs Debian\'s prometheus package', () => {
+  const { status, stderr, calls } = run({
+    vars: (dir) => ({ EUID_OVERRIDE: '0', PROMTOOL: join(dir, 'no-promtool') }),
+  });
+  assert.equal(status, 0, stderr);
+  assert.match(calls, /install -y -qq chromium.* prometheus/);
+});
+
 test('with everything there it does nothing', () => {
   const result = spawnSync('bash', [SCRIPT], {
     env: { ...process.env, CHROMIUM_BIN: '/bin/sh', APT_GET: '/bin/false', EUID_OVERRIDE: '1000', SUDO: '/nonexistent' },
     encoding: 'utf8',
   });
-  // The machine running the tests has poppler and python3-venv (make test installed them).
+  // The machine running the tests has poppler, python3-venv and prometheus (make test
+  // installed them).
   assert.equal(result.status, 0, result.stderr);
 });

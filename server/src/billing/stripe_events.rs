@@ -17,6 +17,7 @@ use crate::db::subscriptions::Activation;
 use crate::error::{ErrorCode, Result};
 use crate::i18n::Lang;
 use crate::mail::Mail;
+use crate::metrics;
 use crate::plans::{Currency, PlanType};
 use chat_contract::states::{BillingCycle, PaymentKind, PaymentStatus};
 
@@ -72,6 +73,28 @@ impl Billing {
         if self.payments.name() != "stripe" {
             return Err(ErrorCode::NotFound.into());
         }
+        let applied = self.apply_stripe_event(payload, signature).await;
+        // `failed`: not applied for a fault of ours (500); Stripe delivers it again.
+        let outcome = match &applied {
+            Ok(true) => "handled",
+            Ok(false) => "ignored",
+            Err(e)
+                if matches!(
+                    e.code(),
+                    ErrorCode::WebhookSignatureInvalid | ErrorCode::WebhookInvalid
+                ) =>
+            {
+                "rejected"
+            }
+            Err(_) => "failed",
+        };
+        metrics::counter!(metrics::WEBHOOKS, "outcome" => outcome).increment(1);
+        applied.map(drop)
+    }
+
+    /// Verifies and applies an event; answers whether it was applied now (false: applied
+    /// before, or of a type we do not use).
+    async fn apply_stripe_event(&self, payload: &[u8], signature: Option<&str>) -> Result<bool> {
         let terms = &self.terms;
         let now_secs = self.now() / 1000;
         let secret = terms.webhook_secret.expose_secret().as_bytes();
@@ -88,9 +111,20 @@ impl Billing {
         };
         if self.db.stripe_event_seen(id).await? {
             tracing::info!(event = id, kind, "stripe event already applied; ignored");
-            return Ok(());
+            return Ok(false);
         }
         let object = &event["data"]["object"];
+        let used = self.apply_event(kind, object).await?;
+        if !used {
+            tracing::debug!(event = id, kind, "stripe event of a type we do not use");
+        }
+        // Recorded only once applied: a failure answers 500 and Stripe delivers it again.
+        self.db.record_stripe_event(id, kind, self.now()).await?;
+        Ok(used)
+    }
+
+    /// Applies an event of `kind` to what it is about; false if we use no such events.
+    async fn apply_event(&self, kind: &str, object: &Value) -> Result<bool> {
         match kind {
             "payment_intent.succeeded" => self.intent_succeeded(object).await?,
             "payment_intent.payment_failed" => self.intent_failed(object).await?,
@@ -100,11 +134,9 @@ impl Billing {
             "customer.subscription.updated" => self.subscription_updated(object).await?,
             "customer.subscription.deleted" => self.subscription_deleted(object).await?,
             "charge.refunded" => self.charge_refunded(object).await?,
-            _ => tracing::debug!(event = id, kind, "stripe event of a type we do not use"),
+            _ => return Ok(false),
         }
-        // Recorded only once applied: a failure answers 500 and Stripe delivers it again.
-        self.db.record_stripe_event(id, kind, self.now()).await?;
-        Ok(())
+        Ok(true)
     }
 
     /// Our payment a PaymentIntent was made for: the one that stored its id, or, if the

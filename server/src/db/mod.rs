@@ -39,6 +39,8 @@ pub mod writer;
 
 use writer::SqliteWriter;
 
+use crate::metrics;
+
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
 /// The page cache of each pooled SQLite reader, in KiB (see `Db::sqlite`).
@@ -55,7 +57,8 @@ pub enum Db {
 ///
 /// Each storage call has a span (debug level), under the request's span with its id and
 /// user, and ends with a line giving its time: `RUST_LOG=chat_server=debug` shows which
-/// call of a slow request took it. `at` is the calling line.
+/// call of a slow request took it. `at` is the calling line. Its time also goes to the
+/// metric `chat_db_call_duration_seconds` (`kind="query"`).
 macro_rules! on_pool {
     ($db:expr, $pool:ident => $body:expr) => {{
         let span = ::tracing::debug_span!("db", at = %concat!(module_path!(), ":", line!()));
@@ -70,7 +73,7 @@ macro_rules! on_pool {
             span.clone(),
         )
         .await;
-        span.in_scope(|| ::tracing::debug!(us = started.elapsed().as_micros() as u64, "storage call"));
+        $crate::db::timed("query", started, &span);
         out
     }};
 }
@@ -79,6 +82,7 @@ pub(crate) use on_pool;
 /// Runs a write: on SQLite through the one writer (group commit, see `writer`), on
 /// Postgres in a transaction of the pool. `$body` evaluates to `sqlx::Result<u64>` with
 /// `$conn` as its executor; it must own what it uses (SQLite runs it on another task).
+/// Timed as `on_pool!` is, with `kind="write"`.
 macro_rules! on_writer {
     ($db:expr, $conn:ident => $body:expr) => {{
         let span = ::tracing::debug_span!("db", at = %concat!(module_path!(), ":", line!()));
@@ -107,11 +111,22 @@ macro_rules! on_writer {
             span.clone(),
         )
         .await;
-        span.in_scope(|| ::tracing::debug!(us = started.elapsed().as_micros() as u64, "storage call"));
+        $crate::db::timed("write", started, &span);
         out
     }};
 }
 pub(crate) use on_writer;
+
+/// The end of a storage call: its time in the log (debug) and in the metrics.
+pub(crate) fn timed(kind: &'static str, started: std::time::Instant, span: &tracing::Span) {
+    let took = started.elapsed();
+    span.in_scope(|| tracing::debug!(us = took.as_micros() as u64, "storage call"));
+    // Literal labels make a static key: with metrics off this allocates nothing.
+    match kind {
+        "write" => metrics::histogram!(metrics::DB_CALL_DURATION, "kind" => "write").record(took),
+        _ => metrics::histogram!(metrics::DB_CALL_DURATION, "kind" => "query").record(took),
+    }
+}
 
 impl Db {
     /// Connects to `url` (a Postgres URL) or, when it is empty, to the SQLite file in
@@ -191,6 +206,19 @@ impl Db {
     /// A round trip to the database, for the health check.
     pub async fn ping(&self) -> sqlx::Result<()> {
         on_pool!(self, pool => sqlx::query("SELECT 1").execute(pool).await.map(drop))
+    }
+
+    /// Sets the pool's gauges (`chat_db_pool_*`) to what it holds now: run at each scrape.
+    pub fn record_pool_use(&self) {
+        let (size, idle, max) = match self {
+            Db::Sqlite(pool, _) => (pool.size(), pool.num_idle(), pool.options().get_max_connections()),
+            Db::Postgres(pool) => (pool.size(), pool.num_idle(), pool.options().get_max_connections()),
+        };
+        let idle = idle as f64;
+        metrics::gauge!(metrics::DB_POOL_CONNECTIONS, "state" => "idle").set(idle);
+        metrics::gauge!(metrics::DB_POOL_CONNECTIONS, "state" => "in_use")
+            .set((f64::from(size) - idle).max(0.0));
+        metrics::gauge!(metrics::DB_POOL_MAX_CONNECTIONS).set(max);
     }
 
     pub async fn close(&self) {

@@ -2,8 +2,20 @@
 
 use super::subscriptions::{activation_query, Activation};
 use super::{on_pool, Db};
+use crate::metrics;
 use chat_contract::states::{BillingCycle, Currency, PaymentKind, PaymentStatus, PlanType};
 use chat_contract::views::VatTreatment;
+
+/// Counts a payment that succeeded or failed, in `chat_payments_total`. Called where that
+/// outcome is stored, which happens once per payment (the updates require `pending`).
+pub(crate) fn count_payment(status: PaymentStatus) {
+    let outcome = match status {
+        PaymentStatus::Succeeded => "succeeded",
+        PaymentStatus::Failed => "failed",
+        _ => return,
+    };
+    metrics::counter!(metrics::PAYMENTS, "outcome" => outcome).increment(1);
+}
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct PaymentRow {
@@ -138,6 +150,9 @@ impl Db {
             .execute(pool)
             .await
             .map(|r| r.rows_affected()))?;
+        if done == 1 {
+            count_payment(status);
+        }
         Ok(done == 1)
     }
 
@@ -169,6 +184,7 @@ impl Db {
             sqlx::query(renewal).bind(user_id).bind(renewed_by).execute(&mut *tx).await?;
             sqlx::query(others).bind(user_id).bind(now).execute(&mut *tx).await?;
             tx.commit().await?;
+            count_payment(PaymentStatus::Succeeded);
             Ok(true)
         })
     }

@@ -150,6 +150,7 @@ impl Db {
                 activation_query!(&payment.user_id, a, now).execute(&mut *tx).await?;
             }
             tx.commit().await?;
+            super::payments::count_payment(payment.status);
             Ok(true)
         })
     }

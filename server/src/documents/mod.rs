@@ -121,6 +121,8 @@ impl Documents {
     pub fn process_later(self: &Arc<Self>, file: FileRow, format: Format, embedding_model: String) {
         let this = self.clone();
         actix_web::rt::spawn(async move {
+            // From here (it waits for a turn in status `processing` too) to its end.
+            let _counted = crate::metrics::InProgress::start(crate::metrics::DOCUMENTS_PROCESSING);
             let Ok(_turn) = this.turns.clone().acquire_owned().await else {
                 return;
             };

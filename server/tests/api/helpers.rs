@@ -209,7 +209,7 @@ pub async fn spawn_two_at_once(configure: impl Fn(&mut Settings)) -> (TestApp, T
 
 /// Creates an empty database for one test. The first call of a test run drops the
 /// databases earlier runs left behind.
-async fn fresh_postgres_database(base_url: &str) -> String {
+pub async fn fresh_postgres_database(base_url: &str) -> String {
     static CLEANED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
     let mut admin = PgConnection::connect(base_url)
         .await

@@ -24,6 +24,7 @@ mod invoices;
 mod localstripe;
 mod login;
 mod metering;
+mod metrics;
 mod mnb_stub;
 mod model_stub;
 mod operator;

@@ -165,7 +165,7 @@ pub(crate) async fn subscribe_monthly(s: &StripeApp, user: &TestUser, plan: &str
         .expect("the stripe subscription is stored")
 }
 
-fn signature(secret: &str, payload: &str, t: i64) -> String {
+pub(crate) fn signature(secret: &str, payload: &str, t: i64) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(format!("{t}.{payload}").as_bytes());
     let sig: String = mac
