@@ -11,6 +11,7 @@ use chrono::{Days, NaiveDate, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 
 use super::Admin;
+use crate::clock::HOUR_MS;
 use crate::db::stats::GroupBy;
 use crate::error::{ApiError, ErrorCode, Result};
 
@@ -20,6 +21,9 @@ pub const MAX_DAYS: u64 = 366;
 pub const DEFAULT_DAYS: u64 = 30;
 /// Users shown in `topUsers`.
 const TOP_USERS: i64 = 10;
+/// How late a model call's row may be written after its `at`: the hour sums are kept
+/// once their hour ended this long ago (before, each read sums the hour again).
+pub const ROLL_UP_DELAY_MS: i64 = HOUR_MS;
 
 /// The query as sent (empty texts count as absent).
 #[derive(Debug, Default)]
@@ -44,6 +48,15 @@ impl Range {
         (self.bounds[0].0, self.bounds[self.bounds.len() - 1].1)
     }
 
+    /// The days as spans of UTC hours, for the hour sums of the model calls: exact in
+    /// zones whose offsets are whole hours; elsewhere a day holds the hours that start in it.
+    fn hours(&self) -> Vec<(i64, i64)> {
+        self.bounds
+            .iter()
+            .map(|(lo, hi)| (hour(*lo), hour(*hi)))
+            .collect()
+    }
+
     /// The start of the `n` days that end with the range's last day. They may reach back
     /// before the range's first day: weekly and monthly actives mean the same whatever
     /// the range's length.
@@ -51,6 +64,11 @@ impl Range {
         let last = self.dates[self.dates.len() - 1];
         midnight(self.tz, last - Days::new(n - 1))
     }
+}
+
+/// The UTC hour an instant is in (hours since the epoch).
+fn hour(ms: i64) -> i64 {
+    ms.div_euclid(HOUR_MS)
 }
 
 fn nonempty(text: Option<&str>) -> Option<&str> {
@@ -145,7 +163,10 @@ impl Admin {
         let now = self.clock.now_ms();
         let range = range(query, now)?;
         let (from, to) = range.span();
+        let hours = range.hours();
+        let (from_hour, to_hour) = (hour(from), hour(to));
         let db = &self.db;
+        db.stats_roll_up(hour(now - ROLL_UP_DELAY_MS), now).await?;
 
         let mut days: Vec<StatsDay> = range
             .dates
@@ -165,13 +186,15 @@ impl Admin {
                 refunds: Amounts::default(),
             })
             .collect();
-        for c in db.stats_calls_by_day(&range.bounds).await? {
+        for c in db.stats_calls_by_day(&hours).await? {
             let d = &mut days[c.day as usize];
-            d.active_users = count(c.active_users);
             d.messages = count(c.messages);
             d.input_tokens = whole(c.input_tokens);
             d.output_tokens = whole(c.output_tokens);
             d.cost = euros(c.cost_nanos);
+        }
+        for (i, n) in db.stats_active_by_day(&hours).await? {
+            days[i as usize].active_users = count(n);
         }
         for (i, n) in db.stats_sign_ups(&range.bounds).await? {
             days[i as usize].sign_ups = count(n);
@@ -197,13 +220,22 @@ impl Admin {
         }
 
         let active_users = ActiveUsers {
-            daily: count(db.stats_active_users(range.window_start(1), to).await?),
-            weekly: count(db.stats_active_users(range.window_start(7), to).await?),
-            monthly: count(db.stats_active_users(range.window_start(30), to).await?),
+            daily: count(
+                db.stats_active_users(hour(range.window_start(1)), to_hour)
+                    .await?,
+            ),
+            weekly: count(
+                db.stats_active_users(hour(range.window_start(7)), to_hour)
+                    .await?,
+            ),
+            monthly: count(
+                db.stats_active_users(hour(range.window_start(30)), to_hour)
+                    .await?,
+            ),
         };
 
         let mut by_model: Vec<ModelFigures> = db
-            .stats_calls_by(GroupBy::Model, from, to)
+            .stats_calls_by(GroupBy::Model, from_hour, to_hour)
             .await?
             .into_iter()
             .map(|g| ModelFigures {
@@ -221,7 +253,7 @@ impl Admin {
         let by_plan = self.by_plan(&range, from, to).await?;
 
         let mut top_users = Vec::new();
-        for u in db.stats_top_users(from, to, TOP_USERS).await? {
+        for u in db.stats_top_users(from_hour, to_hour, TOP_USERS).await? {
             let plan = db.stats_latest_plan(u.user_id.as_deref(), from, to).await?;
             top_users.push(TopUser {
                 id: u.user_id,
@@ -287,7 +319,11 @@ impl Admin {
                 }
             }
         };
-        for g in self.db.stats_calls_by(GroupBy::Plan, from, to).await? {
+        for g in self
+            .db
+            .stats_calls_by(GroupBy::Plan, hour(from), hour(to))
+            .await?
+        {
             let Some(plan) = PlanType::parse(&g.grp) else {
                 continue;
             };
