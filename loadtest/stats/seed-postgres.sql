@@ -1,9 +1,9 @@
 -- `make bench-stats`: what the operator's stats are measured on (docs/performance.md,
 -- "Operator stats"), for Postgres: seed-sqlite.sql's rows, in Postgres' SQL. `:now` is
--- psql's variable, the time of the run (unix ms). 100,000 users signed up over 400 days, 1,000,000 answers over the last
--- 365 days (every 50th an image) spread over them, and the payments, refunds,
--- cancellations and subscriptions of a small paying share. Deterministic: the same
--- figures every run.
+-- psql's variable, the time of the run (unix ms). 100,000 users signed up over 400 days,
+-- 1,000,000 answers over the last 365 days (every 50th an image; sessions of 10 answers
+-- of one user in 5 minutes), and the payments, refunds, cancellations and subscriptions
+-- of a small paying share. Deterministic: the same figures every run.
 BEGIN;
 INSERT INTO users (id, name, email, password_hash, created_at, updated_at)
 SELECT 'bench-user-' || lpad((i)::text, 6, '0'), 'Bench ' || i, 'bench' || lpad(i::text, 6, '0') || '@example.com', 'x',
@@ -13,7 +13,7 @@ FROM generate_series(1::bigint, 100000) AS n(i);
 INSERT INTO model_calls (id, at, user_id, plan_type, kind, model, message_id, input_tokens,
                          output_tokens, images, estimated, outcome, cost_nanos)
 SELECT 'bench-call-' || lpad((i)::text, 7, '0'), :now - i * 31536,
-       'bench-user-' || lpad((1 + (i * 7919) % 100000)::text, 6, '0'),
+       'bench-user-' || lpad((1 + ((i / 10) * 7919) % 100000)::text, 6, '0'),
        CASE i % 10 WHEN 6 THEN 'base' WHEN 7 THEN 'base' WHEN 8 THEN 'plus' WHEN 9 THEN 'pro' ELSE 'free' END,
        CASE WHEN i % 50 = 0 THEN 'image' ELSE 'answer' END,
        CASE WHEN i % 50 = 0 THEN 'gpt-image-1'
@@ -50,13 +50,14 @@ SELECT r.credit_note_id, 'BENCH-' || r.id, 1, row_number() OVER (ORDER BY r.id),
        -p.net_amount / 2, 0.27, -p.vat_amount / 2, -r.amount, 'standard', r.id, 'credit_note', r.id
 FROM refunds r JOIN payments p ON p.id = r.payment_id;
 
--- 10,000 paid plans now (every 4th one-time), 1 in 10 set to cancel; 2,000 cancellations.
+-- 10,000 paid plans now (every 4th one-time) ending in 29 days, 1 in 10 set to cancel;
+-- 2,000 cancellations.
 INSERT INTO subscriptions (id, user_id, plan_type, status, billing_cycle, payment_method, currency,
                            start_date, end_date, pending_plan_type, pending_since, created_at, updated_at)
 SELECT 'bench-sub-' || lpad((i)::text, 5, '0'), 'bench-user-' || lpad((i * 10)::text, 6, '0'),
        CASE i % 3 WHEN 0 THEN 'base' WHEN 1 THEN 'plus' ELSE 'pro' END, 'active',
        CASE WHEN i % 4 = 0 THEN 'one_time' ELSE 'monthly' END, 'credit_card',
-       CASE WHEN i % 5 = 0 THEN 'HUF' ELSE 'EUR' END, :now - 86400000, :now + 29 * 86400000,
+       CASE WHEN i % 5 = 0 THEN 'HUF' ELSE 'EUR' END, :now - 86400000, :now + 2505600000,
        CASE WHEN i % 10 = 3 THEN 'free' END, CASE WHEN i % 10 = 3 THEN :now END, :now, :now
 FROM generate_series(1::bigint, 10000) AS n(i);
 INSERT INTO subscription_cancellations (id, at, user_id, plan_type)

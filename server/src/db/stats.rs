@@ -153,6 +153,9 @@ impl Db {
     /// still come for them. Several instances may call at once: the update of
     /// `stats_rollup` that opens each transaction makes them take turns.
     pub async fn stats_roll_up(&self, finished: i64, now: i64) -> sqlx::Result<()> {
+        if self.stats_rolled_up(finished).await? {
+            return Ok(());
+        }
         let [hours, users] = roll_up_sql();
         loop {
             let caught_up = on_pool!(self, pool => {
@@ -206,6 +209,22 @@ impl Db {
                 return Ok(());
             }
         }
+    }
+
+    /// Whether the hour sums are up to date without writing: every finished hour is, and
+    /// the unfinished ones count as many calls as `model_calls` holds for them (rows are
+    /// only ever added, so no new one came). A read, where a refresh would be a write.
+    async fn stats_rolled_up(&self, finished: i64) -> sqlx::Result<bool> {
+        let sql = format!(
+            "SELECT r.done_until, \
+             (SELECT COUNT(*) FROM model_calls c WHERE c.at >= r.done_until * {HOUR_MS}), \
+             (SELECT {calls} FROM stats_hours h WHERE h.hour >= r.done_until) \
+             FROM stats_rollup r WHERE r.id = 1",
+            calls = sum("h.calls"),
+        );
+        let (done, stored, summed): (Option<i64>, i64, i64) =
+            on_pool!(self, pool => sqlx::query_as(&sql).fetch_one(pool).await)?;
+        Ok(done.is_some_and(|done| done >= finished) && stored == summed)
     }
 
     /// Each day's answers, tokens and cost (days in hours); days without calls are left out.
@@ -288,7 +307,7 @@ impl Db {
             None => "user_id IS NULL AND $3 IS NULL",
         };
         let sql = format!(
-            "SELECT plan_type FROM model_calls WHERE {who} AND at >= $1 AND at < $2 ORDER BY at DESC, id DESC LIMIT 1"
+            "SELECT plan_type FROM model_calls WHERE {who} AND at >= $1 AND at < $2 ORDER BY at DESC LIMIT 1"
         );
         on_pool!(self, pool => sqlx::query_scalar(&sql).bind(from).bind(to).bind(user_id).fetch_optional(pool).await)
     }
