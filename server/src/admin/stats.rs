@@ -7,7 +7,7 @@ use chat_contract::admin::{
     ActiveSubscriptions, ActiveUsers, AdminStats, Amounts, ModelFigures, PlanFigures, StatsDay, TopUser,
 };
 use chat_contract::states::{Currency, PaymentKind, PaymentStatus, PlanType};
-use chrono::{Days, NaiveDate, NaiveTime, TimeZone};
+use chrono::{Datelike, Days, NaiveDate, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 
 use super::Admin;
@@ -106,7 +106,13 @@ pub fn range(query: &StatsQuery<'_>, now: i64) -> Result<Range> {
     }
     let date = |text: Option<&str>, field| {
         nonempty(text)
-            .map(|t| NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| invalid(field)))
+            .map(|t| {
+                NaiveDate::parse_from_str(t, "%Y-%m-%d")
+                    .ok()
+                    // Four-digit years: no day arithmetic near chrono's limits.
+                    .filter(|d| (1..=9999).contains(&d.year()))
+                    .ok_or_else(|| invalid(field))
+            })
             .transpose()
     };
     let from = date(query.from, "from")?;
