@@ -548,6 +548,15 @@ async fn the_stats_of_a_range_are_what_was_seeded_in_utc_and_in_budapest() {
     assert_eq!(got["byModel"][1]["messages"], json!(4));
     assert_eq!(got["byPlan"][3]["messages"], json!(2));
     assert_eq!(got["topUsers"][2]["messages"], json!(4));
+
+    // An account deleted after its hours were summed leaves them as a deleted account's.
+    assert_ok(app.delete_auth("/api/auth/profile", &bob.token).await).await;
+    let got = stats(&app, &ada, &range).await;
+    let gone = json!({"_id": null, "email": null, "planType": "base", "messages": 3, "tokens": 8400,
+                      "cost": eur(63_110_000)});
+    assert_same(&got["topUsers"][0], &gone);
+    assert_eq!(got["topUsers"].as_array().unwrap().len(), 2);
+    assert_eq!(got["days"][1]["activeUsers"], json!(0), "Bob was yesterday's one active user");
 }
 
 #[actix_web::test]
