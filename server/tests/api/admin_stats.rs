@@ -556,7 +556,11 @@ async fn the_stats_of_a_range_are_what_was_seeded_in_utc_and_in_budapest() {
                       "cost": eur(63_110_000)});
     assert_same(&got["topUsers"][0], &gone);
     assert_eq!(got["topUsers"].as_array().unwrap().len(), 2);
-    assert_eq!(got["days"][1]["activeUsers"], json!(0), "Bob was yesterday's one active user");
+    assert_eq!(
+        got["days"][1]["activeUsers"],
+        json!(0),
+        "Bob was yesterday's one active user"
+    );
 }
 
 #[actix_web::test]
