@@ -240,7 +240,7 @@ function Charts({ days }: { days: StatsDay[] }) {
   // Forints are charted only when there were some; euros when there were, or when neither was.
   const showHuf = anyMoney('huf');
   const showEur = anyMoney('eur') || !showHuf;
-  const common = { dayLabels, dayNames };
+  const common = { dayHeading: t('dashboard.perDay.columns.date'), dayLabels, dayNames };
 
   return (
     <div className={own.charts}>

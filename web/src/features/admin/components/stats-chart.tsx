@@ -23,7 +23,8 @@ export interface StatsChartProps {
   title: string;
   /** The same figures in words (totals, peak), read instead of the canvas. */
   summary: string;
-  /** The x axis: one label a day (short), and the same day in full for the legend. */
+  /** The x axis: one label a day (short), and the same day in full for the legend, under `dayHeading`. */
+  dayHeading: string;
   dayLabels: string[];
   dayNames: string[];
   series: ChartSeries[];
@@ -59,7 +60,7 @@ function useThemeVersion(): number {
   return version;
 }
 
-export function StatsChart({ title, summary, dayLabels, dayNames, series, formatTick, formatValue, testId }: StatsChartProps) {
+export function StatsChart({ title, summary, dayHeading, dayLabels, dayNames, series, formatTick, formatValue, testId }: StatsChartProps) {
   const holder = useRef<HTMLDivElement>(null);
   const ids = { title: useId(), summary: useId() };
   const theme = useThemeVersion();
@@ -78,7 +79,7 @@ export function StatsChart({ title, summary, dayLabels, dayNames, series, format
       // operator's zone, so uPlot's own time handling (the browser's zone) stays out.
       scales: { x: { time: false } },
       series: [
-        { label: '', value: (_plot, index) => (index == null ? '' : (dayNames[index] ?? '')) },
+        { label: dayHeading, value: (_plot, index) => (index == null ? '' : (dayNames[index] ?? '')) },
         ...series.map((line) => {
           const colour = cssColor(`--color-${line.color === 'muted' ? 'text-muted' : line.color}`);
           return {
@@ -117,7 +118,7 @@ export function StatsChart({ title, summary, dayLabels, dayNames, series, format
       resize.disconnect();
       plot.destroy();
     };
-  }, [dayLabels, dayNames, series, formatTick, formatValue, theme]);
+  }, [dayHeading, dayLabels, dayNames, series, formatTick, formatValue, theme]);
 
   return (
     <figure className={styles.chart} aria-labelledby={ids.title} aria-describedby={ids.summary} data-testid={testId}>
