@@ -4,7 +4,9 @@
 //! rule. Every change writes its audit row (`db::audit`) with it.
 //!
 //! - [`users`]: the users table, a user's page, a plan granted, a day's usage given back.
+//! - [`stats`]: the operator's figures: costs, usage and revenue by day, model, plan, user.
 
+pub mod stats;
 pub mod users;
 
 use std::sync::Arc;

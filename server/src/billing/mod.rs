@@ -139,6 +139,12 @@ impl Billing {
         self.catalogue.vat.for_buyer(&self.terms.seller.country, billing)
     }
 
+    /// Forints for one euro on `day`, as invoices take it (MNB's rate, else the operator's
+    /// fallback); `None` when neither is known. The operator's stats convert with it.
+    pub async fn huf_per_eur(&self, day: chrono::NaiveDate) -> Option<f64> {
+        self.huf_rates.rate_for(day).await.map(|(rate, _, _)| rate)
+    }
+
     /// The end of a period of `cycle` starting at `start`.
     pub fn period_end(&self, cycle: BillingCycle, start: i64) -> i64 {
         if cycle == BillingCycle::OneTime {

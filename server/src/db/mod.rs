@@ -30,6 +30,7 @@ pub mod resets;
 pub mod search;
 pub mod secrets;
 pub mod shares;
+pub mod stats;
 pub mod stripe;
 pub mod subscriptions;
 pub mod usage;

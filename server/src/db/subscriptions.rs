@@ -102,7 +102,9 @@ impl Db {
         on_pool!(self, pool => sqlx::query(SET_FREE).bind(user_id).bind(now).execute(pool).await.map(drop))
     }
 
-    /// Schedules (or with `None` removes) a change that activates at the end date.
+    /// Schedules (or with `None` removes) a change that activates at the end date. A
+    /// renewing plan set to change to free is a cancellation: it is kept for the stats
+    /// (`subscription_cancellations`), and taking it back deletes it, in one transaction.
     pub async fn set_pending_plan(
         &self,
         user_id: &str,
@@ -111,7 +113,24 @@ impl Db {
     ) -> sqlx::Result<()> {
         let sql = "UPDATE subscriptions SET pending_plan_type = $2, pending_since = CASE WHEN $2 IS NULL THEN NULL ELSE $3 END, \
                    updated_at = $3 WHERE user_id = $1";
-        on_pool!(self, pool => sqlx::query(sql).bind(user_id).bind(plan).bind(now).execute(pool).await.map(drop))
+        // Read before the update: whether the plan renews, and when a cancellation was set.
+        let cancel = "INSERT INTO subscription_cancellations (id, at, user_id, plan_type) \
+                      SELECT $2, $3, user_id, plan_type FROM subscriptions WHERE user_id = $1 \
+                      AND billing_cycle = 'monthly' AND plan_type <> 'free' \
+                      AND (pending_plan_type IS NULL OR pending_plan_type <> 'free')";
+        let withdraw = "DELETE FROM subscription_cancellations WHERE user_id = $1 AND at = \
+                        (SELECT pending_since FROM subscriptions WHERE user_id = $1 AND pending_plan_type = 'free')";
+        let id = uuid::Uuid::now_v7().to_string();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            if plan == Some(PlanType::Free) {
+                sqlx::query(cancel).bind(user_id).bind(&id).bind(now).execute(&mut *tx).await?;
+            } else {
+                sqlx::query(withdraw).bind(user_id).execute(&mut *tx).await?;
+            }
+            sqlx::query(sql).bind(user_id).bind(plan).bind(now).execute(&mut *tx).await?;
+            tx.commit().await
+        })
     }
 
     /// Subscriptions whose period ended by `now`.

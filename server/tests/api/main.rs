@@ -4,6 +4,7 @@
 mod abuse;
 mod admin;
 mod admin_refunds;
+mod admin_stats;
 mod admin_suspension;
 mod admin_users;
 mod chat;

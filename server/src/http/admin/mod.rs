@@ -17,6 +17,7 @@ use crate::state::AppState;
 use chat_contract::states::UserRole;
 
 mod payments;
+mod stats;
 mod suspension;
 mod users;
 
@@ -26,7 +27,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route("/audit", web::get().to(audit))
             .configure(users::routes)
             .configure(suspension::routes)
-            .configure(payments::routes),
+            .configure(payments::routes)
+            .configure(stats::routes),
     );
 }
 
