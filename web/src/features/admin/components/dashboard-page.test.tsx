@@ -187,6 +187,29 @@ describe('DashboardPage', () => {
     expect(statsCalls()).toHaveLength(5);
   });
 
+  it('refuses custom dates the server would refuse, saying why, and asks for nothing', async () => {
+    renderPage('/admin?from=2025-01-01&to=2025-01-07');
+    const form = await screen.findByRole('form', { name: 'Custom range' });
+    const from = within(form).getByLabelText('From');
+    const to = within(form).getByLabelText('To');
+
+    fireEvent.change(from, { target: { value: '2025-02-01' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Show' }));
+    expect(plain(await within(form).findByRole('alert'))).toBe('The last day cannot be before the first.');
+    expect(from.getAttribute('aria-invalid')).toBe('true');
+
+    fireEvent.change(from, { target: { value: '2024-01-06' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Show' }));
+    expect(plain(await within(form).findByRole('alert'))).toBe('A range can hold at most 366 days.');
+    expect(statsCalls()).toEqual([query('2025-01-01', '2025-01-07')]);
+
+    // A leap year's 366 days are fine.
+    fireEvent.change(from, { target: { value: '2024-01-07' } });
+    fireEvent.change(to, { target: { value: '2025-01-06' } });
+    fireEvent.click(within(form).getByRole('button', { name: 'Show' }));
+    await waitFor(() => expect(statsCalls().at(-1)).toBe(query('2024-01-07', '2025-01-06')));
+  });
+
   it('reads the range from the address', async () => {
     renderPage('/admin?from=2025-01-01&to=2025-01-07');
     await screen.findByTestId('admin-figure-signUps');

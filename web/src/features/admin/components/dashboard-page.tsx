@@ -1,4 +1,4 @@
-import { useEffect, useId, useMemo } from 'react';
+import { useEffect, useId, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useSearchParams } from 'react-router';
 import { Button } from '@/components/button';
@@ -15,6 +15,8 @@ import {
   isPreset,
   presetRange,
   PRESETS,
+  MAX_RANGE_DAYS,
+  rangeProblem,
   todayIn,
   type Preset,
 } from '../utils/stats-range';
@@ -95,7 +97,7 @@ interface RangePickerProps {
 /** A preset range, or two dates shown once "Custom dates" is picked (starting from the range shown). */
 function RangePicker({ value, from, to, onPreset, onCustom }: RangePickerProps) {
   const { t } = useTranslation('admin');
-  const ids = { range: useId(), from: useId(), to: useId() };
+  const ids = { range: useId() };
   return (
     <div className={own.picker}>
       <div className={styles.field}>
@@ -121,37 +123,57 @@ function RangePicker({ value, from, to, onPreset, onCustom }: RangePickerProps) 
           <option value="custom">{t('dashboard.ranges.custom')}</option>
         </select>
       </div>
-      {value === 'custom' && (
-        // Keyed by the range, so the inputs start again from what is shown after a change.
-        <form
-          key={`${from}/${to}`}
-          className={own.custom}
-          aria-label={t('dashboard.customLabel')}
-          onSubmit={(event) => {
-            event.preventDefault();
-            const data = new FormData(event.currentTarget);
-            const [first, last] = [data.get('from'), data.get('to')];
-            if (typeof first === 'string' && typeof last === 'string' && isDay(first) && isDay(last)) onCustom({ from: first, to: last });
-          }}
-          data-testid="admin-dashboard-custom"
-        >
-          <div className={styles.field}>
-            <label htmlFor={ids.from} className={styles.label}>
-              {t('dashboard.from')}
-            </label>
-            <input id={ids.from} name="from" type="date" className={styles.input} defaultValue={from} required />
-          </div>
-          <div className={styles.field}>
-            <label htmlFor={ids.to} className={styles.label}>
-              {t('dashboard.to')}
-            </label>
-            <input id={ids.to} name="to" type="date" className={styles.input} defaultValue={to} required />
-          </div>
-          <Button type="submit" variant="secondary">
-            {t('dashboard.apply')}
-          </Button>
-        </form>
-      )}
+      {value === 'custom' && <CustomRange key={`${from}/${to}`} from={from} to={to} onCustom={onCustom} />}
     </div>
+  );
+}
+
+/**
+ * Two dates and "Show". A range the server would refuse (the end before the start, more
+ * than a year) is refused here with the reason, and nothing is asked. Keyed by the range
+ * shown, so the inputs start again from it after a change.
+ */
+function CustomRange({ from, to, onCustom }: { from: string; to: string; onCustom: (range: { from: string; to: string }) => void }) {
+  const { t } = useTranslation('admin');
+  const ids = { from: useId(), to: useId(), problem: useId() };
+  const [problem, setProblem] = useState<'order' | 'tooLong' | null>(null);
+  const invalid = problem ? { 'aria-invalid': true, 'aria-describedby': ids.problem } : {};
+  return (
+    <form
+      className={own.custom}
+      aria-label={t('dashboard.customLabel')}
+      onSubmit={(event) => {
+        event.preventDefault();
+        const data = new FormData(event.currentTarget);
+        const [first, last] = [data.get('from'), data.get('to')];
+        if (typeof first !== 'string' || typeof last !== 'string' || !isDay(first) || !isDay(last)) return;
+        const range = { from: first, to: last };
+        const found = rangeProblem(range);
+        setProblem(found);
+        if (!found) onCustom(range);
+      }}
+      data-testid="admin-dashboard-custom"
+    >
+      <div className={styles.field}>
+        <label htmlFor={ids.from} className={styles.label}>
+          {t('dashboard.from')}
+        </label>
+        <input id={ids.from} name="from" type="date" className={styles.input} defaultValue={from} required {...invalid} />
+      </div>
+      <div className={styles.field}>
+        <label htmlFor={ids.to} className={styles.label}>
+          {t('dashboard.to')}
+        </label>
+        <input id={ids.to} name="to" type="date" className={styles.input} defaultValue={to} required {...invalid} />
+      </div>
+      <Button type="submit" variant="secondary">
+        {t('dashboard.apply')}
+      </Button>
+      {problem && (
+        <p id={ids.problem} role="alert" className={[styles.error, own.problem].join(' ')} data-testid="admin-dashboard-range-problem">
+          {t(`dashboard.rangeErrors.${problem}`, { max: MAX_RANGE_DAYS })}
+        </p>
+      )}
+    </form>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDay, presetRange, shiftDay, todayIn } from './stats-range';
+import { isDay, presetRange, rangeProblem, shiftDay, todayIn } from './stats-range';
 
 describe('stats ranges', () => {
   it('counts today in the zone given, not in UTC', () => {
@@ -31,5 +31,12 @@ describe('stats ranges', () => {
     expect(isDay('2025-3-1')).toBe(false);
     expect(isDay('')).toBe(false);
     expect(isDay(null)).toBe(false);
+  });
+
+  it('finds what the server would refuse in a range', () => {
+    expect(rangeProblem({ from: '2025-01-02', to: '2025-01-01' })).toBe('order');
+    expect(rangeProblem({ from: '2025-01-01', to: '2025-01-01' })).toBeNull();
+    expect(rangeProblem({ from: '2024-01-01', to: '2024-12-31' })).toBeNull();
+    expect(rangeProblem({ from: '2023-12-31', to: '2024-12-31' })).toBe('tooLong');
   });
 });

@@ -63,3 +63,13 @@ export function presetRange(preset: Preset, today: string): DayRange {
 export function isPreset(value: string | null): value is Preset {
   return (PRESETS as readonly (string | null)[]).includes(value);
 }
+
+/** The days a range may hold at most: the server refuses more (a leap year's worth). */
+export const MAX_RANGE_DAYS = 366;
+
+/** What is wrong with a range of custom dates, if anything: the server would refuse it. */
+export function rangeProblem({ from, to }: DayRange): 'order' | 'tooLong' | null {
+  if (to < from) return 'order';
+  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
+  return days > MAX_RANGE_DAYS ? 'tooLong' : null;
+}
