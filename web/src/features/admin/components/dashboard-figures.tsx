@@ -248,6 +248,7 @@ function Charts({ days }: { days: StatsDay[] }) {
         {...common}
         testId="admin-chart-activity"
         title={t('dashboard.charts.activity')}
+        whole
         series={series.activity}
         formatTick={countTick}
         formatValue={count}
@@ -291,6 +292,7 @@ function Charts({ days }: { days: StatsDay[] }) {
         {...common}
         testId="admin-chart-subscriptions"
         title={t('dashboard.charts.subscriptions')}
+        whole
         series={series.subscriptions}
         formatTick={countTick}
         formatValue={count}

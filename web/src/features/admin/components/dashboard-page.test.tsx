@@ -178,6 +178,9 @@ describe('DashboardPage', () => {
     // Custom dates start from the range shown; "Show" asks for the dates typed.
     fireEvent.change(picker, { target: { value: 'custom' } });
     const form = await screen.findByRole('form', { name: 'Custom range' });
+    // The same days as dates replace the preset in the history: Back leaves the custom form.
+    expect(router.state.historyAction).toBe('REPLACE');
+    expect(router.state.location.search).toBe('?from=2024-12-15&to=2025-03-14');
     expect(within(form).getByLabelText<HTMLInputElement>('From').value).toBe('2024-12-15');
     fireEvent.change(within(form).getByLabelText('From'), { target: { value: '2025-01-01' } });
     fireEvent.change(within(form).getByLabelText('To'), { target: { value: '2025-01-31' } });

@@ -61,7 +61,7 @@ export function DashboardPage() {
           from={from}
           to={to}
           onPreset={(next) => setParams(next === DEFAULT_PRESET ? {} : { range: next })}
-          onCustom={(range) => setParams(range)}
+          onCustom={(range, replace) => setParams(range, { replace })}
         />
       </div>
       <p className={styles.muted} data-testid="admin-dashboard-range">
@@ -91,7 +91,8 @@ interface RangePickerProps {
   from: string;
   to: string;
   onPreset: (preset: Preset) => void;
-  onCustom: (range: { from: string; to: string }) => void;
+  /** `replace`: the same range, now as dates, takes the place of the preset in the history. */
+  onCustom: (range: { from: string; to: string }, replace?: boolean) => void;
 }
 
 /** A preset range, or two dates shown once "Custom dates" is picked (starting from the range shown). */
@@ -111,7 +112,7 @@ function RangePicker({ value, from, to, onPreset, onCustom }: RangePickerProps) 
           onChange={(event) => {
             const next = event.target.value;
             if (isPreset(next)) onPreset(next);
-            else onCustom({ from, to });
+            else onCustom({ from, to }, true);
           }}
           data-testid="admin-dashboard-range-select"
         >

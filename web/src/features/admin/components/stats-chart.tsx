@@ -28,6 +28,8 @@ export interface StatsChartProps {
   dayLabels: string[];
   dayNames: string[];
   series: ChartSeries[];
+  /** Counts: the y axis steps by whole numbers (no "0.5 sign-ups"). */
+  whole?: boolean;
   /** A value on the y axis (short) and in the legend. */
   formatTick: (value: number) => string;
   formatValue: (value: number) => string;
@@ -37,6 +39,8 @@ export interface StatsChartProps {
 const HEIGHT = 220;
 /** Steps between labelled days: a day, a few, a week, a fortnight, about a month… */
 const DAY_STEPS = [1, 2, 3, 7, 14, 30, 61, 91, 182, 365];
+/** Steps of a count's axis: 1, 2, 5, 10, 20, 50… */
+const WHOLE_STEPS = Array.from({ length: 30 }, (_, i) => [1, 2, 5][i % 3]! * 10 ** Math.floor(i / 3));
 
 const cssColor = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
 
@@ -60,7 +64,18 @@ function useThemeVersion(): number {
   return version;
 }
 
-export function StatsChart({ title, summary, dayHeading, dayLabels, dayNames, series, formatTick, formatValue, testId }: StatsChartProps) {
+export function StatsChart({
+  title,
+  summary,
+  dayHeading,
+  dayLabels,
+  dayNames,
+  series,
+  whole = false,
+  formatTick,
+  formatValue,
+  testId,
+}: StatsChartProps) {
   const holder = useRef<HTMLDivElement>(null);
   const ids = { title: useId(), summary: useId() };
   const theme = useThemeVersion();
@@ -100,7 +115,9 @@ export function StatsChart({ title, summary, dayHeading, dayLabels, dayNames, se
         },
         {
           ...axis,
-          size: 64,
+          // As wide as its longest label ("HUF 1.5K", "2,5 E Ft"), about 7 px a character.
+          size: (_plot, values) => 16 + 7 * Math.max(3, ...(values ?? []).map((label) => label.length)),
+          ...(whole ? { incrs: WHOLE_STEPS } : {}),
           values: (_plot, splits) => splits.map((value) => formatTick(value)),
         },
       ],
@@ -118,7 +135,7 @@ export function StatsChart({ title, summary, dayHeading, dayLabels, dayNames, se
       resize.disconnect();
       plot.destroy();
     };
-  }, [dayHeading, dayLabels, dayNames, series, formatTick, formatValue, theme]);
+  }, [dayHeading, dayLabels, dayNames, series, whole, formatTick, formatValue, theme]);
 
   return (
     <figure className={styles.chart} aria-labelledby={ids.title} aria-describedby={ids.summary} data-testid={testId}>
