@@ -17,7 +17,7 @@ export CHAT_VENV
 LOCALSTRIPE_VERSION := 1.15.10
 MOTO_VERSION := 5.2.5
 
-.PHONY: run build web web-deps test test-deps test-rust test-backends test-web lint bench bench-search types
+.PHONY: run build web web-deps test test-deps test-rust test-backends test-web lint bench bench-search bench-stats types
 
 ## Build everything and start the server on its embedded defaults at http://127.0.0.1:8080
 run: build
@@ -96,3 +96,9 @@ bench:
 # minutes); the figures go into docs/performance.md by hand. See loadtest/search-bench.sh.
 bench-search:
 	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) bash loadtest/search-bench.sh
+
+# The operator's stats call at 1,000,000 answers and 100,000 users, on SQLite and the local
+# Postgres (a few minutes); the figures go into docs/performance.md by hand. See
+# loadtest/stats-bench.sh.
+bench-stats:
+	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) bash loadtest/stats-bench.sh

@@ -1,6 +1,7 @@
 //! `loadtest`: virtual users over real websockets against a running `chat-server`, and
 //! the bare relay baseline to compare it with. See docs/performance.md.
 
+mod admin_stats;
 mod baseline;
 mod capacity;
 mod client;
@@ -61,6 +62,8 @@ enum Command {
     Faults(faults::FaultsArgs),
     /// Search times over one user's seeded history.
     Search(search::SearchArgs),
+    /// The operator's stats call over a seeded history (loadtest/stats-bench.sh).
+    AdminStats(admin_stats::AdminStatsArgs),
     /// Write the reports of a bench run into docs/performance.md.
     Render {
         /// The folder of `NAME.json` and `NAME.txt` reports.
@@ -187,6 +190,7 @@ fn main() -> anyhow::Result<()> {
         Command::Quota(args) => actix_web::rt::System::new().block_on(run_quota(args)),
         Command::Faults(args) => faults::run(args),
         Command::Search(args) => search::run(args),
+        Command::AdminStats(args) => admin_stats::run(args),
         Command::Render { results, doc, date } => render::write(&results, &doc, &date),
     }
 }

@@ -11,6 +11,7 @@ use chrono::{Days, NaiveDate, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 
 use super::Admin;
+use crate::clock::HOUR_MS;
 use crate::db::stats::GroupBy;
 use crate::error::{ApiError, ErrorCode, Result};
 
@@ -20,6 +21,9 @@ pub const MAX_DAYS: u64 = 366;
 pub const DEFAULT_DAYS: u64 = 30;
 /// Users shown in `topUsers`.
 const TOP_USERS: i64 = 10;
+/// How late a model call's row may be written after its `at`: the hour sums are kept
+/// once their hour ended this long ago (before, each read sums the hour again).
+pub const ROLL_UP_DELAY_MS: i64 = HOUR_MS;
 
 /// The query as sent (empty texts count as absent).
 #[derive(Debug, Default)]
@@ -44,6 +48,15 @@ impl Range {
         (self.bounds[0].0, self.bounds[self.bounds.len() - 1].1)
     }
 
+    /// The days as spans of UTC hours, for the hour sums of the model calls: exact in
+    /// zones whose offsets are whole hours; elsewhere a day holds the hours that start in it.
+    fn hours(&self) -> Vec<(i64, i64)> {
+        self.bounds
+            .iter()
+            .map(|(lo, hi)| (hour(*lo), hour(*hi)))
+            .collect()
+    }
+
     /// The start of the `n` days that end with the range's last day. They may reach back
     /// before the range's first day: weekly and monthly actives mean the same whatever
     /// the range's length.
@@ -51,6 +64,11 @@ impl Range {
         let last = self.dates[self.dates.len() - 1];
         midnight(self.tz, last - Days::new(n - 1))
     }
+}
+
+/// The UTC hour an instant is in (hours since the epoch).
+fn hour(ms: i64) -> i64 {
+    ms.div_euclid(HOUR_MS)
 }
 
 fn nonempty(text: Option<&str>) -> Option<&str> {
@@ -139,14 +157,44 @@ fn whole(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
+/// What the range's days, and the rest, come to.
+struct Totals {
+    active_users: ActiveUsers,
+    by_model: Vec<ModelFigures>,
+    top_users: Vec<TopUser>,
+    subscriptions: Vec<ActiveSubscriptions>,
+    mrr: Amounts,
+}
+
 impl Admin {
-    /// The figures of the range `query` asks for (see [`range`]).
+    /// The figures of the range `query` asks for (see [`range`]). The model calls' hour
+    /// sums are brought up to date first; then the days, the plans and the rest are read
+    /// at once, on three connections.
     pub async fn stats(&self, query: &StatsQuery<'_>) -> Result<AdminStats> {
         let now = self.clock.now_ms();
         let range = range(query, now)?;
-        let (from, to) = range.span();
-        let db = &self.db;
+        self.db.stats_roll_up(hour(now - ROLL_UP_DELAY_MS), now).await?;
+        let (days, (totals, by_plan)) = futures_util::try_join!(self.days(&range), async {
+            futures_util::try_join!(self.totals(&range), self.by_plan(&range))
+        })?;
+        Ok(AdminStats {
+            from: range.dates[0].to_string(),
+            to: range.dates[range.dates.len() - 1].to_string(),
+            time_zone: range.tz.name().to_owned(),
+            days,
+            active_users: totals.active_users,
+            by_model: totals.by_model,
+            by_plan,
+            top_users: totals.top_users,
+            subscriptions: totals.subscriptions,
+            mrr: totals.mrr,
+        })
+    }
 
+    /// One row a day, zeros included.
+    async fn days(&self, range: &Range) -> Result<Vec<StatsDay>> {
+        let db = &self.db;
+        let hours = range.hours();
         let mut days: Vec<StatsDay> = range
             .dates
             .iter()
@@ -165,13 +213,15 @@ impl Admin {
                 refunds: Amounts::default(),
             })
             .collect();
-        for c in db.stats_calls_by_day(&range.bounds).await? {
+        for c in db.stats_calls_by_day(&hours).await? {
             let d = &mut days[c.day as usize];
-            d.active_users = count(c.active_users);
             d.messages = count(c.messages);
             d.input_tokens = whole(c.input_tokens);
             d.output_tokens = whole(c.output_tokens);
             d.cost = euros(c.cost_nanos);
+        }
+        for (i, n) in db.stats_active_by_day(&hours).await? {
+            days[i as usize].active_users = count(n);
         }
         for (i, n) in db.stats_sign_ups(&range.bounds).await? {
             days[i as usize].sign_ups = count(n);
@@ -195,15 +245,31 @@ impl Admin {
         for r in db.stats_refunds_by_day(&range.bounds).await? {
             add(&mut days[r.day as usize].refunds, r.currency, r.net);
         }
+        Ok(days)
+    }
 
+    /// Active users, models, top users, and the plans held now.
+    async fn totals(&self, range: &Range) -> Result<Totals> {
+        let db = &self.db;
+        let (from, to) = range.span();
+        let (from_hour, to_hour) = (hour(from), hour(to));
         let active_users = ActiveUsers {
-            daily: count(db.stats_active_users(range.window_start(1), to).await?),
-            weekly: count(db.stats_active_users(range.window_start(7), to).await?),
-            monthly: count(db.stats_active_users(range.window_start(30), to).await?),
+            daily: count(
+                db.stats_active_users(hour(range.window_start(1)), to_hour)
+                    .await?,
+            ),
+            weekly: count(
+                db.stats_active_users(hour(range.window_start(7)), to_hour)
+                    .await?,
+            ),
+            monthly: count(
+                db.stats_active_users(hour(range.window_start(30)), to_hour)
+                    .await?,
+            ),
         };
 
         let mut by_model: Vec<ModelFigures> = db
-            .stats_calls_by(GroupBy::Model, from, to)
+            .stats_calls_by(GroupBy::Model, from_hour, to_hour)
             .await?
             .into_iter()
             .map(|g| ModelFigures {
@@ -218,10 +284,8 @@ impl Admin {
             .collect();
         by_model.sort_by(|a, b| b.cost.total_cmp(&a.cost).then_with(|| a.model.cmp(&b.model)));
 
-        let by_plan = self.by_plan(&range, from, to).await?;
-
         let mut top_users = Vec::new();
-        for u in db.stats_top_users(from, to, TOP_USERS).await? {
+        for u in db.stats_top_users(from_hour, to_hour, TOP_USERS).await? {
             let plan = db.stats_latest_plan(u.user_id.as_deref(), from, to).await?;
             top_users.push(TopUser {
                 id: u.user_id,
@@ -250,15 +314,9 @@ impl Admin {
             let price = catalogue.plan(r.plan_type).net_price_minor(r.currency);
             add(&mut mrr, r.currency, price * r.count);
         }
-
-        Ok(AdminStats {
-            from: range.dates[0].to_string(),
-            to: range.dates[range.dates.len() - 1].to_string(),
-            time_zone: range.tz.name().to_owned(),
-            days,
+        Ok(Totals {
             active_users,
             by_model,
-            by_plan,
             top_users,
             subscriptions,
             mrr,
@@ -267,7 +325,8 @@ impl Admin {
 
     /// Calls, revenue and margin by plan: every plan with calls or money in the range,
     /// in the catalogue's order.
-    async fn by_plan(&self, range: &Range, from: i64, to: i64) -> Result<Vec<PlanFigures>> {
+    async fn by_plan(&self, range: &Range) -> Result<Vec<PlanFigures>> {
+        let (from, to) = range.span();
         let rank = |p: PlanType| self.plans.catalogue.plan(p).rank;
         let mut rows: Vec<PlanFigures> = Vec::new();
         let index = |rows: &mut Vec<PlanFigures>, p: PlanType| -> usize {
@@ -287,7 +346,11 @@ impl Admin {
                 }
             }
         };
-        for g in self.db.stats_calls_by(GroupBy::Plan, from, to).await? {
+        for g in self
+            .db
+            .stats_calls_by(GroupBy::Plan, hour(from), hour(to))
+            .await?
+        {
             let Some(plan) = PlanType::parse(&g.grp) else {
                 continue;
             };

@@ -1,11 +1,14 @@
-//! The operator's stats (issue 35): sums over `model_calls`, sign-ups, payments, refunds
+//! The operator's stats (issue 35): sums of the model calls, sign-ups, payments, refunds
 //! and cancellations, by day and over a range. `admin::stats` decides what the days are
 //! and what the figures mean; this file only sums.
 //!
-//! A day is a span of unix milliseconds `[lo, hi)` the caller cut at local midnight. The
-//! days of a call are a `WITH days (i, lo, hi) AS (VALUES …)` table of integers written
-//! into the SQL (numbers computed by the server, never text from the request), so both
-//! backends group by day with an index range scan per day, whatever the time zone.
+//! Model calls are read from their sums by UTC hour (`stats_hours`, `stats_user_hours`),
+//! which [`Db::stats_roll_up`] keeps up to date from `model_calls` before each read: a
+//! year is some 9,000 hours instead of millions of calls. Their days are spans of hours;
+//! the rest are spans of unix milliseconds `[lo, hi)`, cut by the caller at local
+//! midnight. The days of a call are a `WITH days (i, lo, hi) AS (VALUES …)` table of
+//! integers written into the SQL (numbers computed by the server, never text from the
+//! request), so both backends group by day with an index range scan per day.
 
 use std::fmt::Write;
 
@@ -21,7 +24,6 @@ const IS_ANSWER: &str = "(c.kind IN ('answer', 'image') AND c.message_id IS NOT 
 #[derive(Debug, Clone, Default, sqlx::FromRow)]
 pub struct CallsDay {
     pub day: i64,
-    pub active_users: i64,
     pub messages: i64,
     pub input_tokens: i64,
     pub output_tokens: i64,
@@ -116,62 +118,179 @@ fn sum(expr: &str) -> String {
     format!("CAST(COALESCE(SUM({expr}), 0) AS BIGINT)")
 }
 
-impl Db {
-    /// Each day's active users, answers, tokens and cost; days without calls are left out.
-    pub async fn stats_calls_by_day(&self, days: &[(i64, i64)]) -> sqlx::Result<Vec<CallsDay>> {
-        let sql = format!(
-            "{days} SELECT CAST(d.i AS BIGINT) AS day, \
-             COUNT(DISTINCT CASE WHEN {IS_ANSWER} THEN c.user_id END) AS active_users, \
-             {messages} AS messages, {input} AS input_tokens, {output} AS output_tokens, {cost} AS cost_nanos \
-             FROM days d JOIN model_calls c ON c.at >= d.lo AND c.at < d.hi GROUP BY d.i",
-            days = days_table(days),
-            messages = sum(&format!("CASE WHEN {IS_ANSWER} THEN 1 ELSE 0 END")),
+/// Hours finished in one transaction when catching up: short write locks, even on a
+/// first read over years of calls.
+const ROLL_UP_CHUNK_HOURS: i64 = 7 * 24;
+const HOUR_MS: i64 = 3_600_000;
+
+/// `INSERT … SELECT` of the hour sums of the calls with `$1 <= at < $2`.
+fn roll_up_sql() -> [String; 2] {
+    let answers = sum(&format!("CASE WHEN {IS_ANSWER} THEN 1 ELSE 0 END"));
+    [
+        format!(
+            "INSERT INTO stats_hours (hour, model, plan_type, messages, calls, input_tokens, output_tokens, \
+             images, cost_nanos) SELECT c.at / {HOUR_MS}, c.model, c.plan_type, {answers}, COUNT(*), {input}, \
+             {output}, {images}, {cost} FROM model_calls c WHERE c.at >= $1 AND c.at < $2 \
+             GROUP BY c.at / {HOUR_MS}, c.model, c.plan_type",
             input = sum("c.input_tokens"),
             output = sum("c.output_tokens"),
+            images = sum("c.images"),
             cost = sum("c.cost_nanos"),
+        ),
+        format!(
+            "INSERT INTO stats_user_hours (hour, user_id, messages, tokens, cost_nanos) \
+             SELECT c.at / {HOUR_MS}, c.user_id, {answers}, {tokens}, {cost} FROM model_calls c \
+             WHERE c.at >= $1 AND c.at < $2 GROUP BY c.at / {HOUR_MS}, c.user_id",
+            tokens = sum("c.input_tokens + c.output_tokens"),
+            cost = sum("c.cost_nanos"),
+        ),
+    ]
+}
+
+impl Db {
+    /// Brings the hour sums up to `now`: the hours before `finished` (an hour number) are
+    /// summed once and kept; the later ones are summed again on every call, as calls may
+    /// still come for them. Several instances may call at once: the update of
+    /// `stats_rollup` that opens each transaction makes them take turns.
+    pub async fn stats_roll_up(&self, finished: i64, now: i64) -> sqlx::Result<()> {
+        if self.stats_rolled_up(finished).await? {
+            return Ok(());
+        }
+        let [hours, users] = roll_up_sql();
+        loop {
+            let caught_up = on_pool!(self, pool => {
+                let mut tx = pool.begin().await?;
+                sqlx::query("UPDATE stats_rollup SET updated_at = $1 WHERE id = 1")
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                let done: Option<i64> = sqlx::query_scalar("SELECT done_until FROM stats_rollup WHERE id = 1")
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let start = match done {
+                    Some(done) => Some(done),
+                    None => sqlx::query_scalar::<_, Option<i64>>("SELECT MIN(at) FROM model_calls")
+                        .fetch_one(&mut *tx)
+                        .await?
+                        .map(|at| (at / HOUR_MS).min(finished)),
+                };
+                let Some(start) = start else {
+                    // No call yet: nothing to sum.
+                    return tx.commit().await.map(|()| true);
+                };
+                // Finished hours a chunk at a time; then the unfinished ones, to the end.
+                let end = (start + ROLL_UP_CHUNK_HOURS).min(finished);
+                let (until_ms, caught_up) = if start < finished {
+                    (end * HOUR_MS, false)
+                } else {
+                    (i64::MAX, true)
+                };
+                for table in ["stats_hours", "stats_user_hours"] {
+                    sqlx::query(&format!("DELETE FROM {table} WHERE hour >= $1"))
+                        .bind(start)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                for insert in [&hours, &users] {
+                    sqlx::query(insert)
+                        .bind(start * HOUR_MS)
+                        .bind(until_ms)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                let done = if caught_up { start } else { end };
+                sqlx::query("UPDATE stats_rollup SET done_until = $1 WHERE id = 1")
+                    .bind(done)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await.map(|()| caught_up)
+            })?;
+            if caught_up {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Whether the hour sums are up to date without writing: every finished hour is, and
+    /// the unfinished ones count as many calls as `model_calls` holds for them (rows are
+    /// only ever added, so no new one came). A read, where a refresh would be a write.
+    async fn stats_rolled_up(&self, finished: i64) -> sqlx::Result<bool> {
+        let sql = format!(
+            "SELECT r.done_until, \
+             (SELECT COUNT(*) FROM model_calls c WHERE c.at >= r.done_until * {HOUR_MS}), \
+             (SELECT {calls} FROM stats_hours h WHERE h.hour >= r.done_until) \
+             FROM stats_rollup r WHERE r.id = 1",
+            calls = sum("h.calls"),
+        );
+        let (done, stored, summed): (Option<i64>, i64, i64) =
+            on_pool!(self, pool => sqlx::query_as(&sql).fetch_one(pool).await)?;
+        Ok(done.is_some_and(|done| done >= finished) && stored == summed)
+    }
+
+    /// Each day's answers, tokens and cost (days in hours); days without calls are left out.
+    pub async fn stats_calls_by_day(&self, days: &[(i64, i64)]) -> sqlx::Result<Vec<CallsDay>> {
+        let sql = format!(
+            "{days} SELECT CAST(d.i AS BIGINT) AS day, {messages} AS messages, {input} AS input_tokens, \
+             {output} AS output_tokens, {cost} AS cost_nanos \
+             FROM days d JOIN stats_hours h ON h.hour >= d.lo AND h.hour < d.hi GROUP BY d.i",
+            days = days_table(days),
+            messages = sum("h.messages"),
+            input = sum("h.input_tokens"),
+            output = sum("h.output_tokens"),
+            cost = sum("h.cost_nanos"),
         );
         on_pool!(self, pool => sqlx::query_as(&sql).fetch_all(pool).await)
     }
 
-    /// The calls in `[from, to)` grouped by `column` (`model` or `plan_type`).
+    /// Each day's users with an answer (days in hours; deleted accounts are not counted).
+    pub async fn stats_active_by_day(&self, days: &[(i64, i64)]) -> sqlx::Result<Vec<(i64, i64)>> {
+        let sql = format!(
+            "{days} SELECT CAST(d.i AS BIGINT), COUNT(DISTINCT u.user_id) FROM days d JOIN stats_user_hours u \
+             ON u.hour >= d.lo AND u.hour < d.hi AND u.messages > 0 GROUP BY d.i",
+            days = days_table(days),
+        );
+        on_pool!(self, pool => sqlx::query_as(&sql).fetch_all(pool).await)
+    }
+
+    /// The calls of the hours `[from, to)` grouped by a column.
     pub async fn stats_calls_by(&self, column: GroupBy, from: i64, to: i64) -> sqlx::Result<Vec<CallsGroup>> {
         let column = match column {
             GroupBy::Model => "model",
             GroupBy::Plan => "plan_type",
         };
         let sql = format!(
-            "SELECT c.{column} AS grp, {messages} AS messages, COUNT(*) AS calls, {input} AS input_tokens, \
+            "SELECT h.{column} AS grp, {messages} AS messages, {calls} AS calls, {input} AS input_tokens, \
              {output} AS output_tokens, {images} AS images, {cost} AS cost_nanos \
-             FROM model_calls c WHERE c.at >= $1 AND c.at < $2 GROUP BY c.{column}",
-            messages = sum(&format!("CASE WHEN {IS_ANSWER} THEN 1 ELSE 0 END")),
-            input = sum("c.input_tokens"),
-            output = sum("c.output_tokens"),
-            images = sum("c.images"),
-            cost = sum("c.cost_nanos"),
+             FROM stats_hours h WHERE h.hour >= $1 AND h.hour < $2 GROUP BY h.{column}",
+            messages = sum("h.messages"),
+            calls = sum("h.calls"),
+            input = sum("h.input_tokens"),
+            output = sum("h.output_tokens"),
+            images = sum("h.images"),
+            cost = sum("h.cost_nanos"),
         );
         on_pool!(self, pool => sqlx::query_as(&sql).bind(from).bind(to).fetch_all(pool).await)
     }
 
-    /// Distinct users with an answer in `[from, to)` (deleted accounts are not counted).
+    /// Distinct users with an answer in the hours `[from, to)` (deleted accounts are not
+    /// counted).
     pub async fn stats_active_users(&self, from: i64, to: i64) -> sqlx::Result<i64> {
-        let sql = format!(
-            "SELECT COUNT(DISTINCT c.user_id) FROM model_calls c WHERE c.at >= $1 AND c.at < $2 AND {IS_ANSWER}"
-        );
-        on_pool!(self, pool => sqlx::query_scalar(&sql).bind(from).bind(to).fetch_one(pool).await)
+        let sql = "SELECT COUNT(DISTINCT user_id) FROM stats_user_hours WHERE hour >= $1 AND hour < $2 AND messages > 0";
+        on_pool!(self, pool => sqlx::query_scalar(sql).bind(from).bind(to).fetch_one(pool).await)
     }
 
-    /// The `limit` users whose calls in `[from, to)` cost most, most costly first (deleted
-    /// accounts together as one, `user_id` `None`).
+    /// The `limit` users whose calls in the hours `[from, to)` cost most, most costly
+    /// first (deleted accounts together as one, `user_id` `None`).
     pub async fn stats_top_users(&self, from: i64, to: i64, limit: i64) -> sqlx::Result<Vec<UserCalls>> {
         let sql = format!(
-            "SELECT c.user_id AS user_id, MAX(u.email) AS email, {messages} AS messages, \
-             {tokens} AS tokens, {cost} AS cost_nanos \
-             FROM model_calls c LEFT JOIN users u ON u.id = c.user_id \
-             WHERE c.at >= $1 AND c.at < $2 GROUP BY c.user_id \
-             ORDER BY cost_nanos DESC, COALESCE(c.user_id, '') LIMIT $3",
-            messages = sum(&format!("CASE WHEN {IS_ANSWER} THEN 1 ELSE 0 END")),
-            tokens = sum("c.input_tokens + c.output_tokens"),
-            cost = sum("c.cost_nanos"),
+            "SELECT t.user_id, u.email, t.messages, t.tokens, t.spent AS cost_nanos FROM \
+             (SELECT h.user_id AS user_id, {messages} AS messages, {tokens} AS tokens, {cost} AS spent \
+              FROM stats_user_hours h WHERE h.hour >= $1 AND h.hour < $2 GROUP BY h.user_id \
+              ORDER BY spent DESC, COALESCE(h.user_id, '') LIMIT $3) t \
+             LEFT JOIN users u ON u.id = t.user_id ORDER BY t.spent DESC, COALESCE(t.user_id, '')",
+            messages = sum("h.messages"),
+            tokens = sum("h.tokens"),
+            cost = sum("h.cost_nanos"),
         );
         on_pool!(self, pool => sqlx::query_as(&sql).bind(from).bind(to).bind(limit).fetch_all(pool).await)
     }
@@ -188,7 +307,7 @@ impl Db {
             None => "user_id IS NULL AND $3 IS NULL",
         };
         let sql = format!(
-            "SELECT plan_type FROM model_calls WHERE {who} AND at >= $1 AND at < $2 ORDER BY at DESC, id DESC LIMIT 1"
+            "SELECT plan_type FROM model_calls WHERE {who} AND at >= $1 AND at < $2 ORDER BY at DESC LIMIT 1"
         );
         on_pool!(self, pool => sqlx::query_scalar(&sql).bind(from).bind(to).bind(user_id).fetch_optional(pool).await)
     }

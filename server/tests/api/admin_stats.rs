@@ -529,6 +529,25 @@ async fn the_stats_of_a_range_are_what_was_seeded_in_utc_and_in_budapest() {
     );
     assert_same(&days[29], &expected["days"][2]);
     assert_eq!(days[9]["messages"], json!(1), "Dan's answer 20 days ago");
+
+    // The hours read are summed again while calls may still come for them: an answer
+    // written now for 20 minutes ago counts at once, by day, model, plan and user.
+    let late = app.clock_now() - 20 * MINUTE_MS;
+    seed_call(
+        &app,
+        call(late, a, "pro", "answer", "gpt-4o", Some("m10"), 1, 2, 0, 7),
+    )
+    .await;
+    let got = stats(&app, &ada, &range).await;
+    let mut today = expected["days"][2].clone();
+    today["messages"] = json!(3);
+    today["inputTokens"] = json!(411);
+    today["outputTokens"] = json!(212);
+    today["cost"] = json!(eur(5_010_007));
+    assert_same(&got["days"][2], &today);
+    assert_eq!(got["byModel"][1]["messages"], json!(4));
+    assert_eq!(got["byPlan"][3]["messages"], json!(2));
+    assert_eq!(got["topUsers"][2]["messages"], json!(4));
 }
 
 #[actix_web::test]
