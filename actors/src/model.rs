@@ -1,5 +1,6 @@
 //! Model providers: where an answer's text comes from, as a stream of chunks.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use chat_contract::prompt::{EXCERPTS_HEADER, PROJECT_HEADER, REPORT_HEADER, WEB_RESULTS_HEADER};
@@ -46,6 +47,47 @@ pub struct ModelRequest {
     pub messages: Vec<Turn>,
     /// The answer's token limit, if any.
     pub max_tokens: Option<u32>,
+    /// Where the provider writes what the answer used, when its stream tells.
+    pub usage: UsageNote,
+}
+
+/// What a model call used, as its provider counted it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// What a streamed answer used, written once by its provider when the stream reports it
+/// (at its end); read by whoever settles the answer. Empty when the stream was cut off
+/// before (a cancel, a timeout, an error) or the provider never reports: the answer's
+/// use is then counted by us.
+#[derive(Debug, Clone, Default)]
+pub struct UsageNote(Arc<OnceLock<Usage>>);
+
+impl UsageNote {
+    pub fn set(&self, usage: Usage) {
+        let _ = self.0.set(usage);
+    }
+
+    pub fn get(&self) -> Option<Usage> {
+        self.0.get().copied()
+    }
+}
+
+/// A call answered in full (a title, a search step), with what it used if the provider
+/// said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    pub text: String,
+    pub usage: Option<Usage>,
+}
+
+/// Embeddings, in the order of their inputs, with the input tokens if the provider said.
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    pub vectors: Vec<Vec<f32>>,
+    pub input_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -64,18 +106,18 @@ pub trait ModelProvider: Send + Sync + 'static {
     /// The answer, chunk by chunk.
     fn stream(&self, request: ModelRequest) -> BoxStream<'static, Result<String, ModelError>>;
     /// A short title for a conversation that starts with `first_message`.
-    fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>>;
+    fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<Answered, ModelError>>;
     /// The embeddings of `inputs` with `model`, in order; `None` when this provider makes
     /// none (document pieces are then ranked by BM25).
     fn embed(
         &self,
         _model: &str,
         _inputs: Vec<String>,
-    ) -> BoxFuture<'static, Result<Option<Vec<Vec<f32>>>, ModelError>> {
+    ) -> BoxFuture<'static, Result<Option<Embedded>, ModelError>> {
         Box::pin(async { Ok(None) })
     }
     /// A one-off task of a web search, answered in full.
-    fn complete(&self, request: Completion) -> BoxFuture<'static, Result<String, ModelError>>;
+    fn complete(&self, request: Completion) -> BoxFuture<'static, Result<Answered, ModelError>>;
 }
 
 /// A step of a web search that a model does before the answer (SPEC §3's
@@ -360,28 +402,36 @@ impl ModelProvider for DemoProvider {
         let period = Duration::from_secs_f64(1.0 / f64::from(self.tokens_per_sec.max(1)));
         let mut ticks = tokio::time::interval(period);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
-        stream::unfold(
-            (0usize, ticks, question),
-            move |(i, mut ticks, question)| async move {
+        let input_tokens = request.messages.iter().map(demo_tokens_of_turn).sum();
+        let note = request.usage;
+        stream::unfold((0usize, ticks, question), move |(i, mut ticks, question)| {
+            let note = note.clone();
+            async move {
                 if i >= total {
+                    // Like a real provider, it tells what the answer used at its end.
+                    note.set(Usage {
+                        input_tokens,
+                        output_tokens: total as u64,
+                    });
                     return None;
                 }
                 ticks.tick().await;
                 Some((Ok(Self::token(&question, i)), (i + 1, ticks, question)))
-            },
-        )
+            }
+        })
         .boxed()
     }
 
-    fn title(&self, _model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>> {
-        let title = demo_title(first_message);
-        Box::pin(async move { Ok(title) })
+    fn title(&self, _model: &str, first_message: &str) -> BoxFuture<'static, Result<Answered, ModelError>> {
+        let text = demo_title(first_message);
+        let usage = demo_usage(first_message, &text);
+        Box::pin(async move { Ok(Answered { text, usage }) })
     }
 
     /// Deterministic steps, so that a search can be followed in tests: the question is
     /// the query, a page's notes are its text, and a deep search asks one more query in
     /// its first round, then is done.
-    fn complete(&self, request: Completion) -> BoxFuture<'static, Result<String, ModelError>> {
+    fn complete(&self, request: Completion) -> BoxFuture<'static, Result<Answered, ModelError>> {
         let answer = match request.task {
             Task::Queries => request.question.chars().take(200).collect(),
             Task::PageNotes => request.context.chars().take(3000).collect(),
@@ -393,8 +443,27 @@ impl ModelProvider for DemoProvider {
             }
             Task::Reflect { .. } => "DONE".to_owned(),
         };
-        Box::pin(async move { Ok(answer) })
+        let usage = demo_usage(&format!("{}{}", request.question, request.context), &answer);
+        Box::pin(async move { Ok(Answered { text: answer, usage }) })
     }
+}
+
+/// The demo model's own count of a text: a token for every 4 bytes, rounded up.
+fn demo_tokens(text: &str) -> u64 {
+    text.len().div_ceil(4) as u64
+}
+
+/// A turn as the demo model counts it: its text, and each image as the least an image
+/// costs a real model (85 tokens).
+fn demo_tokens_of_turn(turn: &Turn) -> u64 {
+    demo_tokens(&turn.content) + 85 * turn.images.len() as u64
+}
+
+fn demo_usage(input: &str, output: &str) -> Option<Usage> {
+    Some(Usage {
+        input_tokens: demo_tokens(input),
+        output_tokens: demo_tokens(output),
+    })
 }
 
 /// The first words of the message, at most 40 characters.
@@ -433,6 +502,7 @@ mod tests {
                 images: vec![],
             }],
             max_tokens: None,
+            usage: UsageNote::default(),
         };
         let started = tokio::time::Instant::now();
         let a: Vec<String> = demo.stream(request.clone()).map(Result::unwrap).collect().await;
@@ -458,6 +528,37 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn the_demo_model_tells_what_an_answer_used_at_its_end_only() {
+        let demo = DemoProvider {
+            tokens_per_sec: 100,
+            reply_tokens: 3,
+        };
+        let request = |usage: &UsageNote| ModelRequest {
+            model: "m".into(),
+            messages: vec![Turn {
+                role: "user",
+                content: "twelve bytes".into(),
+                images: vec![],
+            }],
+            max_tokens: None,
+            usage: usage.clone(),
+        };
+        let whole = UsageNote::default();
+        assert_eq!(demo.stream(request(&whole)).count().await, 3);
+        let expected = Usage {
+            input_tokens: 3,
+            output_tokens: 3,
+        };
+        assert_eq!(whole.get(), Some(expected));
+        // Cut off after its first chunk (a cancel): it told nothing.
+        let cut = UsageNote::default();
+        let mut stream = demo.stream(request(&cut));
+        stream.next().await.unwrap().unwrap();
+        drop(stream);
+        assert_eq!(cut.get(), None);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn the_demo_answer_starts_by_naming_the_images_it_received() {
         let demo = DemoProvider {
             tokens_per_sec: 100,
@@ -478,6 +579,7 @@ mod tests {
                 images,
             }],
             max_tokens: None,
+            usage: UsageNote::default(),
         };
         let first = |request| async { demo.stream(request).next().await.unwrap().unwrap() };
         assert_eq!(

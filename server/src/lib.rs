@@ -22,6 +22,7 @@ pub mod i18n;
 pub mod imagegen;
 pub mod images;
 pub mod mail;
+pub mod metering;
 pub mod operator;
 pub mod outage;
 pub mod plans;

@@ -31,6 +31,7 @@ use crate::files::store::FileStore;
 use crate::files::Files;
 use crate::images::ImageDecoder;
 use crate::mail::Mailer;
+use crate::metering::Meter;
 use crate::plans::Catalogue;
 use crate::portability::export::Exporter;
 use crate::projects::Projects;
@@ -249,6 +250,9 @@ struct Parts {
     images: ImageDecoder,
     store: Arc<FileStore>,
     limits: Arc<RateLimits>,
+    /// The model catalogue (`config/models.toml`): windows and prices.
+    context_sizes: Arc<ContextSizes>,
+    meter: Meter,
 }
 
 /// How plans are shown: with what works here, and the seller's domestic VAT.
@@ -272,6 +276,7 @@ fn files(parts: &Parts) -> anyhow::Result<Files> {
             store: parts.store.clone(),
             images: parts.images.clone(),
             realtime: parts.realtime.clone(),
+            meter: parts.meter.clone(),
         },
     )?;
     Ok(Files {
@@ -294,15 +299,14 @@ fn chat(
     search: Arc<WebSearch>,
     announce: &Arc<Announcer>,
 ) -> anyhow::Result<Chat> {
-    let context_sizes = ContextSizes::load(&parts.settings.config_dir)?;
-    context_sizes.warm_up();
     Ok(Chat {
         db: parts.db.clone(),
         clock: parts.clock.clone(),
         realtime: parts.realtime.clone(),
         quotas: parts.quotas.clone(),
         catalogue: parts.catalogue.clone(),
-        context_sizes,
+        context_sizes: parts.context_sizes.clone(),
+        meter: parts.meter.clone(),
         tokens: accounts.tokens.clone(),
         settings: parts.settings.clone(),
         search,
@@ -339,6 +343,9 @@ async fn parts(
     let redis_limits = redis.clone().map(|conn| (conn, settings.redis.prefix.clone()));
     let limits = RateLimits::new(&settings.rate_limit, redis_limits, clock.clone())?;
     let images = ImageDecoder::new(&settings.uploads);
+    let context_sizes = Arc::new(ContextSizes::load(&settings.config_dir)?);
+    context_sizes.warm_up();
+    let meter = Meter::new(db.clone(), clock.clone(), context_sizes.clone());
     let parts = Parts {
         db,
         redis,
@@ -351,6 +358,8 @@ async fn parts(
         images,
         store,
         limits: Arc::new(limits),
+        context_sizes,
+        meter,
     };
     Ok((parts, secrets, payments))
 }
@@ -374,7 +383,12 @@ async fn compose(settings: Settings, clock: SharedClock) -> anyhow::Result<web::
     let (p, secrets, payments) = parts(settings, clock).await?;
     let accounts = accounts(&p, secrets)?;
     let model_timeout = Duration::from_secs(p.settings.model.timeout_secs.max(1));
-    let search = WebSearch::new(&p.settings.search, model_timeout, p.realtime.clone());
+    let search = WebSearch::new(
+        &p.settings.search,
+        model_timeout,
+        p.realtime.clone(),
+        p.meter.clone(),
+    );
     let plans = Arc::new(plan_views(&p, &search));
     let announce = Arc::new(Announcer {
         db: p.db.clone(),

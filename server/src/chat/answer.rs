@@ -3,12 +3,14 @@
 //! (stored, refunded if it ended before the model was asked or failed before its first
 //! delta, titled).
 
-use chat_contract::states::{FileKind, FileStatus, FinishReason, MessageRole, MessageStatus};
+use chat_contract::states::{
+    CallOutcome, FileKind, FileStatus, FinishReason, MessageRole, MessageStatus, ModelCallKind,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
 use chat_actors::generation::{Limits, Outcome, Reply, Start};
-use chat_actors::model::{ModelError, ModelRequest, Turn};
+use chat_actors::model::{ModelError, ModelRequest, Turn, UsageNote};
 use chat_actors::quota::Counted;
 use chat_contract::frames::{ChatSend, ServerFrame, Source, WebSource};
 use futures_util::StreamExt;
@@ -24,6 +26,7 @@ use crate::db::projects::ProjectRow;
 use crate::db::users::UserRow;
 use crate::error::{ApiError, ErrorCode};
 use crate::i18n::Lang;
+use crate::metering::{outcome_of, Call, Payer, Used};
 use crate::plans::PlanType;
 use crate::search::{Engine, Search};
 use crate::views::{conversation_view, message_view, message_with_files};
@@ -455,7 +458,7 @@ async fn read_prompt(chat: &Chat, asking: Asking<'_>, model_used: String) -> Res
     let retrieved = chat
         .files
         .documents
-        .retrieve(&readable, &fresh, &question.content)
+        .retrieve(&readable, &fresh, &question.content, &payer_of(exchange))
         .await?;
     let settings = &chat.settings.model;
     let mut messages = prompt::turns(user, &history, images, retrieved.prompt);
@@ -469,6 +472,7 @@ async fn read_prompt(chat: &Chat, asking: Asking<'_>, model_used: String) -> Res
         model: model_used,
         messages: context::fit(messages, window).await?,
         max_tokens: (settings.max_tokens > 0).then_some(window.answer as u32),
+        usage: UsageNote::default(),
     };
     Ok(Prompt {
         request,
@@ -495,6 +499,37 @@ struct Streamed {
     web_sources: Option<oneshot::Receiver<Vec<WebSource>>>,
     /// The image the answer made.
     made: Option<oneshot::Receiver<FileRow>>,
+    /// The answer's model call, as metered when it ends.
+    call: AnswerCall,
+}
+
+/// What is known of an answer's model call before it ends: the rest comes from how it
+/// ended.
+struct AnswerCall {
+    kind: ModelCallKind,
+    model: String,
+    /// What the provider says the answer used, once its stream tells.
+    usage: UsageNote,
+    /// The prompt, counted by us when the provider does not tell (a cut-off stream).
+    /// Before a search's results: those are not counted then.
+    prompt: Vec<Turn>,
+}
+
+impl AnswerCall {
+    /// The call, as the answer ended: `images` made.
+    fn ended(self, outcome: &Outcome, images: usize) -> Call {
+        let used = match self.kind {
+            ModelCallKind::Image => Used::Said(Default::default()),
+            _ => Used::said_or_count(self.usage.get(), || self.prompt, &outcome.content),
+        };
+        Call {
+            kind: self.kind,
+            model: self.model,
+            used,
+            images: images as u64,
+            outcome: outcome_of(outcome.finish),
+        }
+    }
 }
 
 /// The stream step: where the answer's text comes from (the generation polls it, under
@@ -506,9 +541,25 @@ fn stream(chat: &Arc<Chat>, request: ModelRequest, window: context::Window, how:
         per_chunk: Duration::from_secs(settings.timeout_secs.max(1)),
         total: Duration::from_secs(settings.total_timeout_secs.max(1)),
     };
+    let image = matches!(how, How::Image { .. });
     let mut streamed = Streamed {
         web_sources: None,
         made: None,
+        call: AnswerCall {
+            kind: if image {
+                ModelCallKind::Image
+            } else {
+                ModelCallKind::Answer
+            },
+            model: request.model.clone(),
+            usage: request.usage.clone(),
+            // An image is priced by the image; its prompt is not counted.
+            prompt: if image {
+                Vec::new()
+            } else {
+                request.messages.clone()
+            },
+        },
     };
     let reply = match how {
         How::Model => Reply::Model(chat.realtime.provider.stream(request), limits),
@@ -575,6 +626,14 @@ async fn with_results(
         Err(e) => return Err(ModelError::Upstream(format!("{e:#}"))),
     }
     Ok(request)
+}
+
+/// Whom the answer's model calls are for.
+fn payer_of(exchange: &Exchange) -> Payer {
+    Payer {
+        user_id: exchange.conversation.user_id.clone(),
+        message_id: Some(exchange.answer.id.clone()),
+    }
 }
 
 /// The files row of an image the answer makes (its id, name and bytes come with it).
@@ -696,6 +755,8 @@ impl Finished {
             sources = linked.chain(sources).collect();
         }
         let gives_back = reservation.gives_back(refund);
+        // Once asked, the provider bills it, whatever the answer's end.
+        let metered = outcome.asked.then(|| streamed.call.ended(&outcome, made.len()));
         let ended = Ended {
             chat: &chat,
             user_id: &user_id,
@@ -715,6 +776,13 @@ impl Finished {
         }
         let settled = reservation.settle(refund).await;
         let told = ended.tell(message, outcome, gives_back && settled.is_ok()).await;
+        if let Some(call) = metered {
+            let payer = Payer {
+                user_id: user_id.clone(),
+                message_id: Some(answer.id.clone()),
+            };
+            chat.meter.record(&payer, call);
+        }
         for e in [stored.err(), settled.err(), told.err()].into_iter().flatten() {
             tracing::error!(error = %format!("{e:#}"), conversation = %conversation.id, "finishing an answer");
         }
@@ -809,12 +877,15 @@ impl Ended<'_> {
     /// Names a new conversation after its first exchange.
     async fn title(&self, first: &str) -> anyhow::Result<()> {
         let chat = self.chat;
-        let model = self.answer.model.clone().unwrap_or_default();
+        // The conversation's chat model: the answer's may be one that writes no text (an
+        // image model).
+        let model = self.conversation.model.clone();
         let title = tokio::time::timeout(TITLE_TIMEOUT, chat.realtime.provider.title(&model, first)).await;
+        self.meter_title(&model, first, &title);
         // Made from the user's words, so it may carry their bidi overrides.
         let clean = |t: &str| crate::domain::without_hidden_chars(t).trim().to_owned();
         let title = match title {
-            Ok(Ok(t)) if !clean(&t).is_empty() => clean(&t),
+            Ok(Ok(t)) if !clean(&t.text).is_empty() => clean(&t.text),
             // A title is a nicety: fall back to the first words.
             _ => clean(&chat_actors::model::demo_title(first)),
         };
@@ -827,6 +898,34 @@ impl Ended<'_> {
                 .await?;
         }
         Ok(())
+    }
+
+    /// Records the title's call: what the provider said it used, else what it was sent
+    /// (the first message) and gave.
+    fn meter_title(
+        &self,
+        model: &str,
+        first: &str,
+        title: &Result<Result<chat_actors::model::Answered, ModelError>, tokio::time::error::Elapsed>,
+    ) {
+        let sent = || vec![crate::metering::text_turn(first.to_owned())];
+        let (used, outcome) = match title {
+            Ok(Ok(t)) => (Used::said_or_count(t.usage, sent, &t.text), CallOutcome::Complete),
+            Ok(Err(_)) => (Used::said_or_count(None, sent, ""), CallOutcome::Error),
+            Err(_) => (Used::said_or_count(None, sent, ""), CallOutcome::Cancelled),
+        };
+        let call = Call {
+            kind: ModelCallKind::Title,
+            model: model.to_owned(),
+            used,
+            images: 0,
+            outcome,
+        };
+        let payer = Payer {
+            user_id: self.user_id.to_owned(),
+            message_id: Some(self.answer.id.clone()),
+        };
+        self.chat.meter.record(&payer, call);
     }
 }
 

@@ -145,12 +145,71 @@ impl Window {
 struct ModelDef {
     context_tokens: usize,
     tokenizer: Option<Encoding>,
+    #[serde(default)]
+    input_price: f64,
+    #[serde(default)]
+    output_price: f64,
+    #[serde(default)]
+    image_price: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DefaultDef {
     context_tokens: usize,
+    #[serde(default)]
+    input_price: f64,
+    #[serde(default)]
+    output_price: f64,
+    #[serde(default)]
+    image_price: f64,
+}
+
+/// Prices as the catalogue writes them (serde cannot flatten them into both tables
+/// while refusing unknown keys): euros per million tokens, euros per image.
+struct PricesDef {
+    input_price: f64,
+    output_price: f64,
+    image_price: f64,
+}
+
+impl PricesDef {
+    fn check(&self, name: &str) -> anyhow::Result<Price> {
+        let nanos = |eur: f64, per: f64, what: &str| -> anyhow::Result<u64> {
+            anyhow::ensure!(
+                eur.is_finite() && (0.0..=1_000_000.0).contains(&eur),
+                "{name}: {what} must be a number of euros from 0 to 1000000"
+            );
+            Ok((eur * per).round() as u64)
+        };
+        Ok(Price {
+            // € per million tokens is 1000 × € 10⁻⁹ per token.
+            input_nanos: nanos(self.input_price, 1e3, "input_price")?,
+            output_nanos: nanos(self.output_price, 1e3, "output_price")?,
+            image_nanos: nanos(self.image_price, 1e9, "image_price")?,
+        })
+    }
+}
+
+/// A model's prices in billionths of a euro: integers, so that costs add up exactly.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Price {
+    /// A token of the prompt.
+    pub input_nanos: u64,
+    /// A token of the answer.
+    pub output_nanos: u64,
+    /// An image made.
+    pub image_nanos: u64,
+}
+
+impl Price {
+    /// What a call that used these costs, in billionths of a euro.
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64, images: u64) -> i64 {
+        let nanos = input_tokens.saturating_mul(self.input_nanos)
+            + output_tokens.saturating_mul(self.output_nanos)
+            + images.saturating_mul(self.image_nanos);
+        i64::try_from(nanos).unwrap_or(i64::MAX)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -161,11 +220,14 @@ struct ModelsFile {
     models: HashMap<String, ModelDef>,
 }
 
-/// The context windows of `config/models.toml`.
+/// The model catalogue, `config/models.toml`: each model's context window and prices.
 #[derive(Debug, Clone)]
 pub struct ContextSizes {
     default: usize,
     models: HashMap<String, ModelDef>,
+    /// Of every model the catalogue names, and of any other (`[default]`).
+    prices: HashMap<String, Price>,
+    default_price: Price,
 }
 
 impl ContextSizes {
@@ -197,10 +259,31 @@ impl ContextSizes {
                 "model {name:?}: context_tokens must be at least {SMALLEST}"
             );
         }
+        let mut prices = HashMap::with_capacity(file.models.len());
+        for (name, model) in &file.models {
+            let def = PricesDef {
+                input_price: model.input_price,
+                output_price: model.output_price,
+                image_price: model.image_price,
+            };
+            prices.insert(name.clone(), def.check(&format!("model {name:?}"))?);
+        }
         Ok(ContextSizes {
             default: file.default.context_tokens,
+            default_price: PricesDef {
+                input_price: file.default.input_price,
+                output_price: file.default.output_price,
+                image_price: file.default.image_price,
+            }
+            .check("[default]")?,
             models: file.models,
+            prices,
         })
+    }
+
+    /// What `model` costs (`input_price`, `output_price`, `image_price`).
+    pub fn price(&self, model: &str) -> Price {
+        self.prices.get(model).copied().unwrap_or(self.default_price)
     }
 
     /// `model`'s window when answers are limited to `max_tokens` (0: no limit asked). The
@@ -605,6 +688,34 @@ mod tests {
         assert!(ContextSizes::parse(bad).is_err());
         let ok = "[default]\ncontext_tokens = 8192\n[models.x]\ncontext_tokens = 9000\n";
         assert_eq!(ContextSizes::parse(ok).unwrap().window("x", 0).context, 9000);
+    }
+
+    #[test]
+    fn prices_are_kept_in_billionths_of_a_euro_and_a_bad_one_is_refused() {
+        let sizes = ContextSizes::parse(
+            "[default]\ncontext_tokens = 8192\ninput_price = 0.5\n\
+             [models.x]\ncontext_tokens = 9000\ninput_price = 2.15\noutput_price = 8.6\nimage_price = 0.036\n",
+        )
+        .unwrap();
+        let x = sizes.price("x");
+        assert_eq!(
+            (x.input_nanos, x.output_nanos, x.image_nanos),
+            (2150, 8600, 36_000_000)
+        );
+        // 1000 tokens in, 500 out, 2 images: 2.15 + 4.3 milli-euros and 7.2 cents.
+        assert_eq!(x.cost(1000, 500, 2), 2_150_000 + 4_300_000 + 72_000_000);
+        // A model the catalogue does not name costs [default]'s prices.
+        assert_eq!(sizes.price("other").input_nanos, 500);
+        assert_eq!(sizes.price("other").output_nanos, 0);
+        for bad in ["input_price = -1", "output_price = nan", "image_price = \"1\""] {
+            let text =
+                format!("[default]\ncontext_tokens = 8192\n[models.x]\ncontext_tokens = 9000\n{bad}\n");
+            assert!(ContextSizes::parse(&text).is_err(), "{bad}");
+        }
+        // The embedded catalogue prices the plans' models.
+        let embedded = ContextSizes::embedded();
+        assert!(embedded.price("gpt-4o-mini").output_nanos > 0);
+        assert!(embedded.price("gpt-image-1").image_nanos > 0);
     }
 
     /// Not a rule: how long counting takes (the figures in a debug build are some 20

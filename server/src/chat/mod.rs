@@ -32,6 +32,7 @@ use crate::config::Settings;
 use crate::db::Db;
 use crate::files::Files;
 use crate::imagegen::ImageGen;
+use crate::metering::Meter;
 use crate::plans::Catalogue;
 use crate::quota::Quotas;
 use crate::realtime::Realtime;
@@ -47,7 +48,9 @@ pub struct Chat {
     pub quotas: Quotas,
     pub catalogue: Arc<Catalogue>,
     /// The models' context windows (`config/models.toml`).
-    pub context_sizes: context::ContextSizes,
+    pub context_sizes: Arc<context::ContextSizes>,
+    /// Records what each model call used and cost.
+    pub meter: Meter,
     /// Checks the token a tab sent with, on every send.
     pub tokens: Arc<Tokens>,
     /// `[chat]`, `[model]` and `[search]` are read.

@@ -21,6 +21,7 @@ pub mod billing;
 pub mod conversations;
 pub mod files;
 pub mod invoices;
+pub mod model_calls;
 pub mod payments;
 pub mod portability;
 pub mod projects;

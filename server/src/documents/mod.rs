@@ -18,7 +18,8 @@ pub mod chunks;
 pub mod extract;
 pub mod reader;
 
-use chat_contract::states::{FileKind, FileStatus};
+use chat_actors::model::{Embedded, ModelError};
+use chat_contract::states::{CallOutcome, FileKind, FileStatus, ModelCallKind};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +33,7 @@ use crate::db::Db;
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::files::store::FileStore;
 use crate::images::ImageDecoder;
+use crate::metering::{text_turn, Call, Meter, Payer, Used};
 use crate::realtime::Realtime;
 use crate::views::attachment_view;
 use extract::{Format, Unreadable};
@@ -80,6 +82,7 @@ pub struct Documents {
     store: Arc<FileStore>,
     images: ImageDecoder,
     realtime: Arc<Realtime>,
+    meter: Meter,
 }
 
 /// What [`Documents::new`] takes besides the settings.
@@ -88,6 +91,7 @@ pub struct Parts {
     pub store: Arc<FileStore>,
     pub images: ImageDecoder,
     pub realtime: Arc<Realtime>,
+    pub meter: Meter,
 }
 
 impl Documents {
@@ -99,6 +103,7 @@ impl Documents {
             store: parts.store,
             images: parts.images,
             realtime: parts.realtime,
+            meter: parts.meter,
         })
     }
 
@@ -202,17 +207,22 @@ impl Documents {
         pieces.truncate(MAX_CHUNKS);
 
         let mut embeddings: Option<Vec<Vec<f32>>> = Some(Vec::with_capacity(pieces.len()));
+        let payer = Payer {
+            user_id: file.user_id.clone(),
+            message_id: None,
+        };
         for (i, batch) in pieces.chunks(EMBED_BATCH).enumerate() {
-            let texts = batch.iter().map(|c| c.text.clone()).collect();
+            let texts: Vec<String> = batch.iter().map(|c| c.text.clone()).collect();
             let made = tokio::time::timeout(
                 EMBED_TIMEOUT,
-                self.realtime.provider.embed(embedding_model, texts),
+                self.realtime.provider.embed(embedding_model, texts.clone()),
             )
             .await;
+            self.record_embedding(&payer, embedding_model, texts, &made);
             match made {
-                Ok(Ok(Some(vectors))) => {
+                Ok(Ok(Some(made))) => {
                     if let Some(all) = embeddings.as_mut() {
-                        all.extend(vectors);
+                        all.extend(made.vectors);
                     }
                 }
                 // The provider makes none: BM25 ranks this document.
@@ -258,6 +268,38 @@ impl Documents {
         Ok(true)
     }
 
+    /// Records an embedding call, unless the provider makes none (nothing was asked).
+    /// One that failed or ran out of time is recorded with what it was sent.
+    fn record_embedding(
+        &self,
+        payer: &Payer,
+        model: &str,
+        texts: Vec<String>,
+        made: &std::result::Result<
+            std::result::Result<Option<Embedded>, ModelError>,
+            tokio::time::error::Elapsed,
+        >,
+    ) {
+        let (said, outcome) = match made {
+            Ok(Ok(None)) => return,
+            Ok(Ok(Some(made))) => (made.input_tokens, CallOutcome::Complete),
+            Ok(Err(_)) => (None, CallOutcome::Error),
+            Err(_) => (None, CallOutcome::Cancelled),
+        };
+        let said = said.map(|input_tokens| chat_actors::model::Usage {
+            input_tokens,
+            output_tokens: 0,
+        });
+        let call = Call {
+            kind: ModelCallKind::Embedding,
+            model: model.to_owned(),
+            used: Used::said_or_count(said, || texts.into_iter().map(text_turn).collect(), ""),
+            images: 0,
+            outcome,
+        };
+        self.meter.record(payer, call);
+    }
+
     /// The excerpts of `documents` (a conversation's, any state) that best answer
     /// `question`. When no piece matches (a document sent without a question, or a question
     /// sharing no word with them), the beginning of the documents sent with this question
@@ -267,6 +309,7 @@ impl Documents {
         documents: &[FileRow],
         fresh: &[String],
         question: &str,
+        payer: &Payer,
     ) -> Result<Retrieved> {
         let ready: Vec<&FileRow> = documents
             .iter()
@@ -277,7 +320,7 @@ impl Documents {
         }
         let ids: Vec<String> = ready.iter().map(|f| f.id.clone()).collect();
         let pieces = self.db.chunks_of(&ids, MAX_RANKED).await?;
-        let mut ranked = self.rank(&ready, &pieces, question).await;
+        let mut ranked = self.rank(&ready, &pieces, question, payer).await;
         if ranked.is_empty() {
             ranked = pieces
                 .iter()
@@ -327,7 +370,13 @@ impl Documents {
     /// The indexes of the pieces that best answer `question`, best first: by their
     /// embeddings when every document was embedded by one model and the question can be
     /// too, else by BM25.
-    async fn rank(&self, documents: &[&FileRow], pieces: &[ChunkRow], question: &str) -> Vec<usize> {
+    async fn rank(
+        &self,
+        documents: &[&FileRow],
+        pieces: &[ChunkRow],
+        question: &str,
+        payer: &Payer,
+    ) -> Vec<usize> {
         if question.trim().is_empty() || pieces.is_empty() {
             return Vec::new();
         }
@@ -339,9 +388,10 @@ impl Documents {
                 self.realtime.provider.embed(model, vec![question.to_owned()]),
             )
             .await;
+            self.record_embedding(payer, model, vec![question.to_owned()], &asked);
             match asked {
-                Ok(Ok(Some(mut v))) if v.len() == 1 => {
-                    let question = v.remove(0);
+                Ok(Ok(Some(Embedded { mut vectors, .. }))) if vectors.len() == 1 => {
+                    let question = vectors.remove(0);
                     let vectors: Vec<Vec<f32>> = pieces
                         .iter()
                         .map(|c| chunks::from_blob(c.embedding.as_deref().unwrap_or_default()))
@@ -350,7 +400,7 @@ impl Documents {
                     return chunks::rank_cosine(&question, &refs, EXCERPTS);
                 }
                 other => {
-                    tracing::warn!(answer = ?other.map(|r| r.map(|v| v.map(|v| v.len()))), "embedding a question failed; BM25 ranks");
+                    tracing::warn!(answer = ?other.map(|r| r.map(|v| v.map(|v| v.vectors.len()))), "embedding a question failed; BM25 ranks");
                 }
             }
         }

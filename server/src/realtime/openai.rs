@@ -2,10 +2,15 @@
 //! async-openai, streaming.
 
 use async_openai::config::OpenAIConfig;
-use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
+use async_openai::types::chat::CompletionUsage;
+use async_openai::types::chat::{
+    CreateChatCompletionRequest, CreateChatCompletionResponse, CreateChatCompletionStreamResponse,
+};
 use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
 use async_openai::Client;
-use chat_actors::model::{Completion, ModelError, ModelProvider, ModelRequest, Task, Turn};
+use chat_actors::model::{
+    Answered, Completion, Embedded, ModelError, ModelProvider, ModelRequest, Task, Turn, Usage, UsageNote,
+};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, StreamExt};
 use secrecy::{ExposeSecret, SecretString};
@@ -36,6 +41,10 @@ fn request(
     max_tokens: Option<u32>,
 ) -> Result<CreateChatCompletionRequest, ModelError> {
     let mut body = json!({ "model": model, "messages": messages, "stream": stream });
+    if stream {
+        // A last chunk then tells what the answer used (never sent if it is cut off).
+        body["stream_options"] = json!({ "include_usage": true });
+    }
     if let Some(max) = max_tokens {
         body["max_completion_tokens"] = json!(max);
     }
@@ -61,6 +70,23 @@ fn turn_json(turn: &Turn) -> serde_json::Value {
     json!({ "role": turn.role, "content": parts })
 }
 
+fn usage_of(usage: &CompletionUsage) -> Usage {
+    Usage {
+        input_tokens: u64::from(usage.prompt_tokens),
+        output_tokens: u64::from(usage.completion_tokens),
+    }
+}
+
+/// A streamed chunk's text, if it has any; the chunk that tells what the answer used
+/// (the last, with no choices) notes it.
+fn text_of(chunk: CreateChatCompletionStreamResponse, note: &UsageNote) -> Option<String> {
+    if let Some(usage) = &chunk.usage {
+        note.set(usage_of(usage));
+    }
+    let text = chunk.choices.into_iter().next()?.delta.content?;
+    (!text.is_empty()).then_some(text)
+}
+
 /// Upstream details go to the log; users see a generic model error.
 fn upstream(e: impl std::fmt::Display) -> ModelError {
     tracing::warn!(error = %e, "model call failed");
@@ -75,7 +101,7 @@ impl OpenAiProvider {
         instructions: &str,
         input: String,
         max_tokens: u32,
-    ) -> BoxFuture<'static, Result<String, ModelError>> {
+    ) -> BoxFuture<'static, Result<Answered, ModelError>> {
         let client = self.client.clone();
         let messages = json!([
             { "role": "system", "content": instructions },
@@ -86,12 +112,14 @@ impl OpenAiProvider {
             let request = request(&model, messages, false, Some(max_tokens))?;
             let response: CreateChatCompletionResponse =
                 client.chat().create(request).await.map_err(upstream)?;
-            Ok(response
+            let usage = response.usage.as_ref().map(usage_of);
+            let text = response
                 .choices
                 .into_iter()
                 .next()
                 .and_then(|c| c.message.content)
-                .unwrap_or_default())
+                .unwrap_or_default();
+            Ok(Answered { text, usage })
         })
     }
 }
@@ -104,32 +132,30 @@ impl ModelProvider for OpenAiProvider {
     fn stream(&self, req: ModelRequest) -> BoxStream<'static, Result<String, ModelError>> {
         let messages: Vec<_> = req.messages.iter().map(turn_json).collect();
         let client = self.client.clone();
+        let note = req.usage.clone();
         let started = async move {
             let request = request(&req.model, json!(messages), true, req.max_tokens)?;
             client.chat().create_stream(request).await.map_err(upstream)
         };
         futures_util::stream::once(started)
-            .flat_map(|opened| match opened {
-                Ok(stream) => stream
-                    .filter_map(|chunk| async move {
-                        match chunk {
-                            Ok(chunk) => chunk
-                                .choices
-                                .into_iter()
-                                .next()
-                                .and_then(|c| c.delta.content)
-                                .filter(|t| !t.is_empty())
-                                .map(Ok),
-                            Err(e) => Some(Err(upstream(e))),
-                        }
-                    })
-                    .boxed(),
+            .flat_map(move |opened| match opened {
+                Ok(stream) => {
+                    let note = note.clone();
+                    stream
+                        .filter_map(move |chunk| {
+                            futures_util::future::ready(match chunk {
+                                Ok(chunk) => text_of(chunk, &note).map(Ok),
+                                Err(e) => Some(Err(upstream(e))),
+                            })
+                        })
+                        .boxed()
+                }
                 Err(e) => futures_util::stream::once(async move { Err(e) }).boxed(),
             })
             .boxed()
     }
 
-    fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<String, ModelError>> {
+    fn title(&self, model: &str, first_message: &str) -> BoxFuture<'static, Result<Answered, ModelError>> {
         let answered = self.answer(
             model,
             "Write a title of at most six words for a conversation that starts with the user's message. Answer with the title only, in the message's language, without quotes.",
@@ -137,17 +163,13 @@ impl ModelProvider for OpenAiProvider {
             24,
         );
         Box::pin(async move {
-            Ok(answered
-                .await?
-                .trim()
-                .trim_matches('"')
-                .chars()
-                .take(80)
-                .collect())
+            let answered = answered.await?;
+            let text = answered.text.trim().trim_matches('"').chars().take(80).collect();
+            Ok(Answered { text, ..answered })
         })
     }
 
-    fn complete(&self, c: Completion) -> BoxFuture<'static, Result<String, ModelError>> {
+    fn complete(&self, c: Completion) -> BoxFuture<'static, Result<Answered, ModelError>> {
         let (input, max_tokens) = match c.task {
             Task::Queries => (
                 format!("Conversation so far:\n{}\n\nQuestion: {}", c.context, c.question),
@@ -172,7 +194,7 @@ impl ModelProvider for OpenAiProvider {
         &self,
         model: &str,
         inputs: Vec<String>,
-    ) -> BoxFuture<'static, Result<Option<Vec<Vec<f32>>>, ModelError>> {
+    ) -> BoxFuture<'static, Result<Option<Embedded>, ModelError>> {
         if !self.embeddings {
             return Box::pin(async { Ok(None) });
         }
@@ -192,7 +214,10 @@ impl ModelProvider for OpenAiProvider {
             }
             // The API answers each with its index; servers need not keep the order.
             data.sort_by_key(|e| e.index);
-            Ok(Some(data.into_iter().map(|e| e.embedding).collect()))
+            Ok(Some(Embedded {
+                vectors: data.into_iter().map(|e| e.embedding).collect(),
+                input_tokens: Some(u64::from(response.usage.prompt_tokens)),
+            }))
         })
     }
 }

@@ -23,11 +23,13 @@ use std::time::Duration;
 use chat_actors::model::{Completion, Task};
 use chat_contract::frames::{SearchStage, ServerFrame, WebSource};
 use chat_contract::prompt::{REPORT_HEADER, WEB_RESULTS_HEADER};
+use chat_contract::states::{CallOutcome, ModelCallKind};
 use futures_util::future::join_all;
 
 pub use providers::{Google, Hit, SearchProvider, Searxng};
 
 use crate::config::SearchSettings;
+use crate::metering::{text_turn, Call, Meter, Payer, Used};
 use crate::plans::Plan;
 use crate::realtime::Realtime;
 
@@ -211,18 +213,37 @@ impl Search {
             question: self.question.clone(),
             context,
         };
+        // What the step sent, should it have to be counted by us.
+        let sent = || vec![text_turn(format!("{}\n{}", request.question, request.context))];
         let limit = web.model_timeout;
-        match tokio::time::timeout(limit, web.realtime.provider.complete(request)).await {
-            Ok(Ok(text)) => Some(text),
+        let asked = tokio::time::timeout(limit, web.realtime.provider.complete(request.clone())).await;
+        let (used, outcome, text) = match asked {
+            Ok(Ok(answered)) => {
+                let used = Used::said_or_count(answered.usage, sent, &answered.text);
+                (used, CallOutcome::Complete, Some(answered.text))
+            }
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, ?task, "web search model step failed");
-                None
+                (Used::said_or_count(None, sent, ""), CallOutcome::Error, None)
             }
             Err(_) => {
                 tracing::warn!(?task, "web search model step timed out");
-                None
+                (Used::said_or_count(None, sent, ""), CallOutcome::Cancelled, None)
             }
-        }
+        };
+        let payer = Payer {
+            user_id: self.user_id.clone(),
+            message_id: Some(self.message_id.clone()),
+        };
+        let call = Call {
+            kind: ModelCallKind::Search,
+            model: model.to_owned(),
+            used,
+            images: 0,
+            outcome,
+        };
+        web.meter.record(&payer, call);
+        text
     }
 
     /// The first queries; the question itself when the model gives none.
@@ -407,10 +428,17 @@ pub struct WebSearch {
     /// How long one of the model's steps may take.
     model_timeout: Duration,
     realtime: Arc<Realtime>,
+    /// Records what each step of the model used.
+    meter: Meter,
 }
 
 impl WebSearch {
-    pub fn new(settings: &SearchSettings, model_timeout: Duration, realtime: Arc<Realtime>) -> WebSearch {
+    pub fn new(
+        settings: &SearchSettings,
+        model_timeout: Duration,
+        realtime: Arc<Realtime>,
+        meter: Meter,
+    ) -> WebSearch {
         let real_model = realtime.provider.name() != "demo";
         WebSearch {
             providers: Providers::new(settings, real_model),
@@ -422,6 +450,7 @@ impl WebSearch {
             settings: settings.clone(),
             model_timeout,
             realtime,
+            meter,
         }
     }
 }

@@ -15,10 +15,10 @@ use crate::helpers::{assert_error, assert_ok, binary, spawn_app_with, TestApp, T
 use crate::ws::WsClient;
 
 const FACT: &str = "The secret harbour code is LIGHTHOUSE-42.";
-const QUESTION: &str = "What is the secret harbour code?";
+pub(crate) const QUESTION: &str = "What is the secret harbour code?";
 
 /// Paragraphs about other things, with [`FACT`] among them when `with_fact`.
-fn filler(with_fact: bool) -> String {
+pub(crate) fn filler(with_fact: bool) -> String {
     let mut text = String::new();
     for i in 0..12 {
         text.push_str(&format!(
@@ -142,7 +142,7 @@ async fn upload(app: &TestApp, token: &str, name: &str, bytes: Vec<u8>) -> reqwe
 }
 
 /// Uploads a document and answers its file object (`processing`).
-async fn uploaded(app: &TestApp, user: &TestUser, name: &str, bytes: Vec<u8>) -> Value {
+pub(crate) async fn uploaded(app: &TestApp, user: &TestUser, name: &str, bytes: Vec<u8>) -> Value {
     let response = upload(app, &user.token, name, bytes).await;
     assert_eq!(response.status(), 201);
     let file = response.json::<Value>().await.unwrap()["data"].clone();
@@ -173,7 +173,7 @@ async fn next_of(tab: &mut WsClient, kind: &str) -> Value {
 }
 
 /// The `file.updated` frames of `file` up to the one that ends its processing.
-async fn processed(tab: &mut WsClient, file: &Value) -> Vec<Value> {
+pub(crate) async fn processed(tab: &mut WsClient, file: &Value) -> Vec<Value> {
     let mut updates = Vec::new();
     loop {
         let frame = next_of(tab, "file.updated").await;
@@ -186,7 +186,12 @@ async fn processed(tab: &mut WsClient, file: &Value) -> Vec<Value> {
     }
 }
 
-fn send_with(client_id: &str, conversation: Option<&Value>, content: &str, files: &[&Value]) -> Value {
+pub(crate) fn send_with(
+    client_id: &str,
+    conversation: Option<&Value>,
+    content: &str,
+    files: &[&Value],
+) -> Value {
     let mut frame = send(client_id, conversation, content);
     frame["attachments"] = json!(files.iter().map(|f| f["_id"].clone()).collect::<Vec<_>>());
     frame
@@ -199,7 +204,7 @@ async fn answer(tab: &mut WsClient) -> Value {
 }
 
 /// A paid user (base has documents) with a tab.
-async fn paid_user(app: &TestApp) -> (TestUser, WsClient) {
+pub(crate) async fn paid_user(app: &TestApp) -> (TestUser, WsClient) {
     let ann = app.register_ann().await;
     app.set_plan(&ann.id, "base").await;
     app.state.realtime.accounts.forget(&ann.id);

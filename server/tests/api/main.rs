@@ -24,6 +24,7 @@ mod image_generation;
 mod invoices;
 mod localstripe;
 mod login;
+mod metering;
 mod mnb_stub;
 mod model_stub;
 mod operator;

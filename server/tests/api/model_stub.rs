@@ -4,6 +4,10 @@
 //! `stub-hang` sends the response headers and never a chunk, `stub-trickle` sends a
 //! chunk every second forever.
 //!
+//! It reports what each call used, as OpenAI does: [`STUB_USAGE`] for a streamed answer
+//! (in a last chunk, when asked with `stream_options.include_usage`), [`TITLE_USAGE`] for
+//! a call answered in full, [`EMBEDDING_TOKENS`] per input embedded.
+//!
 //! It also makes embeddings (`/v1/embeddings`): word counts hashed into
 //! [`EMBEDDING_DIMENSIONS`] buckets, so texts sharing words are near each other.
 
@@ -15,6 +19,13 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use bytes::Bytes;
 use futures_util::stream::{self, StreamExt};
 use serde_json::{json, Value};
+
+/// What a streamed answer used: (prompt, completion) tokens.
+pub const STUB_USAGE: (u64, u64) = (120, 5);
+/// What a call answered in full (a title, a search step) used.
+pub const TITLE_USAGE: (u64, u64) = (30, 3);
+/// The tokens of each input embedded.
+pub const EMBEDDING_TOKENS: u64 = 7;
 
 pub const STUB_WORDS: [&str; 5] = ["Hello ", "from ", "the ", "stub ", "model."];
 /// What a search model (its name holds `search`) answers: a fact and the page it links.
@@ -91,7 +102,7 @@ async fn embeddings(stub: web::Data<ModelStub>, body: web::Json<Value>) -> HttpR
         .collect();
     HttpResponse::Ok().json(json!({
         "object": "list", "data": data, "model": body["model"],
-        "usage": { "prompt_tokens": 1, "total_tokens": 1 },
+        "usage": { "prompt_tokens": EMBEDDING_TOKENS * inputs.len() as u64, "total_tokens": EMBEDDING_TOKENS * inputs.len() as u64 },
     }))
 }
 
@@ -103,6 +114,17 @@ fn chunk(content: Option<&str>, finish: Option<&str>) -> Bytes {
     let body = json!({
         "id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": 1, "model": "stub",
         "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+    });
+    Bytes::from(format!("data: {body}\n\n"))
+}
+
+/// The last chunk of a stream asked to tell its usage: no choices, the counts.
+fn usage_chunk() -> Bytes {
+    let (prompt, completion) = STUB_USAGE;
+    let body = json!({
+        "id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": 1, "model": "stub",
+        "choices": [],
+        "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
     });
     Bytes::from(format!("data: {body}\n\n"))
 }
@@ -119,6 +141,7 @@ async fn completions(stub: web::Data<ModelStub>, body: web::Json<Value>) -> Http
         return HttpResponse::Ok().json(json!({
             "id": "chatcmpl-stub", "object": "chat.completion", "created": 1, "model": model,
             "choices": [{ "index": 0, "message": { "role": "assistant", "content": "Stub title" }, "finish_reason": "stop" }],
+            "usage": { "prompt_tokens": TITLE_USAGE.0, "completion_tokens": TITLE_USAGE.1, "total_tokens": TITLE_USAGE.0 + TITLE_USAGE.1 },
         }));
     }
     if model == "stub-flood" {
@@ -151,6 +174,7 @@ async fn completions(stub: web::Data<ModelStub>, body: web::Json<Value>) -> Http
             .streaming(events);
     }
     let stall = model == "stub-stall";
+    let tells_usage = body["stream_options"]["include_usage"] == json!(true);
     let words: &'static [&'static str] = if model.contains("search") {
         &SEARCH_WORDS
     } else {
@@ -164,7 +188,9 @@ async fn completions(stub: web::Data<ModelStub>, body: web::Json<Value>) -> Http
         let bytes = match i {
             _ if i < words.len() => chunk(Some(words[i]), None),
             _ if i == words.len() => chunk(None, Some("stop")),
+            _ if i == words.len() + 1 && tells_usage => usage_chunk(),
             _ if i == words.len() + 1 => Bytes::from_static(b"data: [DONE]\n\n"),
+            _ if i == words.len() + 2 && tells_usage => Bytes::from_static(b"data: [DONE]\n\n"),
             _ => return None,
         };
         Some((Ok::<_, actix_web::Error>(bytes), i + 1))

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
-use chat_contract::states::Service;
+use chat_contract::states::{CallOutcome, ModelCallKind, Service};
 use chat_server::search::fetch::Refused;
 use serde_json::{json, Value};
 
@@ -303,6 +303,20 @@ async fn a_web_search_reads_the_pages_and_the_answer_cites_them_in_every_tab() {
 
     // A missing page stood in by its snippet: the model got both, numbered.
     assert_eq!(app.used_today(&ann.token, "searches").await, json!(1));
+
+    // The search's model steps are metered with the answer: the demo model's own counts.
+    let answer_id = answer_id.as_str().unwrap();
+    // Its queries and the notes of the one page read, then the answer and its title.
+    let calls = crate::metering::calls_of(&app, answer_id, 4).await;
+    let steps: Vec<_> = calls.iter().filter(|c| c.kind == ModelCallKind::Search).collect();
+    assert_eq!(steps.len(), 2, "{calls:#?}");
+    for step in steps {
+        assert_eq!(
+            (step.model.as_str(), step.estimated, step.outcome),
+            ("gpt-4.1-nano", false, CallOutcome::Complete)
+        );
+        assert!(step.input_tokens > 0 && step.cost_nanos > 0, "{step:?}");
+    }
 }
 
 #[actix_web::test]

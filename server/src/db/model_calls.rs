@@ -1,0 +1,77 @@
+//! `model_calls`: what each model call used and cost (issue 35). Written once, when the
+//! call ends; read by the operator's stats. A call outlives its account (`user_id` set
+//! to NULL) and its message (no foreign key): what was spent stays spent.
+
+use chat_contract::states::{CallOutcome, ModelCallKind, PlanType};
+
+use super::{on_pool, on_writer, Db};
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CallRow {
+    pub id: String,
+    pub at: i64,
+    pub user_id: Option<String>,
+    /// The user's plan when the call was stored (a call ends seconds after it starts).
+    pub plan_type: PlanType,
+    pub kind: ModelCallKind,
+    pub model: String,
+    pub message_id: Option<String>,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub images: i64,
+    /// Counted by us: the provider said nothing (a cut-off stream, a provider that never
+    /// tells).
+    pub estimated: bool,
+    pub outcome: CallOutcome,
+    /// Billionths of a euro, at the catalogue's prices of when it was made.
+    pub cost_nanos: i64,
+}
+
+const CALL_COLUMNS: &str = "id, at, user_id, plan_type, kind, model, message_id, input_tokens, \
+     output_tokens, images, estimated, outcome, cost_nanos";
+
+impl Db {
+    /// Stores a call. Its `plan_type` is read here, from the user's subscription (free
+    /// when there is none); a user deleted meanwhile leaves the call without one.
+    pub async fn insert_model_call(&self, c: &CallRow) -> sqlx::Result<()> {
+        let sql = format!(
+            "INSERT INTO model_calls ({CALL_COLUMNS}) SELECT $1, $2, \
+             (SELECT id FROM users WHERE id = $3), \
+             COALESCE((SELECT plan_type FROM subscriptions WHERE user_id = $3), 'free'), \
+             $4, $5, $6, $7, $8, $9, $10, $11, $12"
+        );
+        let c = c.clone();
+        let _stored: u64 = on_writer!(self, conn => sqlx::query(&sql)
+            .bind(&c.id)
+            .bind(c.at)
+            .bind(&c.user_id)
+            .bind(c.kind.as_str())
+            .bind(&c.model)
+            .bind(&c.message_id)
+            .bind(c.input_tokens)
+            .bind(c.output_tokens)
+            .bind(c.images)
+            .bind(c.estimated)
+            .bind(c.outcome.as_str())
+            .bind(c.cost_nanos)
+            .execute(&mut *conn)
+            .await
+            .map(|r| r.rows_affected()))?;
+        Ok(())
+    }
+
+    /// The calls made for an answer (the answer, its title, search steps, its image,
+    /// the embedding of its question), oldest first.
+    pub async fn model_calls_of_message(&self, message_id: &str) -> sqlx::Result<Vec<CallRow>> {
+        let sql = format!("SELECT {CALL_COLUMNS} FROM model_calls WHERE message_id = $1 ORDER BY id");
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(message_id).fetch_all(pool).await)
+    }
+
+    /// A user's calls that belong to no message (a document's embeddings), oldest first.
+    pub async fn model_calls_without_message(&self, user_id: &str) -> sqlx::Result<Vec<CallRow>> {
+        let sql = format!(
+            "SELECT {CALL_COLUMNS} FROM model_calls WHERE user_id = $1 AND message_id IS NULL ORDER BY id"
+        );
+        on_pool!(self, pool => sqlx::query_as(&sql).bind(user_id).fetch_all(pool).await)
+    }
+}
