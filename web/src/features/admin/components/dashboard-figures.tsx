@@ -211,7 +211,11 @@ function Charts({ days }: { days: StatsDay[] }) {
   const count = useCallback((value: number) => formatNumber(value, locale), [locale]);
   const countTick = useCallback((value: number) => formatCompact(value, locale), [locale]);
   const cost = useCallback((value: number) => formatCost(value, locale), [locale]);
-  const costTick = useCallback((value: number) => formatCompact(value, locale, 'EUR'), [locale]);
+  // A small service's day may cost a fraction of a cent: those ticks keep their digits.
+  const costTick = useCallback(
+    (value: number) => (Math.abs(value) < 1 ? formatCost(value, locale) : formatCompact(value, locale, 'EUR')),
+    [locale],
+  );
   const eur = useMoneyFormats('EUR');
   const huf = useMoneyFormats('HUF');
 

@@ -29,15 +29,18 @@ export function formatCalendarDay(day: string, locale: string, style: 'short' | 
 }
 
 /**
- * Model cost in euros: a few calls cost a fraction of a cent, which two decimals would
- * show as €0.00, so amounts under one euro keep up to four.
+ * Model cost in euros: one call costs a fraction of a cent (€0.0000026), which two
+ * decimals would show as €0.00, so an amount under one euro keeps its first three
+ * significant digits ("€0.0425", "€0.30"); a euro or more shows cents.
  */
 export function formatCost(amount: number, locale: string): string {
+  const size = Math.abs(amount);
+  const digits = size > 0 && size < 1 ? Math.min(12, Math.max(2, 2 - Math.floor(Math.log10(size)))) : 2;
   return new Intl.NumberFormat(locale, {
     style: 'currency',
     currency: 'EUR',
     minimumFractionDigits: 2,
-    maximumFractionDigits: Math.abs(amount) < 1 ? 4 : 2,
+    maximumFractionDigits: digits,
   }).format(amount);
 }
 
