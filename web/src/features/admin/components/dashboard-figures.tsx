@@ -459,7 +459,7 @@ function PlanTable({ stats }: { stats: AdminStats }) {
         },
         { key: 'cost', label: t('dashboard.byPlan.columns.cost'), numeric: true, cell: (row) => formatCost(row.cost, locale) },
         { key: 'revenue', label: t('dashboard.byPlan.columns.revenue'), numeric: true, cell: (row) => <Money amounts={row.revenue} /> },
-        { key: 'margin', label: t('dashboard.byPlan.columns.margin'), numeric: true, cell: (row) => formatMoney(row.grossMargin, 'EUR', locale) },
+        { key: 'margin', label: t('dashboard.byPlan.columns.margin'), numeric: true, cell: (row) => formatCost(row.grossMargin, locale) },
       ]}
     />
   );
