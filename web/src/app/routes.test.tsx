@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { useAuthStore } from '@/features/auth';
@@ -133,7 +133,8 @@ describe('the operator console (issue 34)', () => {
     expect(await screen.findByRole('heading', { level: 1, name: 'Overview' }, { timeout: 5000 })).toBeDefined();
     expect(screen.getAllByRole('navigation', { name: 'Main navigation' }).length).toBeGreaterThan(0);
     expect(screen.getByRole('link', { name: 'Overview' }).getAttribute('aria-current')).toBe('page');
-    expect(vi.mocked(fetch).mock.calls.some(([url]) => (url as string).startsWith('/api/admin/stats?'))).toBe(true);
+    // The page asks once it has rendered (a passive effect, which React may run a moment later).
+    await waitFor(() => expect(vi.mocked(fetch).mock.calls.some(([url]) => (url as string).startsWith('/api/admin/stats?'))).toBe(true));
   });
 
   it('shows an admin the users table at /admin/users', async () => {
