@@ -1,12 +1,15 @@
 // End-to-end: the operator's dashboard at /admin (issue 35). Two users sign up and pay for
-// Base with the demo provider, one in euros and one in forints; an admin opens /admin and
-// finds the sign-ups, the payments (net, each currency apart), the new subscriptions, the
-// MRR and the subscriptions active now in the figures and charts, changes the range (the
-// request and the address follow; a range before today is empty), and the page fits a
-// 360 px phone and a 1280 px screen in English and Hungarian (screenshots kept in
-// e2e/artifacts). A user who is no admin never downloads the chart library, nor does the
-// service worker cache it for them. A server and browser of its own; the browser's zone
-// is Budapest, sent as the stats' `tz`.
+// Base with the demo provider, one in euros and one in forints; one of them asks the demo
+// model something, and a third asks something and deletes their account. An admin opens
+// /admin and finds the sign-ups (the deleted account's too), the payments (net, each
+// currency apart), the new subscriptions, the MRR, the subscriptions active now, the
+// messages, tokens and cost, and the costliest users (a link to the buyer, the deleted
+// account as such) in the figures, charts and tables; changes the range (the request and
+// the address follow; a range before today is empty); and the page fits a 360 px phone
+// and a 1280 px screen in English and Hungarian (screenshots kept in e2e/artifacts). A
+// user who is no admin never downloads the chart library, nor does the service worker
+// cache it for them. A server and browser of its own; the browser's zone is Budapest,
+// sent as the stats' `tz`.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +20,7 @@ import { dismissCookies, launchChromium, registerOverApi } from './flows.mjs';
 const ADMIN = { name: 'Ada Root', email: 'ada@example.com', password: 'secret12' };
 const BEA = { name: 'Bea Buyer', email: 'bea@example.com', password: 'secret12' };
 const CSABA = { name: 'Csaba Vevő', email: 'csaba@example.com', password: 'secret12' };
+const DEZSO = { name: 'Dezső Távozó', email: 'dezso@example.com', password: 'secret12' };
 const ZONE = 'Europe/Budapest';
 
 const ARTIFACTS = join(import.meta.dirname, 'artifacts');
@@ -71,6 +75,14 @@ async function buyBase(page, person, currency) {
   return payment;
 }
 
+/** Sends a question in a new conversation and waits for the whole answer. */
+async function ask(page, question) {
+  await page.goto('/chat');
+  await page.getByTestId('composer-input').fill(question);
+  await page.getByTestId('send-button').click();
+  await page.getByTestId('message-assistant').last().and(page.locator('[data-status="complete"]')).waitFor({ timeout: 30_000 });
+}
+
 /** Today and the days around it in Budapest, as the page counts them (YYYY-MM-DD). */
 function budapestDay(offsetDays = 0) {
   const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
@@ -115,9 +127,15 @@ before(async () => {
   cycle = eur.billingCycle;
   const csaba = await signedInPage(CSABA);
   paid.HUF = (await buyBase(csaba, CSABA, 'HUF')).netAmount;
-
-  await bea.context().close();
   await csaba.context().close();
+
+  // Bea asks the demo model one thing; so does Dezső, who then deletes his account.
+  await ask(bea, 'What does the service cost?');
+  await bea.context().close();
+  const dezso = await signedInPage(DEZSO);
+  await ask(dezso, 'Who am I?');
+  assert.equal((await call(dezso, 'DELETE', '/api/auth/profile')).status, 200);
+  await dezso.context().close();
 });
 
 after(async () => {
@@ -125,7 +143,7 @@ after(async () => {
   await server?.stop();
 });
 
-test('an admin sees today’s sign-ups, payments and subscriptions on /admin', async () => {
+test('an admin sees today’s sign-ups, payments, subscriptions, messages and costliest users on /admin', async () => {
   const requests = [];
   admin.on('request', (request) => {
     if (request.url().includes('/api/admin/stats')) requests.push(new URL(request.url()));
@@ -140,8 +158,14 @@ test('an admin sees today’s sign-ups, payments and subscriptions on /admin', a
   assert.equal(first.searchParams.get('by'), 'day');
   assert.equal(first.searchParams.get('tz'), ZONE);
 
-  assert.deepEqual(await figure(admin, 'signUps'), ['3']);
+  assert.deepEqual(await figure(admin, 'signUps'), ['4']);
   assert.deepEqual(await figure(admin, 'newSubscriptions'), ['2']);
+  assert.deepEqual(await figure(admin, 'messages'), ['2']);
+  // A deleted account's calls stay in the sums, but it is no active user.
+  assert.equal((await figure(admin, 'activeUsers'))[0], '1 last day');
+  const [tokensIn, tokensOut] = (await figure(admin, 'tokens')).map((line) => Number(line.replace(/[^0-9]/g, '')));
+  assert.ok(tokensIn > 0 && tokensOut > 0, `tokens ${tokensIn} in, ${tokensOut} out`);
+  assert.match((await figure(admin, 'cost'))[0], /^€0\.0*[1-9]/);
   assert.deepEqual(await figure(admin, 'revenue'), [money(paid.EUR, 'EUR'), money(paid.HUF, 'HUF')]);
   assert.deepEqual(await figure(admin, 'refunds'), [money(0, 'EUR'), money(0, 'HUF')]);
   if (cycle === 'monthly') assert.deepEqual(await figure(admin, 'mrr'), [money(paid.EUR, 'EUR'), money(paid.HUF, 'HUF')]);
@@ -161,10 +185,29 @@ test('an admin sees today’s sign-ups, payments and subscriptions on /admin', a
   );
   await admin.getByTestId('admin-chart-revenue-eur').locator('canvas').first().waitFor();
   await admin.getByTestId('admin-chart-revenue-huf').locator('canvas').first().waitFor();
+  assert.match(plain(await admin.getByTestId('admin-chart-activity-summary').textContent()), /^Messages: 2 in total, most on /);
+
+  // The two answers are in the table by model; the costliest users are Bea, linking to her
+  // page, and the deleted account, shown as such.
+  const models = admin.getByTestId('admin-by-model-row');
+  assert.ok((await models.count()) >= 1);
+  const answers = await models.evaluateAll((rows) => rows.map((row) => Number(row.querySelector('td[data-label="Messages"]').textContent)));
+  assert.equal(answers.reduce((sum, n) => sum + n, 0), 2);
+  const top = admin.getByTestId('admin-top-users-row');
+  assert.equal(await top.count(), 2);
+  await top.filter({ hasText: 'Deleted account' }).waitFor();
+  const bea = top.getByRole('link', { name: BEA.email });
+  assert.match(await bea.getAttribute('href'), /^\/admin\/users\/[0-9a-f-]+$/);
+
   // The per-day table's newest row is today's.
   await admin.getByTestId('admin-dashboard-per-day').locator('summary').click();
   const today = admin.getByTestId('admin-per-day-row').first();
   assert.equal(await today.locator('time').getAttribute('datetime'), budapestDay(0));
+
+  // Bea's link opens her page in the console.
+  await bea.click();
+  await admin.getByTestId('admin-user-page').waitFor();
+  await admin.getByRole('heading', { level: 1, name: BEA.email }).waitFor();
 });
 
 test('changing the range asks for it and keeps it in the address; a range before today is empty', async () => {
@@ -181,7 +224,7 @@ test('changing the range asks for it and keeps it in the address; a range before
   assert.equal((await answer).status(), 200);
   await admin.waitForURL(/\/admin\?range=7d$/);
   await admin.getByTestId('admin-figure-signUps').waitFor();
-  assert.deepEqual(await figure(admin, 'signUps'), ['3']);
+  assert.deepEqual(await figure(admin, 'signUps'), ['4']);
 
   // Custom dates: the week before yesterday has nothing in it.
   await admin.getByTestId('admin-dashboard-range-select').selectOption('custom');
@@ -200,7 +243,7 @@ test('changing the range asks for it and keeps it in the address; a range before
   await admin.goBack();
   await admin.waitForURL(new RegExp(`/admin\\?from=${budapestDay(-6)}&to=${budapestDay(0)}$`));
   await admin.getByTestId('admin-chart-activity').waitFor();
-  assert.deepEqual(await figure(admin, 'signUps'), ['3']);
+  assert.deepEqual(await figure(admin, 'signUps'), ['4']);
 });
 
 test('a user who is no admin never downloads the chart library', async () => {
