@@ -10,7 +10,8 @@ import { defineConfig, type Plugin } from 'vite';
  * Fills in dist/sw.js (copied from public/): its cache version, a hash of the build's
  * file names (hashed themselves, so any change of code gives a new cache), and the assets
  * to cache at install. heic-to (3 MB, loaded only for an iPhone photo) is left to be
- * cached when fetched.
+ * cached when fetched, and so is the operator console (its chunks and their styles, the
+ * chart library with them): only admins ever load it, so no one else's browser fetches it.
  */
 function serviceWorker(): Plugin {
   let files: string[] = [];
@@ -22,8 +23,14 @@ function serviceWorker(): Plugin {
       outDir = config.build.outDir;
     },
     generateBundle(_options, bundle) {
+      const adminOnly = new Set<string>();
+      for (const output of Object.values(bundle)) {
+        if (output.type !== 'chunk' || !output.moduleIds.some((id) => id.includes('/src/features/admin/'))) continue;
+        adminOnly.add(output.fileName);
+        output.viteMetadata?.importedCss.forEach((css) => adminOnly.add(css));
+      }
       files = Object.keys(bundle)
-        .filter((name) => name.startsWith('assets/') && !name.includes('heic-to'))
+        .filter((name) => name.startsWith('assets/') && !name.includes('heic-to') && !adminOnly.has(name))
         .sort();
     },
     closeBundle() {

@@ -95,11 +95,15 @@ test('an admin finds a user, changes the plan (the user’s tab follows), refund
   await user.goto('/settings#subscription');
   await user.getByTestId('current-plan').filter({ hasText: /base/i }).waitFor();
 
-  // From the profile menu to the users table; the search finds Bea by her e-mail's start.
+  // From the profile menu to the console's overview, then to the users table; the search
+  // finds Bea by her e-mail's start.
   await admin.goto('/chat');
   await admin.getByRole('button', { name: `Account menu for ${ADMIN.name}` }).click();
   await admin.getByTestId('user-menu-admin').click();
   await admin.waitForURL(/\/admin$/);
+  await admin.getByTestId('admin-dashboard').waitFor();
+  await admin.getByTestId('admin-nav-users').click();
+  await admin.waitForURL(/\/admin\/users$/);
   await admin.getByTestId('admin-users-search').fill('BEA');
   // The search runs once typing pauses: then Bea's row is the only one.
   await admin.waitForFunction(() => document.querySelectorAll('[data-testid="admin-user-row"]').length === 1);
@@ -169,8 +173,8 @@ test('the console fits a 360 px phone and a 1280 px screen, in English and Hunga
     for (const width of [1280, 360]) {
       await admin.setViewportSize({ width, height: width === 360 ? 740 : 900 });
       for (const [name, path, ready] of [
-        ['users', '/admin', 'admin-user-row'],
-        ['user', '/admin', 'admin-invoice-row'],
+        ['users', '/admin/users', 'admin-user-row'],
+        ['user', '/admin/users', 'admin-invoice-row'],
         ['audit', '/admin/audit', 'admin-audit-row'],
       ]) {
         await admin.goto(path);

@@ -1,9 +1,10 @@
-import { cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { createMemoryRouter, RouterProvider } from 'react-router';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { useAuthStore } from '@/features/auth';
 import { i18n } from '@/lib/i18n';
 import { anna, jsonResponse } from '@/test/fixtures';
+import type { AdminStats } from '@/types/generated';
 import { routes } from './routes';
 
 function renderAt(path: string) {
@@ -51,7 +52,7 @@ describe('guests (SPEC §2)', () => {
     expect(vi.mocked(fetch).mock.calls[0]![0]).toBe('/api/shared/abcDEF123_-');
   });
 
-  it.each(['/admin', '/admin/users/abc', '/admin/audit', '/chat', '/chat/abc', '/profile', '/settings', '/payment/status', '/payment-success', '/payment-cancel', '/nope'])(
+  it.each(['/admin', '/admin/users', '/admin/users/abc', '/admin/audit', '/chat', '/chat/abc', '/profile', '/settings', '/payment/status', '/payment-success', '/payment-cancel', '/nope'])(
     'are redirected from %s to /',
     async (path) => {
       const router = renderAt(path);
@@ -97,7 +98,7 @@ describe('signed-in users', () => {
 });
 
 describe('the operator console (issue 34)', () => {
-  it.each(['/admin', '/admin/users/0195', '/admin/audit', '/admin/nope'])(
+  it.each(['/admin', '/admin/users', '/admin/users/0195', '/admin/audit', '/admin/nope'])(
     'is the not-found page at %s for a signed-in user who is not an admin',
     async (path) => {
       const fetchMock = vi.fn<typeof fetch>(() => Promise.resolve(jsonResponse(403, { success: false, code: 'forbidden', message: 'no' })));
@@ -112,12 +113,36 @@ describe('the operator console (issue 34)', () => {
     },
   );
 
-  it('shows an admin the users table inside the main layout', async () => {
-    vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(jsonResponse(200, { success: true, data: [], nextCursor: null }))));
+  it('shows an admin the dashboard at /admin, inside the main layout', async () => {
+    // A range with nothing in it: no chart to draw on jsdom's missing canvas.
+    const quiet: AdminStats = {
+      from: '2025-03-14',
+      to: '2025-03-14',
+      timeZone: 'UTC',
+      days: [],
+      activeUsers: { daily: 0, weekly: 0, monthly: 0 },
+      byModel: [],
+      byPlan: [],
+      topUsers: [],
+      subscriptions: [],
+      mrr: { eur: 0, huf: 0 },
+    };
+    vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(jsonResponse(200, { success: true, data: quiet }))));
     signIn(admin);
     renderAt('/admin');
-    expect(await screen.findByRole('heading', { level: 1, name: 'Users' }, { timeout: 5000 })).toBeDefined();
+    expect(await screen.findByRole('heading', { level: 1, name: 'Overview' }, { timeout: 5000 })).toBeDefined();
     expect(screen.getAllByRole('navigation', { name: 'Main navigation' }).length).toBeGreaterThan(0);
+    expect(screen.getByRole('link', { name: 'Overview' }).getAttribute('aria-current')).toBe('page');
+    // The page asks once it has rendered (a passive effect, which React may run a moment later).
+    await waitFor(() => expect(vi.mocked(fetch).mock.calls.some(([url]) => (url as string).startsWith('/api/admin/stats?'))).toBe(true));
+  });
+
+  it('shows an admin the users table at /admin/users', async () => {
+    vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(jsonResponse(200, { success: true, data: [], nextCursor: null }))));
+    signIn(admin);
+    renderAt('/admin/users');
+    expect(await screen.findByRole('heading', { level: 1, name: 'Users' }, { timeout: 5000 })).toBeDefined();
+    expect(screen.getByRole('link', { name: 'Users' }).getAttribute('aria-current')).toBe('page');
     expect(vi.mocked(fetch).mock.calls.some(([url]) => url === '/api/admin/users')).toBe(true);
   });
 

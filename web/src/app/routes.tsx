@@ -19,6 +19,7 @@ const PaymentCancelPage = lazy(() =>
   import('@/features/subscription/routes').then((m) => ({ default: m.PaymentCancelPage })),
 );
 const SharedPage = lazy(() => import('@/features/chat/routes').then((m) => ({ default: m.SharedPage })));
+const AdminDashboardPage = lazy(() => import('@/features/admin/routes').then((m) => ({ default: m.DashboardPage })));
 const AdminUsersPage = lazy(() => import('@/features/admin/routes').then((m) => ({ default: m.UsersPage })));
 const AdminUserPage = lazy(() => import('@/features/admin/routes').then((m) => ({ default: m.UserPage })));
 const AdminAuditPage = lazy(() => import('@/features/admin/routes').then((m) => ({ default: m.AuditPage })));
@@ -64,7 +65,8 @@ export const routes: RouteObject[] = [
           </AuthOnly>
         ),
         children: [
-          { index: true, element: <AdminUsersPage /> },
+          { index: true, element: <AdminDashboardPage /> },
+          { path: 'users', element: <AdminUsersPage /> },
           { path: 'users/:id', element: <AdminUserPage /> },
           { path: 'audit', element: <AdminAuditPage /> },
         ],

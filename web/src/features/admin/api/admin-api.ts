@@ -2,6 +2,7 @@
 import { api, apiBlob } from '@/lib/api-client';
 import type {
   AccountStatus,
+  AdminStats,
   AdminUserDetail,
   AdminUserRow,
   AuditEntry,
@@ -11,6 +12,13 @@ import type {
   PlanType,
   Usage,
 } from '@/types/generated';
+
+/** The dashboard's range: calendar days (YYYY-MM-DD, both included) cut in the IANA zone `tz`. */
+export interface StatsQuery {
+  from: string;
+  to: string;
+  tz: string;
+}
 
 /** A page of a paged list: `nextCursor` is null on the last one. */
 export interface Page<T> {
@@ -90,6 +98,10 @@ export const adminApi = {
 
   /** Any user's invoice or credit note as a PDF (`GET /api/admin/invoices/{id}.pdf`). */
   getInvoicePdf: (invoice: Invoice) => apiBlob(`/admin/invoices/${encodeURIComponent(invoice._id)}.pdf`),
+
+  /** The dashboard's figures, one row a day. */
+  getStats: ({ from, to, tz }: StatsQuery) =>
+    api.get<Data<AdminStats>>(`/admin/stats${queryString({ from, to, by: 'day', tz })}`).then((answer) => answer.data),
 
   listAudit: ({ userId, actor }: AuditFilters, cursor: string | null) =>
     api

@@ -31,7 +31,7 @@ function renderPage() {
     [
       { path: '/admin/users/:id', element: <UserPage /> },
       { path: '/admin/audit', element: <p>audit</p> },
-      { path: '/admin', element: <p>users</p> },
+      { path: '/admin/users', element: <p>users</p> },
     ],
     { initialEntries: [`/admin/users/${USER_ID}`] },
   );

@@ -44,7 +44,7 @@ export function UserPage() {
           <>
             <h1>{t('user.title')}</h1>
             <FormAlert>{error ?? t('user.loadError')}</FormAlert>
-            <Link to="/admin">{t('user.back')}</Link>
+            <Link to="/admin/users">{t('user.back')}</Link>
           </>
         ) : (
           <Spinner label={t('user.loading')} />
@@ -57,7 +57,7 @@ export function UserPage() {
   return (
     <div className={styles.page} data-testid="admin-user-page">
       <AdminNav />
-      <Link to="/admin" className={styles.back}>
+      <Link to="/admin/users" className={styles.back}>
         ← {t('user.back')}
       </Link>
       <h1 className={[styles.breakAnywhere, styles.title].join(' ')}>{shown.user.email}</h1>

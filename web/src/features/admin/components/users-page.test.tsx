@@ -15,10 +15,10 @@ const userCalls = () =>
 function renderPage() {
   const router = createMemoryRouter(
     [
-      { path: '/admin', element: <UsersPage /> },
+      { path: '/admin/users', element: <UsersPage /> },
       { path: '/admin/users/:id', element: <p>user page</p> },
     ],
-    { initialEntries: ['/admin'] },
+    { initialEntries: ['/admin/users'] },
   );
   render(<RouterProvider router={router} />);
   return router;

@@ -16,7 +16,7 @@ import { AdminNav } from './admin-nav';
 export const SEARCH_DEBOUNCE_MS = 300;
 const STATUSES: readonly AccountStatus[] = ['active', 'suspended', 'unverified', 'deleted'];
 
-/** `/admin`: every account, searchable by e-mail or name prefix, filtered by plan and state. */
+/** `/admin/users`: every account, searchable by e-mail or name prefix, filtered by plan and state. */
 export function UsersPage() {
   const { t } = useTranslation('admin');
   useDocumentTitle(t('users.title'));

@@ -1,10 +1,12 @@
 /** Console data for tests and for looking at the screens with the network mocked. */
 import type {
+  AdminStats,
   AdminUserDetail,
   AdminUserRow,
   AuditEntry,
   Invoice,
   Payment,
+  StatsDay,
   Subscription,
   Usage,
   UsageCounter,
@@ -224,6 +226,77 @@ export function detail(overrides: Partial<AdminUserDetail> = {}): AdminUserDetai
     payments: [payment, failedPayment],
     invoices: [creditNote, invoice],
     audit: auditEntries.slice(0, 2),
+    ...overrides,
+  };
+}
+
+/** A day of the stats with nothing in it, or with the figures given. */
+export function statsDay(date: string, overrides: Partial<StatsDay> = {}): StatsDay {
+  return {
+    date,
+    signUps: 0,
+    activeUsers: 0,
+    messages: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cost: 0,
+    newSubscriptions: 0,
+    cancelled: 0,
+    failedRenewals: 0,
+    revenue: { eur: 0, huf: 0 },
+    refunds: { eur: 0, huf: 0 },
+    ...overrides,
+  };
+}
+
+/** Three days of a small service: two paying users, one deleted account among the costliest. */
+export function stats(overrides: Partial<AdminStats> = {}): AdminStats {
+  return {
+    from: '2025-03-12',
+    to: '2025-03-14',
+    timeZone: 'Europe/Budapest',
+    days: [
+      statsDay('2025-03-12', { signUps: 2, activeUsers: 3, messages: 40, inputTokens: 12000, outputTokens: 8000, cost: 0.0425 }),
+      statsDay('2025-03-13', {
+        signUps: 1,
+        activeUsers: 5,
+        messages: 75,
+        inputTokens: 30000,
+        outputTokens: 21000,
+        cost: 1.25,
+        newSubscriptions: 1,
+        revenue: { eur: 6.35, huf: 0 },
+      }),
+      statsDay('2025-03-14', {
+        activeUsers: 4,
+        messages: 12,
+        inputTokens: 3000,
+        outputTokens: 1500,
+        cost: 0.3,
+        cancelled: 1,
+        failedRenewals: 1,
+        revenue: { eur: 0, huf: 2540 },
+        refunds: { eur: 6.35, huf: 0 },
+      }),
+    ],
+    activeUsers: { daily: 4, weekly: 7, monthly: 9 },
+    byModel: [
+      { model: 'gpt-4o', messages: 100, calls: 110, inputTokens: 40000, outputTokens: 28000, images: 0, cost: 1.5 },
+      { model: 'gpt-image-1', messages: 0, calls: 2, inputTokens: 0, outputTokens: 0, images: 2, cost: 0.0925 },
+    ],
+    byPlan: [
+      { planType: 'plus', messages: 90, inputTokens: 35000, outputTokens: 25000, cost: 1.4, revenue: { eur: 0, huf: 2540 }, grossMargin: 5.1 },
+      { planType: 'base', messages: 37, inputTokens: 10000, outputTokens: 5500, cost: 0.1925, revenue: { eur: 6.35, huf: 0 }, grossMargin: 6.16 },
+    ],
+    topUsers: [
+      { _id: USER_ID, email: 'bela.nagy@example.com', planType: 'plus', messages: 90, tokens: 60000, cost: 1.4 },
+      { _id: null, email: null, planType: 'free', messages: 20, tokens: 9000, cost: 0.15 },
+    ],
+    subscriptions: [
+      { planType: 'base', billingCycle: 'monthly', count: 3 },
+      { planType: 'plus', billingCycle: 'one_time', count: 1 },
+    ],
+    mrr: { eur: 19.05, huf: 2540 },
     ...overrides,
   };
 }
