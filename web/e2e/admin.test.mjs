@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startServer } from './server.mjs';
-import { dismissCookies, launchChromium, registerOverApi } from './flows.mjs';
+import { callApi as call, dismissCookies, launchChromium, registerOverApi } from './flows.mjs';
 
 const ADMIN = { name: 'Ada Root', email: 'ada@example.com', password: 'secret12' };
 const USER = { name: 'Bea Buyer', email: 'bea@example.com', password: 'secret12' };
@@ -19,23 +19,6 @@ let server;
 let browser;
 let admin;
 let user;
-
-/** `fetch` from the page, with its session cookie; resolves with status and JSON body. */
-function call(page, method, path, body) {
-  return page.evaluate(
-    async ([method, path, body]) => {
-      const response = await fetch(path, {
-        method,
-        headers: body ? { 'Content-Type': 'application/json' } : {},
-        body: body ? JSON.stringify(body) : undefined,
-        redirect: 'manual',
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : null };
-    },
-    [method, path, body],
-  );
-}
 
 async function signedInPage(person) {
   const context = await browser.newContext({ baseURL: server.url, locale: 'en-US', viewport: { width: 1280, height: 900 } });

@@ -15,7 +15,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startServer } from './server.mjs';
-import { dismissCookies, launchChromium, registerOverApi } from './flows.mjs';
+import { callApi as call, dismissCookies, launchChromium, registerOverApi } from './flows.mjs';
 
 const ADMIN = { name: 'Ada Root', email: 'ada@example.com', password: 'secret12' };
 const BEA = { name: 'Bea Buyer', email: 'bea@example.com', password: 'secret12' };
@@ -31,23 +31,6 @@ let admin;
 /** The net amounts paid, by currency. */
 const paid = {};
 let cycle;
-
-/** `fetch` from the page, with its session cookie; resolves with status and JSON body. */
-function call(page, method, path, body) {
-  return page.evaluate(
-    async ([method, path, body]) => {
-      const response = await fetch(path, {
-        method,
-        headers: body ? { 'Content-Type': 'application/json' } : {},
-        body: body ? JSON.stringify(body) : undefined,
-        redirect: 'manual',
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : null };
-    },
-    [method, path, body],
-  );
-}
 
 async function signedInPage(person) {
   const context = await browser.newContext({

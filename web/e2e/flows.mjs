@@ -23,6 +23,23 @@ export async function registerThroughDialog(page, server, { name, email, passwor
   await verify.waitFor({ state: 'hidden' });
 }
 
+/** `fetch` from the page, with its session cookie; resolves with status and JSON body. */
+export function callApi(page, method, path, body) {
+  return page.evaluate(
+    async ([method, path, body]) => {
+      const response = await fetch(path, {
+        method,
+        headers: body ? { 'Content-Type': 'application/json' } : {},
+        body: body ? JSON.stringify(body) : undefined,
+        redirect: 'manual',
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : null };
+    },
+    [method, path, body],
+  );
+}
+
 /**
  * Registers over the API from the page, so that the session cookie is set but no tab of
  * the user has opened a socket yet: the server keeps the plan a socket's `ready` loaded

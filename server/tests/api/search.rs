@@ -320,6 +320,51 @@ async fn a_web_search_reads_the_pages_and_the_answer_cites_them_in_every_tab() {
 }
 
 #[actix_web::test]
+async fn through_a_real_model_each_step_of_a_search_records_the_tokens_it_reported() {
+    let stubs = start_stubs();
+    let (app, _model) = stub_app_with(5, |s| {
+        s.search.searxng_url = stubs.base.clone();
+        s.search.fetch_allow = vec![stubs.pages];
+        s.search.page_timeout_secs = 2;
+        s.search.search_timeout_secs = 2;
+    })
+    .await;
+    stubs.web.set_results(vec![result(
+        &stubs.page("lighthouse.html"),
+        "The lighthouse page",
+        "A lighthouse on the point.",
+    )]);
+    let (_ann, mut tab) = app.user_on("base").await;
+    tab.send(search_send("w1", QUESTION, false)).await;
+    let frames = tab.until("message.completed").await;
+    let answer = frames.last().unwrap()["message"]["_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Its queries and the page's notes (answered in full by the stub, with its usage),
+    // then the answer and its title.
+    let calls = crate::metering::calls_of(&app, &answer, 4).await;
+    let steps: Vec<_> = calls.iter().filter(|c| c.kind == ModelCallKind::Search).collect();
+    assert_eq!(steps.len(), 2, "{calls:#?}");
+    let (input, output) = crate::model_stub::TITLE_USAGE;
+    let catalogue = chat_server::chat::context::ContextSizes::embedded();
+    for step in steps {
+        assert_eq!(
+            (
+                step.input_tokens,
+                step.output_tokens,
+                step.estimated,
+                step.outcome
+            ),
+            (input as i64, output as i64, false, CallOutcome::Complete)
+        );
+        let price = catalogue.price(&step.model);
+        assert_eq!(step.cost_nanos, price.cost(input, output, 0), "{step:?}");
+        assert!(step.cost_nanos > 0, "{step:?}");
+    }
+}
+
+#[actix_web::test]
 async fn pages_are_fetched_only_from_public_addresses() {
     let (app, stubs) = search_app(|_, _| {}).await;
     let fetcher = &app.state.chat.search.fetcher;
