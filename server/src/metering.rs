@@ -5,11 +5,14 @@
 //! say: a cut-off stream, a provider that never tells), and its cost at the catalogue's
 //! prices (`config/models.toml`). The operator's stats are read from these rows.
 //!
-//! Recording never delays or fails what the user waits for: the row is written in the
-//! background, and a failed write is logged, not retried (docs/operations.md, "What
-//! answers cost").
+//! Recording never delays or fails what the user waits for: the row is made in the
+//! background, and the rows of [`BATCH_EVERY`] are written together, so that under load
+//! the calls cost the database a few commits a second rather than one or two an answer
+//! (docs/performance.md, "Send path check for issue 35"). A failed write is logged, not
+//! retried (docs/operations.md, "What answers cost").
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chat_actors::model::{Turn, Usage};
 use chat_contract::states::{CallOutcome, FinishReason, ModelCallKind, PlanType};
@@ -20,13 +23,36 @@ use crate::db::model_calls::CallRow;
 use crate::db::Db;
 use crate::metrics;
 
+/// How long a call's row waits for others to be written with.
+pub const BATCH_EVERY: Duration = Duration::from_millis(250);
+
 /// Records model calls. Cheap to clone.
 #[derive(Clone)]
 pub struct Meter {
-    db: Db,
     clock: SharedClock,
     /// The model catalogue: each model's tokenizer and prices.
     catalogue: Arc<ContextSizes>,
+    /// To the writer of the rows.
+    rows: tokio::sync::mpsc::UnboundedSender<CallRow>,
+}
+
+/// Writes the rows as they come: the first of a batch waits [`BATCH_EVERY`] for the
+/// others, then they are stored in one statement.
+async fn write_rows(db: Db, mut received: tokio::sync::mpsc::UnboundedReceiver<CallRow>) {
+    use crate::db::model_calls::MAX_CALLS_AT_ONCE;
+    while let Some(first) = received.recv().await {
+        tokio::time::sleep(BATCH_EVERY).await;
+        let mut batch = vec![first];
+        while batch.len() < MAX_CALLS_AT_ONCE {
+            match received.try_recv() {
+                Ok(row) => batch.push(row),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = db.insert_model_calls(&batch).await {
+            tracing::error!(error = %e, calls = batch.len(), "recording model calls");
+        }
+    }
 }
 
 /// Adds the call to the Prometheus counters of tokens and cost (no-ops with metrics off).
@@ -104,8 +130,15 @@ pub fn outcome_of(finish: FinishReason) -> CallOutcome {
 }
 
 impl Meter {
+    /// A meter whose rows `db` stores (its writer runs until every meter is dropped).
     pub fn new(db: Db, clock: SharedClock, catalogue: Arc<ContextSizes>) -> Meter {
-        Meter { db, clock, catalogue }
+        let (rows, received) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(write_rows(db, received));
+        Meter {
+            clock,
+            catalogue,
+            rows,
+        }
     }
 
     /// Records `call` for `payer` in the background.
@@ -114,9 +147,8 @@ impl Meter {
         tokio::spawn(async move {
             let row = meter.row(payer, call).await;
             count(&row);
-            if let Err(e) = meter.db.insert_model_call(&row).await {
-                tracing::error!(error = %e, model = %row.model, kind = row.kind.as_str(), "recording a model call");
-            }
+            // Fails only once the writer is gone: the server is stopping.
+            let _ = meter.rows.send(row);
         });
     }
 

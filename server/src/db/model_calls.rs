@@ -27,36 +27,67 @@ pub struct CallRow {
     pub cost_nanos: i64,
 }
 
+/// Calls stored in one statement at most (12 parameters each, well inside SQLite's and
+/// Postgres's limits).
+pub const MAX_CALLS_AT_ONCE: usize = 200;
+
 const CALL_COLUMNS: &str = "id, at, user_id, plan_type, kind, model, message_id, input_tokens, \
      output_tokens, images, estimated, outcome, cost_nanos";
 
 impl Db {
-    /// Stores a call. Its `plan_type` is read here, from the user's subscription (free
-    /// when there is none); a user deleted meanwhile leaves the call without one.
-    pub async fn insert_model_call(&self, c: &CallRow) -> sqlx::Result<()> {
+    /// Stores calls, in one statement. Each one's `plan_type` is read here, from the
+    /// user's subscription (free when there is none); a user deleted meanwhile leaves
+    /// the call without one. At most [`MAX_CALLS_AT_ONCE`].
+    pub async fn insert_model_calls(&self, calls: &[CallRow]) -> sqlx::Result<()> {
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<String> = (0..calls.len())
+            .map(|i| {
+                let p = |n: usize| format!("${}", i * 12 + n);
+                format!(
+                    "({}, {}, (SELECT id FROM users WHERE id = {user}), \
+                     COALESCE((SELECT plan_type FROM subscriptions WHERE user_id = {user}), 'free'), \
+                     {}, {}, {}, {}, {}, {}, {}, {}, {})",
+                    p(1),
+                    p(2),
+                    p(4),
+                    p(5),
+                    p(6),
+                    p(7),
+                    p(8),
+                    p(9),
+                    p(10),
+                    p(11),
+                    p(12),
+                    user = p(3),
+                )
+            })
+            .collect();
         let sql = format!(
-            "INSERT INTO model_calls ({CALL_COLUMNS}) SELECT $1, $2, \
-             (SELECT id FROM users WHERE id = $3), \
-             COALESCE((SELECT plan_type FROM subscriptions WHERE user_id = $3), 'free'), \
-             $4, $5, $6, $7, $8, $9, $10, $11, $12"
+            "INSERT INTO model_calls ({CALL_COLUMNS}) VALUES {}",
+            rows.join(", ")
         );
-        let c = c.clone();
-        let _stored: u64 = on_writer!(self, conn => sqlx::query(&sql)
-            .bind(&c.id)
-            .bind(c.at)
-            .bind(&c.user_id)
-            .bind(c.kind.as_str())
-            .bind(&c.model)
-            .bind(&c.message_id)
-            .bind(c.input_tokens)
-            .bind(c.output_tokens)
-            .bind(c.images)
-            .bind(c.estimated)
-            .bind(c.outcome.as_str())
-            .bind(c.cost_nanos)
-            .execute(&mut *conn)
-            .await
-            .map(|r| r.rows_affected()))?;
+        let calls = calls.to_vec();
+        let _stored: u64 = on_writer!(self, conn => {
+            let mut query = sqlx::query(&sql);
+            for c in &calls {
+                query = query
+                    .bind(&c.id)
+                    .bind(c.at)
+                    .bind(&c.user_id)
+                    .bind(c.kind.as_str())
+                    .bind(&c.model)
+                    .bind(&c.message_id)
+                    .bind(c.input_tokens)
+                    .bind(c.output_tokens)
+                    .bind(c.images)
+                    .bind(c.estimated)
+                    .bind(c.outcome.as_str())
+                    .bind(c.cost_nanos);
+            }
+            query.execute(&mut *conn).await.map(|r| r.rows_affected())
+        })?;
         Ok(())
     }
 
