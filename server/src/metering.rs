@@ -37,20 +37,19 @@ pub struct Meter {
 }
 
 /// Writes the rows as they come: the first of a batch waits [`BATCH_EVERY`] for the
-/// others, then they are stored in one statement.
+/// others, then all that came are stored, [`MAX_CALLS_AT_ONCE`] a statement.
 async fn write_rows(db: Db, mut received: tokio::sync::mpsc::UnboundedReceiver<CallRow>) {
     use crate::db::model_calls::MAX_CALLS_AT_ONCE;
     while let Some(first) = received.recv().await {
         tokio::time::sleep(BATCH_EVERY).await;
         let mut batch = vec![first];
-        while batch.len() < MAX_CALLS_AT_ONCE {
-            match received.try_recv() {
-                Ok(row) => batch.push(row),
-                Err(_) => break,
-            }
+        while let Ok(row) = received.try_recv() {
+            batch.push(row);
         }
-        if let Err(e) = db.insert_model_calls(&batch).await {
-            tracing::error!(error = %e, calls = batch.len(), "recording model calls");
+        for rows in batch.chunks(MAX_CALLS_AT_ONCE) {
+            if let Err(e) = db.insert_model_calls(rows).await {
+                tracing::error!(error = %e, calls = rows.len(), "recording model calls");
+            }
         }
     }
 }
