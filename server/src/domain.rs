@@ -5,11 +5,12 @@ use unicode_properties::{GeneralCategory, UnicodeEmoji, UnicodeGeneralCategory};
 
 use crate::error::{ApiError, ErrorCode, Result};
 
-pub const MIN_PASSWORD_CHARS: usize = 6;
-/// Bounds the work of hashing an attacker-chosen password.
-pub const MAX_PASSWORD_CHARS: usize = 128;
-pub const MAX_NAME_CHARS: usize = 100;
-const MAX_EMAIL_CHARS: usize = 254;
+use chat_contract::limits;
+
+pub const MIN_PASSWORD_CHARS: usize = limits::MIN_PASSWORD_CHARS as usize;
+pub const MAX_PASSWORD_CHARS: usize = limits::MAX_PASSWORD_CHARS as usize;
+pub const MAX_NAME_CHARS: usize = limits::MAX_NAME_CHARS as usize;
+const MAX_EMAIL_CHARS: usize = limits::MAX_EMAIL_CHARS as usize;
 
 /// A trimmed, lower-cased, plausible e-mail address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +129,26 @@ pub fn check_visible(value: &str, field: &'static str) -> Result<()> {
     Ok(())
 }
 
+/// Trimmed free text of at most `max` characters: line breaks and tabs are the only
+/// control characters allowed, and no invisible ones ([`check_visible`]).
+pub fn bounded_text(value: &str, field: &'static str, max: usize) -> Result<String> {
+    let value = value.trim();
+    if let Some(refused) = value
+        .split(['\n', '\r', '\t'])
+        .find_map(|line| check_visible(line, field).err())
+    {
+        Err(refused)
+    } else if value.chars().count() > max {
+        Err(ApiError::with_max(
+            ErrorCode::FieldTooLong,
+            Some(field),
+            max as u64,
+        ))
+    } else {
+        Ok(value.to_owned())
+    }
+}
+
 /// `text` without the characters [`is_hidden`] refuses: for names nobody typed here
 /// (an uploaded file's, a generated title).
 pub fn without_hidden_chars(text: &str) -> String {
@@ -141,7 +162,7 @@ pub fn without_hidden_chars(text: &str) -> String {
         .collect()
 }
 
-/// A display name: trimmed, non-empty, at most 100 characters.
+/// A display name: trimmed, non-empty, at most [`MAX_NAME_CHARS`] characters.
 #[derive(Debug, Clone)]
 pub struct Name(String);
 
@@ -168,7 +189,7 @@ impl Name {
     }
 }
 
-/// A six-digit verification code.
+/// A verification code of [`limits::CODE_DIGITS`] digits.
 #[derive(Debug, Clone)]
 pub struct Code(String);
 
@@ -177,7 +198,7 @@ impl Code {
         let value = raw.map(str::trim).unwrap_or("");
         if value.is_empty() {
             Err(ErrorCode::CodeRequired.into())
-        } else if value.len() == 6 && value.chars().all(|c| c.is_ascii_digit()) {
+        } else if value.len() == limits::CODE_DIGITS as usize && value.chars().all(|c| c.is_ascii_digit()) {
             Ok(Code(value.to_owned()))
         } else {
             Err(ErrorCode::CodeFormat.into())

@@ -30,9 +30,13 @@ impl CodeKey {
     }
 }
 
-/// A six-digit code, leading zeros kept.
+/// A code of [`chat_contract::limits::CODE_DIGITS`] digits, leading zeros kept.
 pub fn new_code() -> String {
-    format!("{:06}", rand::rngs::OsRng.gen_range(0..1_000_000))
+    let digits = chat_contract::limits::CODE_DIGITS as usize;
+    format!(
+        "{:0digits$}",
+        rand::rngs::OsRng.gen_range(0..10u32.pow(digits as u32))
+    )
 }
 
 /// 256 random bits, URL-safe.

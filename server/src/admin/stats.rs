@@ -16,7 +16,7 @@ use crate::db::stats::GroupBy;
 use crate::error::{ApiError, ErrorCode, Result};
 
 /// The days a range may hold at most (a leap year).
-pub const MAX_DAYS: u64 = 366;
+pub const MAX_DAYS: u64 = chat_contract::limits::MAX_STATS_DAYS;
 /// The days of the range when `from` is not given.
 pub const DEFAULT_DAYS: u64 = 30;
 /// Users shown in `topUsers`.

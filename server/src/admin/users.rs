@@ -21,10 +21,10 @@ use crate::plans::Currency;
 
 /// Rows of a page of the users table.
 pub const PAGE: i64 = 50;
-/// An operator's paid plan lasts this many days unless told otherwise…
-pub const DEFAULT_DAYS: i64 = 30;
-/// …and at most this many (ten years).
-pub const MAX_DAYS: i64 = 3650;
+/// An operator's paid plan lasts this many days unless told otherwise, and at most this
+/// many.
+pub const DEFAULT_DAYS: i64 = chat_contract::limits::DEFAULT_PLAN_GRANT_DAYS as i64;
+pub const MAX_DAYS: i64 = chat_contract::limits::MAX_PLAN_GRANT_DAYS as i64;
 /// Audit rows shown on a user's page.
 const AUDIT_ON_PAGE: i64 = 50;
 

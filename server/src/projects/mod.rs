@@ -15,8 +15,8 @@ use crate::domain::one_line;
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::plans::Catalogue;
 
-const MAX_NAME_CHARS: usize = 100;
-const MAX_INSTRUCTIONS_CHARS: usize = 8000;
+const MAX_NAME_CHARS: usize = chat_contract::limits::MAX_PROJECT_NAME_CHARS as usize;
+const MAX_INSTRUCTIONS_CHARS: usize = chat_contract::limits::MAX_PROJECT_INSTRUCTIONS_CHARS as usize;
 
 /// The projects service.
 #[derive(Clone)]

@@ -5,20 +5,15 @@
  * server accepts too, and the server's own message is shown for anything beyond these.
  */
 import type { Resources } from '@/locales/resources';
+import { CODE_DIGITS, MAX_EMAIL_CHARS, MAX_NAME_CHARS, MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS } from '@/types/generated';
 
 export type ValidationKey = keyof Resources['validation'];
 export type ValidationResult = ValidationKey | null;
 
-export const PASSWORD_MIN_LENGTH = 6;
-export const PASSWORD_MAX_LENGTH = 128;
-export const NAME_MAX_LENGTH = 100;
-export const EMAIL_MAX_LENGTH = 254;
-export const CODE_LENGTH = 6;
-
 // Whitespace or a control character anywhere makes an address invalid.
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN_IN_EMAIL = /[\s\u0000-\u001f\u007f]/;
-const CODE_PATTERN = new RegExp(`^\\d{${CODE_LENGTH}}$`);
+const CODE_PATTERN = new RegExp(`^\\d{${CODE_DIGITS}}$`);
 
 /** Length in Unicode characters, as the server counts (not UTF-16 units). */
 function charLength(value: string): number {
@@ -27,7 +22,7 @@ function charLength(value: string): number {
 
 export function isValidEmail(raw: string): boolean {
   const email = raw.trim();
-  if (charLength(email) > EMAIL_MAX_LENGTH || FORBIDDEN_IN_EMAIL.test(email)) return false;
+  if (charLength(email) > MAX_EMAIL_CHARS || FORBIDDEN_IN_EMAIL.test(email)) return false;
   const parts = email.split('@');
   if (parts.length !== 2) return false;
   const [local = '', domain = ''] = parts;
@@ -64,8 +59,8 @@ export function validateNewPassword(value: string): ValidationResult {
 
 function passwordLengthRule(value: string): ValidationResult {
   const length = charLength(value);
-  if (length < PASSWORD_MIN_LENGTH) return 'passwordMinLength';
-  if (length > PASSWORD_MAX_LENGTH) return 'passwordMaxLength';
+  if (length < MIN_PASSWORD_CHARS) return 'passwordMinLength';
+  if (length > MAX_PASSWORD_CHARS) return 'passwordMaxLength';
   return null;
 }
 
@@ -80,7 +75,7 @@ export function validatePasswordConfirmation(password: string, confirmation: str
 export function validateName(value: string): ValidationResult {
   const name = value.trim();
   if (!name) return 'nameRequired';
-  return charLength(name) > NAME_MAX_LENGTH ? 'nameTooLong' : null;
+  return charLength(name) > MAX_NAME_CHARS ? 'nameTooLong' : null;
 }
 
 export function validatePrivacyAccepted(accepted: boolean): ValidationResult {

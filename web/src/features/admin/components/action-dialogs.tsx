@@ -2,27 +2,24 @@ import { useId, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Checkbox } from '@/components/checkbox';
 import { randomId } from '@/lib/random-id';
-import type { Payment, PlanType } from '@/types/generated';
+import { DEFAULT_PLAN_GRANT_DAYS, MAX_PLAN_GRANT_DAYS, type Payment, type PlanType } from '@/types/generated';
 import { PLANS, RESET_SERVICES, type ResetService } from '../api/admin-api';
 import { useAdminUserStore } from '../stores/admin-stores';
 import { formatMoney, subtractMoney, useLocale } from '../utils/format';
 import styles from './admin.module.css';
 import { ReasonDialog } from './reason-dialog';
 
-/** The server's default length of a plan an admin gives. */
-const DEFAULT_DAYS = 30;
-
 /** Puts the user on a plan with no payment: a paid plan for some days, `free` ends it at once. */
 export function PlanDialog({ current, onClose }: { current: PlanType; onClose: () => void }) {
   const { t } = useTranslation('admin');
   const setPlan = useAdminUserStore((s) => s.setPlan);
   const [planType, setPlanType] = useState<PlanType>(current);
-  const [days, setDays] = useState(String(DEFAULT_DAYS));
+  const [days, setDays] = useState(String(DEFAULT_PLAN_GRANT_DAYS));
   const planId = useId();
   const daysId = useId();
   const paid = planType !== 'free';
   const daysNumber = Number(days);
-  const daysValid = !paid || (Number.isInteger(daysNumber) && daysNumber >= 1 && daysNumber <= 3650);
+  const daysValid = !paid || (Number.isInteger(daysNumber) && daysNumber >= 1 && daysNumber <= MAX_PLAN_GRANT_DAYS);
 
   return (
     <ReasonDialog
@@ -63,7 +60,7 @@ export function PlanDialog({ current, onClose }: { current: PlanType; onClose: (
             type="number"
             inputMode="numeric"
             min={1}
-            max={3650}
+            max={MAX_PLAN_GRANT_DAYS}
             step={1}
             value={days}
             aria-invalid={daysValid ? undefined : true}

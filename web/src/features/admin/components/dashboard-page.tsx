@@ -5,6 +5,7 @@ import { Button } from '@/components/button';
 import { FormAlert } from '@/components/form-alert';
 import { Spinner } from '@/components/spinner';
 import { useDocumentTitle } from '@/hooks/use-document-title';
+import { MAX_STATS_DAYS } from '@/types/generated';
 import type { StatsQuery } from '../api/admin-api';
 import { useStatsStore } from '../stores/stats-store';
 import { formatCalendarDay, useLocale } from '../utils/format';
@@ -15,7 +16,6 @@ import {
   isPreset,
   presetRange,
   PRESETS,
-  MAX_RANGE_DAYS,
   rangeProblem,
   todayIn,
   type Preset,
@@ -172,7 +172,7 @@ function CustomRange({ from, to, onCustom }: { from: string; to: string; onCusto
       </Button>
       {problem && (
         <p id={ids.problem} role="alert" className={[styles.error, own.problem].join(' ')} data-testid="admin-dashboard-range-problem">
-          {t(`dashboard.rangeErrors.${problem}`, { max: MAX_RANGE_DAYS })}
+          {t(`dashboard.rangeErrors.${problem}`, { max: MAX_STATS_DAYS })}
         </p>
       )}
     </form>

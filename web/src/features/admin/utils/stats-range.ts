@@ -2,6 +2,7 @@
  * The dashboard's ranges as calendar days in the operator's own zone: the server cuts the
  * days in the zone it is sent (`tz`), so "today" must be today there, not in UTC.
  */
+import { MAX_STATS_DAYS } from '@/types/generated';
 
 /** The ranges the picker offers, and `custom` for two dates of the operator's choice. */
 export const PRESETS = ['7d', '30d', '90d', '12m'] as const;
@@ -64,12 +65,9 @@ export function isPreset(value: string | null): value is Preset {
   return (PRESETS as readonly (string | null)[]).includes(value);
 }
 
-/** The days a range may hold at most: the server refuses more (a leap year's worth). */
-export const MAX_RANGE_DAYS = 366;
-
 /** What is wrong with a range of custom dates, if anything: the server would refuse it. */
 export function rangeProblem({ from, to }: DayRange): 'order' | 'tooLong' | null {
   if (to < from) return 'order';
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
-  return days > MAX_RANGE_DAYS ? 'tooLong' : null;
+  return days > MAX_STATS_DAYS ? 'tooLong' : null;
 }

@@ -8,12 +8,15 @@ import { projectGate } from '@/features/chat';
 import { dialogStyles, FolderIcon, UpgradeLink } from '@/features/chat/ui';
 import { selectPlan, useSubscriptionStore } from '@/features/subscription';
 import { errorMessage, isApiError } from '@/lib/api-client';
-import type { Conversation, Project } from '@/types/generated';
+import {
+  MAX_PROJECT_INSTRUCTIONS_CHARS,
+  MAX_PROJECT_NAME_CHARS,
+  type Conversation,
+  type Project,
+} from '@/types/generated';
 import { projectCallError, type ProjectCallError } from '../lib/project-errors';
 import {
   charLength,
-  PROJECT_INSTRUCTIONS_MAX,
-  PROJECT_NAME_MAX,
   validateProjectInstructions,
   validateProjectName,
 } from '../lib/project-validation';
@@ -63,10 +66,10 @@ export function ProjectFormDialog({
   const nameError = submitted ? validateProjectName(name) : null;
   const instructionsError = validateProjectInstructions(instructions);
   const nameText =
-    (nameError && t(`projects.validation.${nameError}`, { max: PROJECT_NAME_MAX })) ||
+    (nameError && t(`projects.validation.${nameError}`, { max: MAX_PROJECT_NAME_CHARS })) ||
     (serverField?.field === 'name' ? serverField.message : null);
   const instructionsText =
-    (instructionsError && t(`projects.validation.${instructionsError}`, { max: PROJECT_INSTRUCTIONS_MAX })) ||
+    (instructionsError && t(`projects.validation.${instructionsError}`, { max: MAX_PROJECT_INSTRUCTIONS_CHARS })) ||
     (serverField?.field === 'instructions' ? serverField.message : null);
   const instructionsLength = charLength(instructions.trim());
 
@@ -107,7 +110,7 @@ export function ProjectFormDialog({
           label={t('projects.form.name')}
           value={name}
           // A little over the limit can be typed, so that the rule can say why it is refused.
-          maxLength={PROJECT_NAME_MAX + 20}
+          maxLength={MAX_PROJECT_NAME_CHARS + 20}
           autoComplete="off"
           error={nameText}
           data-testid="project-name-input"
@@ -147,9 +150,9 @@ export function ProjectFormDialog({
             <span
               id={`${instructionsId}-counter`}
               className={styles.counter}
-              data-over={instructionsLength > PROJECT_INSTRUCTIONS_MAX || undefined}
+              data-over={instructionsLength > MAX_PROJECT_INSTRUCTIONS_CHARS || undefined}
             >
-              {t('projects.form.counter', { length: instructionsLength, max: PROJECT_INSTRUCTIONS_MAX })}
+              {t('projects.form.counter', { length: instructionsLength, max: MAX_PROJECT_INSTRUCTIONS_CHARS })}
             </span>
           </div>
         </div>

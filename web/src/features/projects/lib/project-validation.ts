@@ -1,12 +1,9 @@
 /**
  * A project's name and instructions, checked as the server checks them (docs/api.md
- * "Projects", server/src/http/projects.rs), so a form the client accepts is one the
+ * "Projects", server/src/projects/mod.rs), so a form the client accepts is one the
  * server accepts; the server's own message is shown for anything beyond these.
  */
-
-/** Characters, after trimming. */
-export const PROJECT_NAME_MAX = 100;
-export const PROJECT_INSTRUCTIONS_MAX = 8000;
+import { MAX_PROJECT_INSTRUCTIONS_CHARS, MAX_PROJECT_NAME_CHARS } from '@/types/generated';
 
 /** Keys under `projects.validation` in the chat namespace. */
 export type ProjectNameError = 'nameRequired' | 'nameTooLong' | 'nameOneLine';
@@ -28,11 +25,11 @@ export function validateProjectName(value: string): ProjectNameError | null {
   const name = value.trim();
   if (!name) return 'nameRequired';
   if (CONTROL.test(name)) return 'nameOneLine';
-  return charLength(name) > PROJECT_NAME_MAX ? 'nameTooLong' : null;
+  return charLength(name) > MAX_PROJECT_NAME_CHARS ? 'nameTooLong' : null;
 }
 
 export function validateProjectInstructions(value: string): ProjectInstructionsError | null {
   const instructions = value.trim();
   if (CONTROL_BUT_LINES.test(instructions)) return 'instructionsInvalid';
-  return charLength(instructions) > PROJECT_INSTRUCTIONS_MAX ? 'instructionsTooLong' : null;
+  return charLength(instructions) > MAX_PROJECT_INSTRUCTIONS_CHARS ? 'instructionsTooLong' : null;
 }

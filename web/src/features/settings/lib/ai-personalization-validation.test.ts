@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_AI_USER_INFO_CHARS } from '@/types/generated';
+import { MAX_AI_USER_INFO_CHARS, MAX_AI_USER_NAME_CHARS } from '@/types/generated';
 import {
-  AI_USER_NAME_MAX,
   normalizeAiPersonalization,
   validateAiPersonalization,
   validateAiText,
@@ -14,11 +13,11 @@ describe('AI personalisation rules (docs/api.md PUT /api/settings)', () => {
 
   it('allows 100 characters for the form of address and 2000 for the text about the user', () => {
     expect(
-      validateAiPersonalization({ userName: 'a'.repeat(AI_USER_NAME_MAX), userInfo: 'b'.repeat(MAX_AI_USER_INFO_CHARS) }),
+      validateAiPersonalization({ userName: 'a'.repeat(MAX_AI_USER_NAME_CHARS), userInfo: 'b'.repeat(MAX_AI_USER_INFO_CHARS) }),
     ).toEqual({});
     expect(
       validateAiPersonalization({
-        userName: 'a'.repeat(AI_USER_NAME_MAX + 1),
+        userName: 'a'.repeat(MAX_AI_USER_NAME_CHARS + 1),
         userInfo: 'b'.repeat(MAX_AI_USER_INFO_CHARS + 1),
       }),
     ).toEqual({ userName: 'tooLong', userInfo: 'tooLong' });

@@ -3,15 +3,13 @@
  * both texts trimmed, at most 100 and 2000 characters, no control characters other than
  * line breaks and tabs.
  */
-import { MAX_AI_USER_INFO_CHARS, type AiPersonalization } from '@/types/generated';
-
-export const AI_USER_NAME_MAX = 100;
+import { MAX_AI_USER_INFO_CHARS, MAX_AI_USER_NAME_CHARS, type AiPersonalization } from '@/types/generated';
 
 export type AiField = 'userName' | 'userInfo';
 export type AiFieldError = 'tooLong' | 'invalidCharacters';
 export type AiErrors = Partial<Record<AiField, AiFieldError>>;
 
-export const AI_LIMITS: Record<AiField, number> = { userName: AI_USER_NAME_MAX, userInfo: MAX_AI_USER_INFO_CHARS };
+export const AI_LIMITS: Record<AiField, number> = { userName: MAX_AI_USER_NAME_CHARS, userInfo: MAX_AI_USER_INFO_CHARS };
 
 // Unicode Cc (what the server's char::is_control means), minus tab, LF and CR.
 // eslint-disable-next-line no-control-regex
@@ -30,7 +28,7 @@ export function validateAiText(value: string, max: number): AiFieldError | null 
 
 export function validateAiPersonalization({ userName, userInfo }: Pick<AiPersonalization, AiField>): AiErrors {
   const errors: AiErrors = {};
-  const name = validateAiText(userName, AI_USER_NAME_MAX);
+  const name = validateAiText(userName, MAX_AI_USER_NAME_CHARS);
   if (name) errors.userName = name;
   const info = validateAiText(userInfo, MAX_AI_USER_INFO_CHARS);
   if (info) errors.userInfo = info;

@@ -6,10 +6,10 @@ import { TextField } from '@/components/text-field';
 import { useValidationText } from '@/hooks/use-validation-text';
 import { errorMessage, isApiError } from '@/lib/api-client';
 import type { BillingInfo, BillingType } from '@/types/generated';
+import { MAX_BILLING_FIELD_CHARS } from '@/types/generated';
 import type { BillingInfoInput } from '../api/types';
 import { useSubscriptionStore } from '../stores/subscription-store';
 import {
-  BILLING_FIELD_MAX_LENGTH,
   billingFields,
   billingInputFrom,
   validateBillingInfo,
@@ -70,7 +70,7 @@ export function BillingForm({ initial, onSaved, onCancel, submitLabel }: Billing
 
   const fieldError = (field: BillingField) => {
     const error = errors[field];
-    if (error) return t(`billing.errors.${error}`, { field: t(`billing.fields.${field}`), max: BILLING_FIELD_MAX_LENGTH });
+    if (error) return t(`billing.errors.${error}`, { field: t(`billing.fields.${field}`), max: MAX_BILLING_FIELD_CHARS });
     return serverError?.field === field ? serverError.message : undefined;
   };
 
@@ -125,7 +125,7 @@ export function BillingForm({ initial, onSaved, onCancel, submitLabel }: Billing
             label={t(`billing.fields.${field}`)}
             autoComplete={AUTOCOMPLETE[field]}
             required
-            maxLength={BILLING_FIELD_MAX_LENGTH}
+            maxLength={MAX_BILLING_FIELD_CHARS}
             value={form[field]}
             onChange={(event) => update(field, event.target.value)}
             error={fieldError(field)}

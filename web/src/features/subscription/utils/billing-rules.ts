@@ -4,9 +4,8 @@
  * are required for company billing and ignored for private billing.
  */
 import type { BillingInfo, BillingType } from '@/types/generated';
+import { MAX_BILLING_FIELD_CHARS } from '@/types/generated';
 import type { BillingInfoInput } from '../api/types';
-
-export const BILLING_FIELD_MAX_LENGTH = 200;
 
 export type BillingField = Exclude<keyof BillingInfoInput, 'billingType'>;
 export type BillingFieldError = 'required' | 'tooLong';
@@ -24,7 +23,7 @@ export function validateBillingInfo(input: BillingInfoInput): BillingErrors {
   for (const field of billingFields(input.billingType)) {
     const value = input[field].trim();
     if (!value) errors[field] = 'required';
-    else if ([...value].length > BILLING_FIELD_MAX_LENGTH) errors[field] = 'tooLong';
+    else if ([...value].length > MAX_BILLING_FIELD_CHARS) errors[field] = 'tooLong';
   }
   return errors;
 }
