@@ -64,6 +64,14 @@ pub async fn create(
     Ok(share)
 }
 
+/// Ends the user's share link `id`: its address answers `not_found` from now on.
+pub async fn revoke(db: &Db, user_id: &str, id: &str) -> Result<()> {
+    if !db.delete_share(user_id, id).await? {
+        return Err(ErrorCode::NotFound.into());
+    }
+    Ok(())
+}
+
 /// The snapshot a token opens; `not_found` for an unknown or revoked token, or one whose
 /// conversation or account was deleted. The messages are those a prompt would use:
 /// answers that failed or have no text are left out, as the model never saw them either.

@@ -6,6 +6,7 @@
 //! - [`login`]: e-mail and password for a token, and a token for its user;
 //! - [`reset`]: the forgotten-password flow;
 //! - [`profile`]: name, image, password change;
+//! - [`settings`]: the language and AI personalisation;
 //! - [`suspension`]: an admin suspends an account, or lifts it;
 //! - [`code_checks`]: how many code guesses an account and a token get;
 //! - [`codes`], [`jwt`], [`password`]: the secrets (code digests, tokens, password hashes).
@@ -18,6 +19,7 @@ pub mod password;
 pub mod profile;
 pub mod registration;
 pub mod reset;
+pub mod settings;
 pub mod suspension;
 
 use std::sync::Arc;

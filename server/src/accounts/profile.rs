@@ -61,6 +61,12 @@ impl Accounts {
         }
     }
 
+    /// The largest profile image taken (`uploads.avatar_max_mb`); the upload is read no
+    /// further (`image_too_large`).
+    pub fn profile_image_max_bytes(&self) -> usize {
+        self.settings.uploads.avatar_max_mb * 1024 * 1024
+    }
+
     /// Makes `bytes` (an uploaded image) the user's square profile picture; its URL.
     pub async fn set_profile_image(&self, user: &UserRow, bytes: Vec<u8>) -> Result<String> {
         let px = self.settings.uploads.avatar_px;

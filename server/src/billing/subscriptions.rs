@@ -9,6 +9,7 @@ use super::Billing;
 use crate::db::payments::PaymentRow;
 use crate::db::subscriptions::{Activation, SubscriptionRow};
 use crate::error::{ApiError, ErrorCode, Result};
+use crate::i18n::Lang;
 use crate::plans::{vat_of, Currency, PlanType};
 
 /// A billing cycle named by a client (monthly when none is named); anything else is
@@ -35,6 +36,47 @@ pub struct ChangeRequest {
     pub currency: Currency,
     pub payment_method: String,
     pub idempotency_key: Option<String>,
+}
+
+/// `PUT /api/subscription/change`'s body, as sent.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanChange {
+    plan_type: Option<String>,
+    payment_method: Option<String>,
+    billing_cycle: Option<String>,
+    currency: Option<String>,
+}
+
+impl PlanChange {
+    /// The change asked for by a user speaking `language`: cards are the only way to pay,
+    /// monthly is the cycle and, for Hungarian users, forints the currency, unless said
+    /// otherwise. An idempotency key is kept to its first 200 characters.
+    pub fn request(self, language: Lang, idempotency_key: Option<&str>) -> Result<ChangeRequest> {
+        let target = crate::plans::plan_named(self.plan_type.as_deref())?;
+        let payment_method = self.payment_method.unwrap_or_else(|| "credit_card".into());
+        if payment_method != "credit_card" {
+            return Err(ErrorCode::InvalidPaymentMethod.into());
+        }
+        let cycle = billing_cycle_named(self.billing_cycle.as_deref())?;
+        let currency = match self.currency.as_deref() {
+            Some("EUR") => Currency::Eur,
+            Some("HUF") => Currency::Huf,
+            Some(_) => return Err(ErrorCode::InvalidCurrency.into()),
+            None if language == Lang::HuHu => Currency::Huf,
+            None => Currency::Eur,
+        };
+        let idempotency_key = idempotency_key
+            .map(|k| k.trim().chars().take(200).collect::<String>())
+            .filter(|k| !k.is_empty());
+        Ok(ChangeRequest {
+            target,
+            cycle,
+            currency,
+            payment_method,
+            idempotency_key,
+        })
+    }
 }
 
 /// What a plan change led to.

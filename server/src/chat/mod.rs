@@ -8,7 +8,9 @@
 //! - [`cache`]: the users and plans of the users with tabs here;
 //! - [`orphans`]: answers whose instance died, ended by another;
 //! - [`tree`]: the branch a conversation shows (edits and regenerates are sends), and
-//!   feedback on answers.
+//!   feedback on answers;
+//! - here: the [`Chat`] service, stopping an answer wherever it runs, and a conversation
+//!   renamed, pinned, archived or deleted.
 
 pub mod answer;
 pub mod cache;
@@ -23,13 +25,18 @@ pub mod tree;
 use std::sync::Arc;
 
 use chat_actors::hub::Event;
+use chat_contract::frames::Conversation;
 use chat_contract::frames::ServerFrame;
+use chat_contract::limits::MAX_TITLE_CHARS;
+use serde::Deserialize;
 
 use crate::accounts::jwt::Tokens;
 use crate::announce::Announcer;
 use crate::clock::SharedClock;
 use crate::config::Settings;
+use crate::db::conversations::ConversationChange;
 use crate::db::Db;
+use crate::error::{ApiError, ErrorCode, Result};
 use crate::files::Files;
 use crate::imagegen::ImageGen;
 use crate::metering::Meter;
@@ -77,6 +84,45 @@ pub fn cancel_everywhere(chat: &Chat, user_id: &str, conversation_id: &str) {
         };
         chat.realtime.hubs.publish(user_id, event);
     }
+}
+
+/// A rename, a pin or unpin, an archive or unarchive: each optional, at least one.
+#[derive(Deserialize)]
+pub struct ConversationEdit {
+    title: Option<String>,
+    pinned: Option<bool>,
+    archived: Option<bool>,
+}
+
+/// Applies `edit` to the user's conversation and tells every tab; the conversation as it
+/// is now. `not_found` when it is not the user's.
+pub async fn edit_conversation(
+    chat: &Chat,
+    user_id: &str,
+    id: &str,
+    edit: ConversationEdit,
+) -> Result<Conversation> {
+    if edit.title.is_none() && edit.pinned.is_none() && edit.archived.is_none() {
+        return Err(ApiError::field(ErrorCode::FieldRequired, "title|pinned|archived"));
+    }
+    let change = ConversationChange {
+        title: edit
+            .title
+            .as_deref()
+            .map(|t| crate::domain::one_line(Some(t), "title", MAX_TITLE_CHARS as usize))
+            .transpose()?,
+        pinned: edit.pinned,
+        archived: edit.archived,
+    };
+    if !chat
+        .db
+        .update_conversation(user_id, id, &change, chat.now())
+        .await?
+    {
+        return Err(ErrorCode::NotFound.into());
+    }
+    let view = chat.announce.conversation(user_id, id).await?;
+    Ok(view.ok_or(ErrorCode::NotFound)?)
 }
 
 /// Deletes the user's conversation: its running answer stops first (wherever it runs, so

@@ -216,6 +216,18 @@ impl Files {
         Ok(file)
     }
 
+    /// Deletes the user's file that was not sent yet (the composer's remove): a sent file
+    /// goes with its conversation (`file_in_use`, also when another tab sent it a moment
+    /// ago). Its bytes leave the store now rather than at the next sweep. The row it was.
+    pub async fn delete_unsent(&self, user_id: &str, id: &str) -> Result<FileRow> {
+        let file = self.db.file(user_id, id).await?.ok_or(ErrorCode::NotFound)?;
+        if file.message_id.is_some() || !self.db.mark_unsent_file_gone(user_id, id).await? {
+            return Err(ErrorCode::FileInUse.into());
+        }
+        self.store.sweep_soon();
+        Ok(file)
+    }
+
     /// Each of `files` as the model receives it, in order; `None` for one that is not an
     /// image or that the store lost. The reads run at once (each may be a round trip to S3).
     pub async fn image_parts(&self, files: &[FileRow]) -> Result<Vec<Option<ImagePart>>> {

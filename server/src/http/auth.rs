@@ -186,7 +186,7 @@ async fn announce_profile(state: &AppState, user_id: &str) {
 }
 
 async fn upload_profile_image(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpResponse> {
-    let max = state.settings.uploads.avatar_max_mb * 1024 * 1024;
+    let max = state.accounts.profile_image_max_bytes();
     let (_, bytes) =
         http::read_file_part(payload, max, ErrorCode::ImageTooLarge, ErrorCode::ImageRequired).await?;
     let url = state.accounts.set_profile_image(&user.user, bytes).await?;

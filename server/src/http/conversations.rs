@@ -3,11 +3,10 @@
 
 use actix_web::{web, HttpResponse};
 use chat_contract::answers;
-use chat_contract::limits::MAX_TITLE_CHARS;
 use serde::Deserialize;
 
+use crate::chat::ConversationEdit;
 use crate::conversation_search;
-use crate::db::conversations::ConversationChange;
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::http::auth_user::AuthUser;
 use crate::http::{self, JsonAfterAuth};
@@ -105,45 +104,15 @@ async fn get_one(state: Data, user: AuthUser, id: web::Path<String>) -> Result<H
     )
 }
 
-#[derive(Deserialize)]
-struct ChangeBody {
-    title: Option<String>,
-    pinned: Option<bool>,
-    archived: Option<bool>,
-}
-
-/// Renames, pins or unpins, archives or unarchives: each field optional, at least one.
+/// Renames, pins or unpins, archives or unarchives (`chat::edit_conversation`).
 async fn change(
     state: Data,
     user: AuthUser,
     id: web::Path<String>,
-    body: JsonAfterAuth<ChangeBody>,
+    body: JsonAfterAuth<ConversationEdit>,
 ) -> Result<HttpResponse> {
-    let body = http::body(body)?;
-    if body.title.is_none() && body.pinned.is_none() && body.archived.is_none() {
-        return Err(ApiError::field(ErrorCode::FieldRequired, "title|pinned|archived"));
-    }
-    let change = ConversationChange {
-        title: body
-            .title
-            .as_deref()
-            .map(|t| crate::domain::one_line(Some(t), "title", MAX_TITLE_CHARS as usize))
-            .transpose()?,
-        pinned: body.pinned,
-        archived: body.archived,
-    };
-    if !state
-        .db
-        .update_conversation(user.id(), &id, &change, state.now())
-        .await?
-    {
-        return Err(ErrorCode::NotFound.into());
-    }
-    let view = state
-        .announce
-        .conversation(user.id(), &id)
-        .await?
-        .ok_or(ErrorCode::NotFound)?;
+    let edit = http::body(body)?;
+    let view = crate::chat::edit_conversation(&state.chat, user.id(), &id, edit).await?;
     Ok(HttpResponse::Ok().json(answers::Data::new(view)))
 }
 

@@ -107,18 +107,9 @@ pub async fn file_response(
         .body(bytes))
 }
 
-/// Deletes a file not sent yet (the composer's remove); a sent file goes with its
-/// conversation.
+/// Deletes a file not sent yet (`Files::delete_unsent`).
 async fn delete(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    let file = owned(&state, &user, &id).await?;
-    if file.message_id.is_some() {
-        return Err(ErrorCode::FileInUse.into());
-    }
-    if !state.db.mark_unsent_file_gone(user.id(), &id).await? {
-        // Sent by another tab a moment ago.
-        return Err(ErrorCode::FileInUse.into());
-    }
-    state.files.store.sweep_soon();
+    let file = state.files.delete_unsent(user.id(), &id).await?;
     // A project's document: every tab reads the project's documents again.
     if let Some(project) = &file.project_id {
         let _ = state.announce.project(user.id(), project).await;

@@ -4,7 +4,7 @@
 use actix_multipart::Multipart;
 use actix_web::http::header::{ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{web, HttpResponse};
-use chat_contract::answers::{self, ImportResult};
+use chat_contract::answers;
 
 use crate::error::{ApiError, ErrorCode, Result};
 use crate::http;
@@ -26,10 +26,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 type Data = web::Data<AppState>;
-
-/// How many imported conversations are announced to the tabs, newest first: a tab's list
-/// shows the newest ones, and older ones come with its next pages.
-const ANNOUNCED: usize = 100;
 
 /// The zip, streamed as it is written (`portability::export`).
 async fn export(state: Data, user: AuthUser) -> Result<HttpResponse> {
@@ -57,28 +53,14 @@ async fn import(state: Data, user: AuthUser, payload: Multipart) -> Result<HttpR
     )
     .await
     .map_err(|e| e.about("file"))?;
-    let (user_id, max_chars, now) = (
-        user.id().to_owned(),
+    let imported = import::import(
+        &state.db,
+        &state.announce,
+        user.id(),
+        bytes,
         state.settings.chat.max_message_chars,
         state.now(),
-    );
-    // Reading up to 50 MB of JSON takes a while: not on the request threads.
-    let parsed = web::block(move || import::parse(&bytes, &user_id, max_chars, now))
-        .await
-        .map_err(anyhow::Error::from)??;
-    let mut ids: Vec<(i64, String)> = parsed
-        .conversations
-        .iter()
-        .map(|c| (c.conversation.updated_at, c.conversation.id.clone()))
-        .collect();
-    let conversations = parsed.conversations.len() as u64;
-    let messages = state.db.import_conversations(parsed.conversations).await?;
-    ids.sort_unstable_by(|a, b| b.cmp(a));
-    for (_, id) in ids.iter().take(ANNOUNCED) {
-        state.announce.conversation(user.id(), id).await?;
-    }
-    Ok(HttpResponse::Ok().json(answers::Data::new(ImportResult {
-        conversations,
-        messages,
-    })))
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(answers::Data::new(imported)))
 }

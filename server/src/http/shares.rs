@@ -74,9 +74,7 @@ async fn list(state: Data, user: AuthUser) -> Result<HttpResponse> {
 }
 
 async fn revoke(state: Data, user: AuthUser, id: web::Path<String>) -> Result<HttpResponse> {
-    if !state.db.delete_share(user.id(), &id).await? {
-        return Err(ErrorCode::NotFound.into());
-    }
+    shares::revoke(&state.db, user.id(), &id).await?;
     Ok(HttpResponse::Ok().json(answers::Done::new()))
 }
 

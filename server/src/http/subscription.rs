@@ -1,14 +1,11 @@
 //! `/api/subscription` (SPEC §7) and the public plan catalogue `/api/plans`.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde::Deserialize;
 
-use crate::billing::subscriptions::{self, ChangeOutcome, ChangeRequest};
-use crate::error::{ErrorCode, Result};
+use crate::billing::subscriptions::{ChangeOutcome, PlanChange};
+use crate::error::Result;
 use crate::http::auth_user::{self, AuthUser};
 use crate::http::{self, JsonAfterAuth};
-use crate::i18n::Lang;
-use crate::plans::Currency;
 use crate::state::AppState;
 use crate::views;
 use chat_contract::answers::{PaymentRequired, PlansAnswer, SubscriptionAnswer};
@@ -80,15 +77,6 @@ fn subscription_answer(
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ChangeBody {
-    plan_type: Option<String>,
-    payment_method: Option<String>,
-    billing_cycle: Option<String>,
-    currency: Option<String>,
-}
-
 /// Upgrades answer with a payment to make (`checkoutUrl` for the demo provider's page,
 /// `clientSecret` for Stripe.js to confirm); downgrades with the
 /// subscription and its scheduled change. An `Idempotency-Key` header makes a retried
@@ -97,36 +85,10 @@ async fn change(
     state: Data,
     req: HttpRequest,
     user: AuthUser,
-    body: JsonAfterAuth<ChangeBody>,
+    body: JsonAfterAuth<PlanChange>,
 ) -> Result<HttpResponse> {
-    let body = http::body(body)?;
-    let target = crate::plans::plan_named(body.plan_type.as_deref())?;
-    let payment_method = body.payment_method.unwrap_or_else(|| "credit_card".into());
-    if payment_method != "credit_card" {
-        return Err(ErrorCode::InvalidPaymentMethod.into());
-    }
-    let cycle = subscriptions::billing_cycle_named(body.billing_cycle.as_deref())?;
-    let currency = match body.currency.as_deref() {
-        Some("EUR") => Currency::Eur,
-        Some("HUF") => Currency::Huf,
-        Some(_) => return Err(ErrorCode::InvalidCurrency.into()),
-        // Hungarian users see forint prices first.
-        None if user.user.language == Lang::HuHu => Currency::Huf,
-        None => Currency::Eur,
-    };
-    let idempotency_key = req
-        .headers()
-        .get("Idempotency-Key")
-        .and_then(|h| h.to_str().ok())
-        .map(|k| k.trim().chars().take(200).collect::<String>())
-        .filter(|k| !k.is_empty());
-    let request = ChangeRequest {
-        target,
-        cycle,
-        currency,
-        payment_method,
-        idempotency_key,
-    };
+    let idempotency_key = req.headers().get("Idempotency-Key").and_then(|h| h.to_str().ok());
+    let request = http::body(body)?.request(user.user.language, idempotency_key)?;
     match state.billing.change_plan(user.id(), request).await? {
         ChangeOutcome::PaymentRequired { payment, checkout } => {
             Ok(HttpResponse::Ok().json(PaymentRequired {

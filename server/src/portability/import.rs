@@ -20,13 +20,16 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
+use chat_contract::answers::ImportResult;
 use chat_contract::frames::{Feedback, Rating, Source};
 use chat_contract::states::{FinishReason, MessageRole, MessageStatus};
 use serde::Deserialize;
 
 use super::format;
+use crate::announce::Announcer;
 use crate::db::conversations::{ConversationRow, MessageRow};
 use crate::db::portability::Imported;
+use crate::db::Db;
 use crate::error::{ApiError, ErrorCode};
 
 /// The largest upload, and the largest `conversations.json` taken out of a zip.
@@ -38,9 +41,45 @@ pub const MAX_MESSAGES: usize = 100_000;
 /// answers may be longer than anything a user may send.
 pub const MAX_ANSWER_CHARS: usize = 200_000;
 /// A title's longest, as a rename allows.
-const MAX_TITLE_CHARS: usize = 200;
+const MAX_TITLE_CHARS: usize = chat_contract::limits::MAX_TITLE_CHARS as usize;
 /// The conversation's model when the file names none.
 const UNKNOWN_MODEL: &str = "imported";
+
+/// How many imported conversations are announced to the tabs, newest first: a tab's list
+/// shows the newest ones, and older ones come with its next pages.
+const ANNOUNCED: usize = 100;
+
+/// Reads the upload `bytes` (off the async workers: up to 50 MB of JSON), stores all its
+/// conversations in one transaction or none, and tells the tabs of the newest; how many
+/// conversations and messages were stored.
+pub async fn import(
+    db: &Db,
+    announce: &Announcer,
+    user_id: &str,
+    bytes: Vec<u8>,
+    max_question_chars: usize,
+    now: i64,
+) -> Result<ImportResult, ApiError> {
+    let owner = user_id.to_owned();
+    let parsed = actix_web::web::block(move || parse(&bytes, &owner, max_question_chars, now))
+        .await
+        .map_err(anyhow::Error::from)??;
+    let mut ids: Vec<(i64, String)> = parsed
+        .conversations
+        .iter()
+        .map(|c| (c.conversation.updated_at, c.conversation.id.clone()))
+        .collect();
+    let conversations = parsed.conversations.len() as u64;
+    let messages = db.import_conversations(parsed.conversations).await?;
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    for (_, id) in ids.iter().take(ANNOUNCED) {
+        announce.conversation(user_id, id).await?;
+    }
+    Ok(ImportResult {
+        conversations,
+        messages,
+    })
+}
 
 /// What was read, ready to store, and how many messages it holds.
 pub struct Parsed {
