@@ -398,24 +398,13 @@ fn chunks_of(reply: Reply, asked: Arc<AtomicBool>) -> Chunks {
 
 // ---- the registry ----------------------------------------------------------------------
 
-/// The answer's model, for its metrics' `model` label: the one its own `message.created`
-/// in `intro` names (the frame that tells the tabs of the answer, so the caller says it
-/// once).
-fn model_of(intro: &[ServerFrame], message_id: &str) -> String {
-    intro
-        .iter()
-        .find_map(|frame| match frame {
-            ServerFrame::MessageCreated { message, .. } if message.id == message_id => message.model.clone(),
-            _ => None,
-        })
-        .unwrap_or_else(|| metrics::UNKNOWN_MODEL.to_owned())
-}
-
 /// Everything needed to start generating an answer.
 pub struct Start {
     pub user: String,
     pub conversation_id: String,
     pub message_id: String,
+    /// The answer's model, for its metrics' `model` label.
+    pub model: String,
     pub stream: Reply,
     /// Frames for the user's tabs before the first delta (the new messages).
     pub intro: Vec<ServerFrame>,
@@ -496,16 +485,16 @@ impl Generations {
         let hub = self.hubs.of(&msg.user).clone();
         let shard = self.shards.arbiter(&msg.user);
         let conversation_id = msg.conversation_id.clone();
-        let (user, message_id, batch, stream, intro, timestamps) = (
+        let (user, message_id, model, batch, stream, intro, timestamps) = (
             msg.user,
             msg.message_id,
+            msg.model,
             msg.batch,
             msg.stream,
             msg.intro,
             msg.timestamps,
         );
         let asked = Arc::new(AtomicBool::new(false));
-        let model = model_of(&intro, &message_id);
         let started_at = Instant::now();
         // Made now: the whole answer's limit runs from the start.
         let stream = chunks_of(stream, asked.clone());
@@ -596,6 +585,7 @@ mod tests {
             user: "u1".into(),
             conversation_id: conversation.into(),
             message_id: format!("m-{conversation}"),
+            model: "demo".into(),
             stream: reply,
             intro: Vec::new(),
             batch: Duration::from_millis(1),
@@ -638,6 +628,7 @@ mod tests {
             user: "u1".into(),
             conversation_id: "c1".into(),
             message_id: "m1".into(),
+            model: "demo".into(),
             stream: Reply::Model(chunks.boxed(), HOUR_LIMITS),
             intro: Vec::new(),
             // Far longer than the test: only the first chunk can arrive before a cancel.
@@ -695,6 +686,7 @@ mod tests {
                 user: user.into(),
                 conversation_id: conversation.into(),
                 message_id: format!("m-{conversation}"),
+                model: "demo".into(),
                 stream: Reply::SelfLimited(chunks.boxed()),
                 intro: Vec::new(),
                 batch: Duration::from_millis(50),

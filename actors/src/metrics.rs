@@ -22,7 +22,7 @@ pub const TABS_OPEN: &str = "chat_tabs_open";
 /// Counter (labels `service`, `decision`): quota checks, by [`quota_decision`].
 pub const QUOTA_CHECKS: &str = "chat_quota_checks_total";
 
-/// An answer's model when its caller named none (never expected; keeps the label set closed).
+/// An answer's model when its row names none (never expected; keeps the label set closed).
 pub const UNKNOWN_MODEL: &str = "unknown";
 
 /// The `kind` label of [`MODEL_ERRORS`].

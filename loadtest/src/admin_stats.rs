@@ -35,13 +35,7 @@ pub fn run(args: AdminStatsArgs) -> anyhow::Result<()> {
 }
 
 async fn measure(args: AdminStatsArgs) -> anyhow::Result<()> {
-    let lines = std::fs::read_to_string(&args.tokens)?;
-    let token = lines
-        .lines()
-        .next()
-        .and_then(|l| l.split('\t').nth(1))
-        .context("no token line")?
-        .to_owned();
+    let token = crate::scenarios::first_token(&args.tokens)?;
     let client = reqwest::Client::new();
     let tz = args.tz.replace('/', "%2F");
     let call = |from: Option<NaiveDate>, to: Option<NaiveDate>| {

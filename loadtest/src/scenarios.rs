@@ -37,6 +37,12 @@ pub fn read_users(path: &std::path::Path) -> anyhow::Result<Vec<User>> {
     parse_users(&text)
 }
 
+/// The first user's token in a tokens file (the one the search and stats benches call as).
+pub fn first_token(path: &std::path::Path) -> anyhow::Result<String> {
+    let users = read_users(path)?;
+    Ok(users.into_iter().next().context("no token line")?.token)
+}
+
 fn parse_users(text: &str) -> anyhow::Result<Vec<User>> {
     text.lines()
         .filter(|l| !l.trim().is_empty())

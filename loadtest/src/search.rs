@@ -32,13 +32,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<()> {
 }
 
 async fn measure(args: SearchArgs) -> anyhow::Result<()> {
-    let lines = std::fs::read_to_string(&args.tokens)?;
-    let token = lines
-        .lines()
-        .next()
-        .and_then(|l| l.split('\t').nth(1))
-        .context("no token line")?
-        .to_owned();
+    let token = crate::scenarios::first_token(&args.tokens)?;
     let client = reqwest::Client::new();
     let get = |path: String| {
         let request = client.get(format!("{}{path}", args.base)).bearer_auth(&token);

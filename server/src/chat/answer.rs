@@ -122,6 +122,8 @@ async fn hand_over(
         user: user_id.clone(),
         conversation_id: exchange.conversation.id.clone(),
         message_id: exchange.answer.id.clone(),
+        model: (exchange.answer.model.clone())
+            .unwrap_or_else(|| chat_actors::metrics::UNKNOWN_MODEL.to_owned()),
         stream,
         intro,
         batch: Duration::from_millis(chat.settings.chat.batch_ms.max(1)),
