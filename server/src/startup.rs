@@ -357,7 +357,6 @@ async fn parts(
     let limits = RateLimits::new(&settings.rate_limit, redis_limits, clock.clone())?;
     let images = ImageDecoder::new(&settings.uploads);
     let context_sizes = Arc::new(ContextSizes::load(&settings.config_dir)?);
-    context_sizes.warm_up();
     let meter = Meter::new(db.clone(), clock.clone(), context_sizes.clone());
     let parts = Parts {
         db,
