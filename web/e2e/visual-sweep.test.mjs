@@ -37,6 +37,8 @@ const WIDTHS = only('SWEEP_WIDTHS', ['360', '1280']).map(Number);
 const THEMES = only('SWEEP_THEMES', ['light', 'dark']);
 const PASSWORD = 'secret12';
 const ANSWER_MS = 30_000;
+/** The first load of the chat: the setup opens eight tabs at once, each loading the app cold. */
+const FIRST_LOAD_MS = 90_000;
 /** A generated picture for Chromium's camera, and no permission prompt. */
 const FAKE_CAMERA = ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'];
 const LOCALES = join(import.meta.dirname, '..', 'src', 'locales');
@@ -96,7 +98,7 @@ function makePng(width, height) {
 /** Asks in a new chat through the UI (with an image when given); resolves with the conversation's id. */
 async function ask(page, question, image) {
   await page.goto('/chat');
-  await page.getByTestId('composer-input').waitFor();
+  await page.getByTestId('composer-input').waitFor({ timeout: FIRST_LOAD_MS });
   if (image) {
     // A file chosen before the plan is known is turned away (the composer cannot tell yet
     // whether the plan takes images): wait until the attach button opens its menu.
